@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file graph.hpp
+/// \brief The graph IR: tensors, nodes and attributes as loaded, with symbolic dimensions.
+///
+/// A `graph` is what a frontend built: shapes may contain symbols (`batch`, `seq`) or be absent
+/// (to be inferred). Binding symbols and inferring shapes produces a `bound_graph`
+/// (shape_inference.hpp); one graph can be bound many times without re-parsing.
+/// Op types use one canonical vocabulary: ONNX operator names and semantics.
+#pragma once
+
+#include <nnergy/plugin.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace nnergy {
+
+/// Bits per element of a dtype (4 for int4, 0 for undefined/string).
+int dtype_bits(nnergy_dtype t) noexcept;
+/// Canonical lower-case name ("float32", "bfloat16", "int8", ...).
+std::string_view dtype_name(nnergy_dtype t) noexcept;
+/// Parses a canonical name or a common alias ("fp32", "f32", "half", "bf16", "fp16", "tf32").
+std::optional<nnergy_dtype> dtype_from_name(std::string_view name) noexcept;
+
+/// One dimension: concrete (`value` >= 0), symbolic (`symbol` non-empty) or unknown.
+struct dim {
+    int64_t value = NNERGY_DIM_UNKNOWN;
+    std::string symbol;
+
+    static dim of(int64_t v) { return dim{v, {}}; }
+    static dim named(std::string s) { return dim{NNERGY_DIM_UNKNOWN, std::move(s)}; }
+    bool is_symbolic() const noexcept { return !symbol.empty(); }
+    bool is_concrete() const noexcept { return symbol.empty() && value >= 0; }
+    friend bool operator==(const dim&, const dim&) = default;
+};
+
+using attribute_value = std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                                     std::vector<double>, std::vector<std::string>>;
+
+struct attribute {
+    std::string name;
+    attribute_value value;
+    friend bool operator==(const attribute&, const attribute&) = default;
+};
+
+struct tensor {
+    std::string name;
+    nnergy_dtype dtype = NNERGY_DTYPE_UNDEFINED;
+    /// Declared shape; nullopt when the frontend left it to inference.
+    std::optional<std::vector<dim>> shape;
+    bool is_initializer = false;
+    /// Values of an integer constant (shape constants); weights never carry values.
+    std::optional<std::vector<int64_t>> int_values;
+    friend bool operator==(const tensor&, const tensor&) = default;
+};
+
+struct node {
+    std::string name;
+    std::string op_type;
+    std::string domain;  ///< empty for the default ONNX domain
+    std::vector<uint32_t> inputs;  ///< NNERGY_NO_TENSOR for an omitted optional input
+    std::vector<uint32_t> outputs;
+    std::vector<attribute> attributes;
+    uint32_t source_line = 0;  ///< line in the model file, 0 when unknown
+
+    const attribute* find_attribute(std::string_view attr_name) const noexcept;
+    std::optional<int64_t> attr_int(std::string_view attr_name) const noexcept;
+    std::optional<double> attr_float(std::string_view attr_name) const noexcept;
+    const std::string* attr_string(std::string_view attr_name) const noexcept;
+    const std::vector<int64_t>* attr_ints(std::string_view attr_name) const noexcept;
+    friend bool operator==(const node& a, const node& b) {
+        return a.name == b.name && a.op_type == b.op_type && a.domain == b.domain &&
+               a.inputs == b.inputs && a.outputs == b.outputs && a.attributes == b.attributes;
+    }
+};
+
+/// A model graph as loaded. Build it with add_tensor/add_node, then call finalize().
+class graph {
+public:
+    std::string name;
+    std::string source_path;  ///< the file it was loaded from, for error messages
+    std::vector<std::pair<std::string, std::string>> metadata;
+    std::vector<tensor> tensors;
+    std::vector<node> nodes;  ///< in topological order once finalized
+    std::vector<uint32_t> inputs;
+    std::vector<uint32_t> outputs;
+
+    /// Adds a tensor; throws nnergy::error on a duplicate name.
+    uint32_t add_tensor(tensor t);
+    /// Adds a node; throws nnergy::error when a tensor index is out of range.
+    uint32_t add_node(node n);
+    std::optional<uint32_t> find_tensor(std::string_view tensor_name) const;
+
+    /// Validates and sorts: every node input is produced by exactly one node, is a graph input or
+    /// an initializer; no tensor has two producers; no cycles; graph outputs exist. Nodes are
+    /// reordered topologically (stable: the file order is kept where it is already valid).
+    /// Throws nnergy::error naming the source file and the node at fault.
+    void finalize();
+    bool finalized() const noexcept { return finalized_; }
+
+    /// Producer node of each tensor (NNERGY_NO_NODE for inputs and initializers) and consumers.
+    /// Valid after finalize().
+    const std::vector<uint32_t>& producers() const noexcept { return producer_; }
+    const std::vector<std::vector<uint32_t>>& consumers() const noexcept { return consumers_; }
+
+    /// "file: node 'name' (OpType)" for error messages.
+    std::string describe_node(uint32_t index) const;
+
+    friend bool operator==(const graph& a, const graph& b) {
+        return a.name == b.name && a.metadata == b.metadata && a.tensors == b.tensors &&
+               a.nodes == b.nodes && a.inputs == b.inputs && a.outputs == b.outputs;
+    }
+
+private:
+    std::unordered_map<std::string, uint32_t> tensor_index_;
+    std::vector<uint32_t> producer_;
+    std::vector<std::vector<uint32_t>> consumers_;
+    bool finalized_ = false;
+};
+
+}  // namespace nnergy

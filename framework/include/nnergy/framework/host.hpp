@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file host.hpp
+/// \brief The host side of the plugin ABI: configuration values, component instances, and the
+/// calls that drive each kind of component.
+#pragma once
+
+#include <nnergy/framework/partition.hpp>
+#include <nnergy/framework/registry.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nnergy {
+
+/// One flattened configuration value (owning twin of nnergy_named_value).
+struct config_value {
+    std::string name;
+    nnergy_value_kind kind = NNERGY_VALUE_NULL;
+    bool bool_value = false;
+    int64_t int_value = 0;
+    double float_value = 0;
+    std::string string_value;
+    std::string file;
+    uint32_t line = 0;
+    std::string source;  ///< hardware quantities: where the number comes from
+    std::string unit;    ///< hardware quantities: the unit written in the file
+};
+using config_values = std::vector<config_value>;
+
+/// Reads a TOML file and flattens it (tables to dotted names, arrays to name[i]).
+/// Throws nnergy::error naming the file and line on a parse error or a missing file.
+config_values read_toml_file(const std::filesystem::path& file);
+
+/// Reads a hardware description: every number must be {value, unit, source}; quantities are
+/// converted to SI. Throws nnergy::error naming the file, line and key on any violation.
+config_values read_hardware_file(const std::filesystem::path& file);
+
+const config_value* find_value(const config_values& values, std::string_view name) noexcept;
+
+/// The C host API table of this process (nnergy_host_api).
+const nnergy_host_api* host_api() noexcept;
+
+/// A live component instance; keeps its library loaded; destroys the instance on destruction.
+class component_instance {
+public:
+    /// Creates the instance. `base_dir` resolves relative paths the plugin asks the host to read.
+    /// Throws nnergy::error (exit_code::failure) with the plugin's message when create fails.
+    component_instance(const component_entry& entry, config_values config,
+                       config_values hardware = {}, std::filesystem::path base_dir = {});
+    ~component_instance();
+    component_instance(const component_instance&) = delete;
+    component_instance& operator=(const component_instance&) = delete;
+
+    const component_entry& entry() const noexcept { return entry_; }
+    void* self() const noexcept { return self_; }
+    nnergy_host_context* context() const noexcept;
+    const config_values& hardware() const noexcept;
+
+private:
+    struct state;
+    component_entry entry_;
+    std::unique_ptr<state> state_;
+    void* self_ = nullptr;
+};
+
+/// Loads a model through a frontend instance and finalizes it. Throws nnergy::error naming the
+/// file on failure.
+graph load_model(component_instance& frontend, const std::filesystem::path& path);
+
+/// Runs a partitioner on a bound graph and finalizes its output.
+partition run_partitioner(component_instance& partitioner, const bound_graph& g);
+
+}  // namespace nnergy

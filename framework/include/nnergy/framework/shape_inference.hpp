@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file shape_inference.hpp
+/// \brief Binding symbolic dimensions, inferring every tensor's shape and counting every node.
+///
+/// Counting conventions are documented in docs/counting.md.
+#pragma once
+
+#include <nnergy/framework/graph.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nnergy {
+
+/// Symbol values, e.g. {"batch": 8, "seq": 512}.
+using dim_bindings = std::map<std::string, int64_t, std::less<>>;
+
+/// Per-node counts (see docs/counting.md).
+struct op_counts {
+    double macs = 0;
+    double flops = 0;
+    double input_bytes = 0;   ///< activation bytes read (initializers excluded)
+    double output_bytes = 0;  ///< activation bytes written
+    double weight_bytes = 0;  ///< initializer bytes read
+    double params = 0;        ///< elements of initializers first read by this node (each counted once per graph)
+    bool counted = true;      ///< false when the op is unknown to the counter
+};
+
+/// A graph with all dimensions concrete, and its counts. Cheap to rebuild for new bindings.
+struct bound_graph {
+    const graph* source = nullptr;
+    dim_bindings bindings;
+    std::vector<std::vector<int64_t>> shapes;  ///< per tensor
+    std::vector<nnergy_dtype> dtypes;          ///< per tensor (declared or inferred)
+    std::vector<op_counts> counts;             ///< per node
+    /// Integer values known after constant folding (shape sub-graphs), per tensor; empty
+    /// optional where unknown. Initializer values are copied here too.
+    std::vector<std::optional<std::vector<int64_t>>> int_values;
+    std::vector<uint32_t> unknown_nodes;       ///< nodes whose op cannot be counted or inferred
+    double total_params = 0;
+
+    double tensor_bytes(uint32_t t) const;
+    double tensor_elements(uint32_t t) const;
+};
+
+/// Binds symbols and infers shapes and dtypes of every tensor, then counts every node.
+/// Throws nnergy::error listing unbound symbols, or naming the node whose inputs have
+/// incompatible shapes. Ops unknown to inference make their outputs' shapes come from the
+/// declared shapes when present; otherwise the error names the node. Unknown ops are recorded in
+/// unknown_nodes and counted as `counted = false`, never silently as zero.
+/// Requires graph.finalized().
+bound_graph bind(const graph& g, const dim_bindings& bindings);
+
+/// The names of every symbol used by the graph's declared shapes, sorted.
+std::vector<std::string> symbols_of(const graph& g);
+
+/// True when shape inference and counting know `op_type` (default ONNX domain).
+bool is_known_op(std::string_view op_type) noexcept;
+
+/// All op types shape inference and counting know, sorted.
+std::vector<std::string> known_ops();
+
+}  // namespace nnergy

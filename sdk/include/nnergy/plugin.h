@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file plugin.h
+ * The nnergy plugin ABI: the only contract between the nnergy host and a plugin library.
+ *
+ * C99, standard headers <stdint.h>, <stddef.h> and <stdbool.h> only. docs/abi.md explains the
+ * rules; the short form:
+ *
+ *  - One exported symbol per library: nnergy_plugin_negotiate().
+ *  - Versions: a plugin is accepted when its ABI major equals the host's and its ABI minor is
+ *    less than or equal to the host's. NNERGY_ABI_MAJOR changes only when something is removed,
+ *    retyped or reordered; NNERGY_ABI_MINOR changes when something is appended.
+ *  - Every struct that crosses the boundary starts with `size_t struct_size` and only ever grows
+ *    at its end. A reader uses only the members that lie inside min(struct_size, sizeof(T)).
+ *    Members are tagged with the ABI minor that introduced them (`since 1.N`).
+ *  - Errors are `nnergy_status*`: NULL means success. Statuses are always allocated by the host
+ *    (nnergy_host_api.status_create); a plugin returns them and the host frees them.
+ *  - No C++ exceptions and no C++ standard library types cross the boundary. Strings are UTF-8
+ *    pointer + length and are not required to be NUL-terminated.
+ *  - Plugins never allocate memory that the host must free, and the host never hands a plugin
+ *    memory that the plugin must free: results go out through host-owned sinks.
+ *
+ * Ownership tags used below:
+ *   OWNERSHIP: host       - the host owns the object; the plugin must not free it.
+ *   OWNERSHIP: plugin     - the plugin owns the object; the host must not free it.
+ *   OWNERSHIP: call       - valid only until the function returns; copy what you keep.
+ *   OWNERSHIP: library    - valid for as long as the plugin library stays loaded.
+ */
+#ifndef NNERGY_PLUGIN_H
+#define NNERGY_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NNERGY_ABI_MAJOR 1
+#define NNERGY_ABI_MINOR 0
+
+/** Size of a struct up to and including its member `last`: what an older reader knows of it. */
+#define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
+
+/** True when a struct of declared size `struct_size` contains member `member` of `type`. */
+#define NNERGY_HAS_MEMBER(ptr, type, member) \
+    ((ptr)->struct_size >= NNERGY_STRUCT_SIZE(type, member))
+
+#if defined(_WIN32)
+#define NNERGY_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define NNERGY_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Basic types                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/** UTF-8 text, not necessarily NUL-terminated. `data` may be NULL only when `size` is 0. */
+typedef struct nnergy_string_view {
+    const char* data;
+    size_t size;
+} nnergy_string_view;
+
+/** Status codes (absl-style). Values are frozen; new codes are appended. */
+typedef enum nnergy_status_code {
+    NNERGY_CODE_OK = 0,
+    NNERGY_CODE_INVALID_ARGUMENT = 1, /**< bad input: a malformed file, a wrong value */
+    NNERGY_CODE_NOT_FOUND = 2,        /**< a file, key, node or tensor does not exist */
+    NNERGY_CODE_UNIMPLEMENTED = 3,    /**< the operation is not supported by this plugin */
+    NNERGY_CODE_FAILED_PRECONDITION = 4,
+    NNERGY_CODE_OUT_OF_RANGE = 5,
+    NNERGY_CODE_IO_ERROR = 6,
+    NNERGY_CODE_INTERNAL = 7, /**< a bug; also what an escaped C++ exception becomes */
+    NNERGY_CODE_UNSUPPORTED_VERSION = 8
+} nnergy_status_code;
+
+/** Opaque error object. OWNERSHIP: host (created by status_create, freed by the host). */
+typedef struct nnergy_status nnergy_status;
+
+typedef enum nnergy_log_level {
+    NNERGY_LOG_TRACE = 0,
+    NNERGY_LOG_DEBUG = 1,
+    NNERGY_LOG_INFO = 2,
+    NNERGY_LOG_WARN = 3,
+    NNERGY_LOG_ERROR = 4
+} nnergy_log_level;
+
+/** Element types. Values are frozen; new types are appended. */
+typedef enum nnergy_dtype {
+    NNERGY_DTYPE_UNDEFINED = 0,
+    NNERGY_DTYPE_FLOAT32 = 1,
+    NNERGY_DTYPE_FLOAT16 = 2,
+    NNERGY_DTYPE_BFLOAT16 = 3,
+    NNERGY_DTYPE_FLOAT64 = 4,
+    NNERGY_DTYPE_INT8 = 5,
+    NNERGY_DTYPE_UINT8 = 6,
+    NNERGY_DTYPE_INT16 = 7,
+    NNERGY_DTYPE_UINT16 = 8,
+    NNERGY_DTYPE_INT32 = 9,
+    NNERGY_DTYPE_UINT32 = 10,
+    NNERGY_DTYPE_INT64 = 11,
+    NNERGY_DTYPE_UINT64 = 12,
+    NNERGY_DTYPE_BOOL = 13,
+    NNERGY_DTYPE_FLOAT8_E4M3 = 14,
+    NNERGY_DTYPE_FLOAT8_E5M2 = 15,
+    NNERGY_DTYPE_INT4 = 16,
+    NNERGY_DTYPE_UINT4 = 17,
+    NNERGY_DTYPE_TFLOAT32 = 18, /**< only as a compute precision; tensors are never tf32 */
+    NNERGY_DTYPE_STRING = 19
+} nnergy_dtype;
+
+/** Component kinds: the five interfaces a plugin can implement. */
+typedef enum nnergy_component_kind {
+    NNERGY_KIND_FRONTEND = 1,
+    NNERGY_KIND_PARTITIONER = 2,
+    NNERGY_KIND_ARCHITECTURE = 3,
+    NNERGY_KIND_ESTIMATOR = 4,
+    NNERGY_KIND_REPORTER = 5
+} nnergy_component_kind;
+
+/** Type of a configuration value. */
+typedef enum nnergy_value_kind {
+    NNERGY_VALUE_NULL = 0,
+    NNERGY_VALUE_BOOL = 1,
+    NNERGY_VALUE_INT = 2,
+    NNERGY_VALUE_FLOAT = 3,
+    NNERGY_VALUE_STRING = 4,
+    NNERGY_VALUE_ARRAY = 5, /**< only in report documents */
+    NNERGY_VALUE_OBJECT = 6 /**< only in report documents */
+} nnergy_value_kind;
+
+/**
+ * One configuration value, flattened from a TOML table: nested tables become dotted names
+ * ("memory.dram.bandwidth"), array elements get an index ("rules[2].ops[0]").
+ * In hardware descriptions every quantity `{ value, unit, source }` arrives as a FLOAT already
+ * converted to SI base units (bytes, seconds, FLOP/s, B/s, W, J, Hz); its source stays with the
+ * host for the report.
+ * OWNERSHIP: host; the array and every string in it stay valid for the lifetime of the
+ * component instance it was given to.
+ */
+typedef struct nnergy_named_value {
+    size_t struct_size;
+    nnergy_string_view name;
+    nnergy_value_kind kind; /**< BOOL, INT, FLOAT or STRING */
+    bool bool_value;
+    int64_t int_value;
+    double float_value; /**< also set (converted) for INT values */
+    nnergy_string_view string_value;
+    nnergy_string_view file; /**< the file the value came from, for error messages */
+    uint32_t line;           /**< 1-based line in that file; 0 when unknown */
+} nnergy_named_value;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Opaque host objects                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Per-instance context the host gives to every component (logging, identity). OWNERSHIP: host. */
+typedef struct nnergy_host_context nnergy_host_context;
+/** A graph under construction by a frontend. OWNERSHIP: host. */
+typedef struct nnergy_graph_builder nnergy_graph_builder;
+/** A loaded graph with every shape bound and every node counted. Read-only. OWNERSHIP: host. */
+typedef struct nnergy_graph nnergy_graph;
+/** A partition under construction by a partitioner. OWNERSHIP: host. */
+typedef struct nnergy_partition_builder nnergy_partition_builder;
+/** A finished partition: kernels with their statistics. Read-only. OWNERSHIP: host. */
+typedef struct nnergy_partition nnergy_partition;
+/** One kernel mapped onto one architecture (written by the architecture). OWNERSHIP: host. */
+typedef struct nnergy_mapping nnergy_mapping;
+/** Where an estimator writes its metrics. OWNERSHIP: host. */
+typedef struct nnergy_results nnergy_results;
+/** A node of the report document tree (JSON-like). Read-only. OWNERSHIP: host. */
+typedef struct nnergy_value nnergy_value;
+/** Where a reporter writes its bytes (a file or standard output). OWNERSHIP: host. */
+typedef struct nnergy_output nnergy_output;
+/** A TOML file read by the host on a plugin's behalf. OWNERSHIP: host. */
+typedef struct nnergy_config_file nnergy_config_file;
+
+/** Tensor index meaning "no tensor" (an omitted optional input). */
+#define NNERGY_NO_TENSOR ((uint32_t)0xFFFFFFFFu)
+/** Node index meaning "no node" (the producer of a graph input or initializer). */
+#define NNERGY_NO_NODE ((uint32_t)0xFFFFFFFFu)
+/** Dimension value meaning "unknown". Bound graphs handed to plugins contain none. */
+#define NNERGY_DIM_UNKNOWN ((int64_t)-1)
+
+/** Operation counts of one node, computed by the host under docs/counting.md. */
+typedef struct nnergy_op_counts {
+    size_t struct_size;
+    double macs;         /**< multiply-accumulates of conv/gemm/matmul-like ops */
+    double flops;        /**< floating point operations, 2 per MAC plus elementwise work */
+    double input_bytes;  /**< activations read (initializers excluded) */
+    double output_bytes; /**< activations written */
+    double weight_bytes; /**< initializers read */
+    double params;       /**< parameter elements held by initializers this node reads first */
+    bool counted;        /**< false for an op the host cannot count (listed as unknown) */
+} nnergy_op_counts;
+
+/** Statistics of one kernel, computed by the host from its member nodes. */
+typedef struct nnergy_kernel_stats {
+    size_t struct_size;
+    double macs;
+    double flops;
+    double input_bytes;  /**< activations entering the kernel from outside it */
+    double output_bytes; /**< activations leaving it (consumed elsewhere, or graph outputs) */
+    double weight_bytes;
+    double arithmetic_intensity; /**< flops / (input + output + weight bytes) */
+    /* Available parallelism of the kernel's output (the anchor op's output tensor). */
+    double batch;
+    double channels; /**< output channels or output features */
+    double spatial;  /**< product of the remaining output dims */
+    double total_threads;
+    int64_t groups; /**< convolution groups; 1 otherwise */
+    bool is_depthwise;
+    uint32_t anchor_node; /**< member node that dominates the work (most FLOPs) */
+    bool all_counted;     /**< false when a member op is unknown to the counter */
+} nnergy_kernel_stats;
+
+/** What an architecture is asked to map. */
+typedef struct nnergy_map_options {
+    size_t struct_size;
+    nnergy_dtype precision; /**< compute precision requested by the pipeline */
+} nnergy_map_options;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The host API: functions the host implements and plugins call                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Every function pointer here is non-NULL in a host of the minor the plugin negotiated (a plugin
+ * built against a newer minor than the host is rejected, so it never sees a missing member).
+ * THREADING: all functions are safe to call from any thread, except that one builder, mapping,
+ * results or output object must not be used from two threads at once.
+ * Functions returning nnergy_status* return NULL on success.
+ */
+typedef struct nnergy_host_api {
+    size_t struct_size;
+
+    /* ---- statuses and logging (since 1.0) ---- */
+
+    /** Creates an error. OWNERSHIP: the returned status belongs to the host; a plugin hands it
+     *  back by returning it, or releases it with status_release. Never returns NULL. */
+    nnergy_status* (*status_create)(nnergy_status_code code, nnergy_string_view message);
+    /** Frees a status the plugin decided not to return. NULL is accepted. */
+    void (*status_release)(nnergy_status* status);
+    /** Reads a status (one returned by a host function, say). OWNERSHIP: host, valid until the
+     *  status is released. */
+    nnergy_status_code (*status_code)(const nnergy_status* status);
+    nnergy_string_view (*status_message)(const nnergy_status* status);
+    /** Logs a message under the component's name. `ctx` may be NULL (negotiate time). */
+    void (*log)(nnergy_host_context* ctx, nnergy_log_level level, nnergy_string_view message);
+
+    /* ---- reading TOML files (since 1.0) ---- */
+
+    /** Reads and flattens a TOML file (the rules the plugin refers to in its configuration).
+     *  Relative paths are resolved against the directory of the pipeline file.
+     *  OWNERSHIP: *out belongs to the host until config_file_release. */
+    nnergy_status* (*config_file_read)(nnergy_host_context* ctx, nnergy_string_view path,
+                                       nnergy_config_file** out);
+    size_t (*config_file_size)(const nnergy_config_file* file);
+    /** OWNERSHIP: host, valid until config_file_release. */
+    const nnergy_named_value* (*config_file_at)(const nnergy_config_file* file, size_t index);
+    void (*config_file_release)(nnergy_config_file* file);
+
+    /* ---- building a graph: frontends (since 1.0) ---- */
+
+    /** Adds a tensor. `dims` holds `rank` entries; an entry with a non-empty `symbols[i]` is a
+     *  symbolic dimension (dims[i] ignored); NNERGY_DIM_UNKNOWN marks an unknown dimension.
+     *  `symbols` may be NULL when every dimension is concrete. `has_shape` false means the shape
+     *  is to be inferred. Tensor names are unique. */
+    nnergy_status* (*graph_add_tensor)(nnergy_graph_builder* b, nnergy_string_view name,
+                                       nnergy_dtype dtype, bool has_shape, size_t rank,
+                                       const int64_t* dims, const nnergy_string_view* symbols,
+                                       uint32_t* out_tensor);
+    /** Marks a tensor as an initializer (a weight or constant); its bytes are never needed. */
+    nnergy_status* (*graph_set_initializer)(nnergy_graph_builder* b, uint32_t tensor);
+    /** Gives an integer initializer its values: shape constants (Reshape targets, Slice
+     *  bounds, ...) whose values shape inference needs. Element count must match the shape. */
+    nnergy_status* (*graph_set_initializer_values)(nnergy_graph_builder* b, uint32_t tensor,
+                                                   const int64_t* values, size_t count);
+    /** Adds a graph input or output (in call order). */
+    nnergy_status* (*graph_add_input)(nnergy_graph_builder* b, uint32_t tensor);
+    nnergy_status* (*graph_add_output)(nnergy_graph_builder* b, uint32_t tensor);
+    /** Adds a node. `inputs` may contain NNERGY_NO_TENSOR for an omitted optional input.
+     *  `domain` is empty for the default ONNX domain. */
+    nnergy_status* (*graph_add_node)(nnergy_graph_builder* b, nnergy_string_view name,
+                                     nnergy_string_view op_type, nnergy_string_view domain,
+                                     const uint32_t* inputs, size_t input_count,
+                                     const uint32_t* outputs, size_t output_count,
+                                     uint32_t* out_node);
+    nnergy_status* (*node_set_attr_int)(nnergy_graph_builder* b, uint32_t node,
+                                        nnergy_string_view name, int64_t value);
+    nnergy_status* (*node_set_attr_float)(nnergy_graph_builder* b, uint32_t node,
+                                          nnergy_string_view name, double value);
+    nnergy_status* (*node_set_attr_string)(nnergy_graph_builder* b, uint32_t node,
+                                           nnergy_string_view name, nnergy_string_view value);
+    nnergy_status* (*node_set_attr_ints)(nnergy_graph_builder* b, uint32_t node,
+                                         nnergy_string_view name, const int64_t* values,
+                                         size_t count);
+    nnergy_status* (*node_set_attr_floats)(nnergy_graph_builder* b, uint32_t node,
+                                           nnergy_string_view name, const double* values,
+                                           size_t count);
+    /** Graph-level metadata ("name", "producer", "opset", ...). */
+    nnergy_status* (*graph_set_metadata)(nnergy_graph_builder* b, nnergy_string_view key,
+                                         nnergy_string_view value);
+    /** Records the line a tensor/node came from, so host errors can name it. */
+    nnergy_status* (*node_set_source_line)(nnergy_graph_builder* b, uint32_t node, uint32_t line);
+
+    /* ---- reading a bound graph (since 1.0) ----
+     * Nodes are numbered 0..node_count-1 in topological order; tensors 0..tensor_count-1.
+     * Out-of-range indices return empty values (0, empty string, NNERGY_NO_TENSOR). */
+
+    size_t (*graph_node_count)(const nnergy_graph* g);
+    size_t (*graph_tensor_count)(const nnergy_graph* g);
+    nnergy_string_view (*graph_name)(const nnergy_graph* g);
+    nnergy_string_view (*node_name)(const nnergy_graph* g, uint32_t node);
+    nnergy_string_view (*node_op_type)(const nnergy_graph* g, uint32_t node);
+    nnergy_string_view (*node_domain)(const nnergy_graph* g, uint32_t node);
+    size_t (*node_input_count)(const nnergy_graph* g, uint32_t node);
+    uint32_t (*node_input)(const nnergy_graph* g, uint32_t node, size_t index);
+    size_t (*node_output_count)(const nnergy_graph* g, uint32_t node);
+    uint32_t (*node_output)(const nnergy_graph* g, uint32_t node, size_t index);
+    /** Attribute lookups return false when the node has no such attribute of that type.
+     *  OWNERSHIP: strings and arrays are host-owned and live as long as the graph. */
+    bool (*node_attr_int)(const nnergy_graph* g, uint32_t node, nnergy_string_view name,
+                          int64_t* out);
+    bool (*node_attr_float)(const nnergy_graph* g, uint32_t node, nnergy_string_view name,
+                            double* out);
+    bool (*node_attr_string)(const nnergy_graph* g, uint32_t node, nnergy_string_view name,
+                             nnergy_string_view* out);
+    bool (*node_attr_ints)(const nnergy_graph* g, uint32_t node, nnergy_string_view name,
+                           const int64_t** out_values, size_t* out_count);
+    /** Fills `out` up to min(out->struct_size, host size). */
+    void (*node_counts)(const nnergy_graph* g, uint32_t node, nnergy_op_counts* out);
+    nnergy_string_view (*tensor_name)(const nnergy_graph* g, uint32_t tensor);
+    nnergy_dtype (*tensor_dtype)(const nnergy_graph* g, uint32_t tensor);
+    size_t (*tensor_rank)(const nnergy_graph* g, uint32_t tensor);
+    int64_t (*tensor_dim)(const nnergy_graph* g, uint32_t tensor, size_t axis);
+    double (*tensor_bytes)(const nnergy_graph* g, uint32_t tensor);
+    bool (*tensor_is_initializer)(const nnergy_graph* g, uint32_t tensor);
+    /** Integer values of a constant tensor (shape constants, and values constant folding
+     *  computed); false when the values are not known. OWNERSHIP: host, live as the graph. */
+    bool (*tensor_int_values)(const nnergy_graph* g, uint32_t tensor, const int64_t** out_values,
+                              size_t* out_count);
+    /** Producing node, or NNERGY_NO_NODE for graph inputs and initializers. */
+    uint32_t (*tensor_producer)(const nnergy_graph* g, uint32_t tensor);
+    size_t (*tensor_consumer_count)(const nnergy_graph* g, uint32_t tensor);
+    uint32_t (*tensor_consumer)(const nnergy_graph* g, uint32_t tensor, size_t index);
+    bool (*tensor_is_graph_output)(const nnergy_graph* g, uint32_t tensor);
+
+    /* ---- building a partition: partitioners (since 1.0) ---- */
+
+    /** Adds a kernel made of `nodes` (indices into the graph). Every node must end up in exactly
+     *  one kernel; the host checks that kernels form an acyclic graph. `pattern` names the fusion
+     *  rule that produced the kernel ("conv_bn_relu"); it may be empty. */
+    nnergy_status* (*partition_add_kernel)(nnergy_partition_builder* b, nnergy_string_view name,
+                                           nnergy_string_view pattern, const uint32_t* nodes,
+                                           size_t node_count, uint32_t* out_kernel);
+
+    /* ---- reading a partition (since 1.0) ---- */
+
+    size_t (*partition_kernel_count)(const nnergy_partition* p);
+    nnergy_string_view (*kernel_name)(const nnergy_partition* p, uint32_t kernel);
+    nnergy_string_view (*kernel_pattern)(const nnergy_partition* p, uint32_t kernel);
+    size_t (*kernel_node_count)(const nnergy_partition* p, uint32_t kernel);
+    uint32_t (*kernel_node)(const nnergy_partition* p, uint32_t kernel, size_t index);
+    /** Fills `out` up to min(out->struct_size, host size). */
+    void (*kernel_stats)(const nnergy_partition* p, uint32_t kernel, nnergy_kernel_stats* out);
+    /** Kernels this kernel reads from (its producers), in increasing order. Kernels are
+     *  numbered in a topological order, so every dependency has a smaller number. */
+    size_t (*kernel_dependency_count)(const nnergy_partition* p, uint32_t kernel);
+    uint32_t (*kernel_dependency)(const nnergy_partition* p, uint32_t kernel, size_t index);
+
+    /* ---- mappings: architectures write, estimators read (since 1.0) ----
+     * Well-known keys are documented in docs/abi.md ("Mapping keys"). Units are SI and part of
+     * the key's name where it has one ("effective_flops_per_s", "launch_overhead_s"). */
+
+    void (*mapping_set_number)(nnergy_mapping* m, nnergy_string_view key, double value);
+    void (*mapping_set_text)(nnergy_mapping* m, nnergy_string_view key, nnergy_string_view value);
+    /** Adds traffic at one memory level ("dram", "l2", ...): bytes moved and the bandwidth the
+     *  architecture expects to achieve for this kernel at that level, in bytes per second. */
+    void (*mapping_add_level)(nnergy_mapping* m, nnergy_string_view level, double bytes,
+                              double bandwidth_bytes_per_s);
+    bool (*mapping_get_number)(const nnergy_mapping* m, nnergy_string_view key, double* out);
+    bool (*mapping_get_text)(const nnergy_mapping* m, nnergy_string_view key,
+                             nnergy_string_view* out);
+    size_t (*mapping_level_count)(const nnergy_mapping* m);
+    void (*mapping_level)(const nnergy_mapping* m, size_t index, nnergy_string_view* out_level,
+                          double* out_bytes, double* out_bandwidth_bytes_per_s);
+
+    /* ---- results: estimators write (since 1.0) ----
+     * Keys carry their unit ("latency_s", "energy_j", "peak_memory_bytes"). Setting a key twice
+     * overwrites it. */
+
+    void (*results_set_kernel_number)(nnergy_results* r, uint32_t kernel, nnergy_string_view key,
+                                      double value);
+    void (*results_set_kernel_text)(nnergy_results* r, uint32_t kernel, nnergy_string_view key,
+                                    nnergy_string_view value);
+    void (*results_set_total)(nnergy_results* r, nnergy_string_view key, double value);
+    void (*results_set_total_text)(nnergy_results* r, nnergy_string_view key,
+                                   nnergy_string_view value);
+
+    /* ---- report documents: reporters read (since 1.0) ----
+     * A JSON-like tree, described by docs/report.md. Getters of the wrong kind return 0/empty;
+     * value_get returns NULL for a missing key. */
+
+    nnergy_value_kind (*value_kind)(const nnergy_value* v);
+    bool (*value_bool)(const nnergy_value* v);
+    int64_t (*value_int)(const nnergy_value* v);
+    double (*value_float)(const nnergy_value* v); /**< also converts INT values */
+    nnergy_string_view (*value_string)(const nnergy_value* v);
+    /** Number of elements of an ARRAY or members of an OBJECT. */
+    size_t (*value_size)(const nnergy_value* v);
+    const nnergy_value* (*value_at)(const nnergy_value* v, size_t index);
+    /** Key of the index-th member of an OBJECT (members keep their insertion order). */
+    nnergy_string_view (*value_key)(const nnergy_value* v, size_t index);
+    const nnergy_value* (*value_get)(const nnergy_value* v, nnergy_string_view key);
+
+    /** Appends bytes to a reporter's output. */
+    nnergy_status* (*output_write)(nnergy_output* out, nnergy_string_view bytes);
+} nnergy_host_api;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Interfaces: tables the plugin implements and the host calls                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * What a component instance is created with.
+ * OWNERSHIP: host. `ctx` and every value stay valid until the instance is destroyed.
+ */
+typedef struct nnergy_create_args {
+    size_t struct_size;
+    nnergy_host_context* ctx;
+    const nnergy_host_api* api;
+    /** The component's table from the pipeline, flattened (the `plugin` key removed). */
+    const nnergy_named_value* config;
+    size_t config_count;
+    /** Architectures only: the hardware description, flattened, quantities in SI units. */
+    const nnergy_named_value* hardware;
+    size_t hardware_count;
+} nnergy_create_args;
+
+/** Reads a model file into a graph. THREADING: one call at a time per instance. */
+typedef struct nnergy_frontend_vtbl {
+    size_t struct_size;
+    /** Loads `path` into the builder. Errors name the file and the line or node at fault. */
+    nnergy_status* (*load)(void* self, nnergy_string_view path, nnergy_graph_builder* builder);
+    /** File name suffixes this frontend reads, ';'-separated (".json;.graph.json"), used to pick
+     *  a frontend by extension. Optional. OWNERSHIP: library. */
+    nnergy_string_view file_extensions;
+} nnergy_frontend_vtbl;
+
+/** Groups nodes into kernels. THREADING: one call at a time per instance. */
+typedef struct nnergy_partitioner_vtbl {
+    size_t struct_size;
+    nnergy_status* (*partition)(void* self, const nnergy_graph* graph,
+                                nnergy_partition_builder* out);
+} nnergy_partitioner_vtbl;
+
+/** Maps kernels onto one hardware description. THREADING: map_kernel may be called from
+ *  several threads at once on the same instance; it must not mutate shared state. */
+typedef struct nnergy_architecture_vtbl {
+    size_t struct_size;
+    /** Describes how `kernel` runs: see the mapping keys in docs/abi.md. A precision the hardware
+     *  lacks is an NNERGY_CODE_UNIMPLEMENTED error. */
+    nnergy_status* (*map_kernel)(void* self, const nnergy_graph* graph,
+                                 const nnergy_partition* partition, uint32_t kernel,
+                                 const nnergy_map_options* options, nnergy_mapping* out);
+} nnergy_architecture_vtbl;
+
+/** Input of one estimation: a partitioned graph mapped onto one architecture. */
+typedef struct nnergy_estimate_input {
+    size_t struct_size;
+    const nnergy_graph* graph;
+    const nnergy_partition* partition;
+    /** One mapping per kernel, indexed by kernel number. */
+    const nnergy_mapping* const* mappings;
+    size_t mapping_count;
+    /** The architecture's hardware description (same as its create args). */
+    const nnergy_named_value* hardware;
+    size_t hardware_count;
+    const nnergy_map_options* options;
+} nnergy_estimate_input;
+
+/** Turns mappings into metrics. THREADING: estimate may be called from several threads at once
+ *  on the same instance. */
+typedef struct nnergy_estimator_vtbl {
+    size_t struct_size;
+    nnergy_status* (*estimate)(void* self, const nnergy_estimate_input* input,
+                               nnergy_results* out);
+} nnergy_estimator_vtbl;
+
+/** Formats the report document. THREADING: one call at a time per instance. */
+typedef struct nnergy_reporter_vtbl {
+    size_t struct_size;
+    nnergy_status* (*report)(void* self, const nnergy_value* report, nnergy_output* out);
+} nnergy_reporter_vtbl;
+
+/** One component a library provides. OWNERSHIP: library (static data).
+ *  Members after `vtbl` are optional: a struct that ends earlier is valid. */
+typedef struct nnergy_component {
+    size_t struct_size;
+    nnergy_component_kind kind;
+    /** Unique dotted name with a vendor prefix: "nnergy.frontend.json_graph", "acme.arch.npu3". */
+    nnergy_string_view name;
+    /** Creates an instance. OWNERSHIP: *out_self belongs to the plugin until destroy. */
+    nnergy_status* (*create)(const nnergy_create_args* args, void** out_self);
+    /** Destroys an instance. NULL self is accepted. */
+    void (*destroy)(void* self);
+    /** Points to the kind's table: nnergy_frontend_vtbl for NNERGY_KIND_FRONTEND, ... */
+    const void* vtbl;
+    /** One line for `nnergy plugins`. Optional. */
+    nnergy_string_view description;
+} nnergy_component;
+
+/** What the host tells the plugin at negotiation. OWNERSHIP: host, valid while loaded. */
+typedef struct nnergy_host_info {
+    size_t struct_size; /* frozen for every ABI major */
+    uint32_t abi_major; /* frozen for every ABI major */
+    uint32_t abi_minor; /* frozen for every ABI major */
+    const nnergy_host_api* api;
+    nnergy_string_view host_version;
+} nnergy_host_info;
+
+/** What the plugin tells the host. The host allocates it and sets struct_size; the plugin fills
+ *  the members inside min(struct_size, its sizeof) and may lower struct_size to its own sizeof.
+ *  Members after `component_count` are optional. OWNERSHIP of pointed-to data: library. */
+typedef struct nnergy_plugin_info {
+    size_t struct_size; /* frozen for every ABI major */
+    uint32_t abi_major; /* frozen for every ABI major: the plugin's NNERGY_ABI_MAJOR */
+    uint32_t abi_minor; /* frozen for every ABI major: the plugin's NNERGY_ABI_MINOR */
+    nnergy_string_view name;
+    nnergy_string_view version;
+    nnergy_string_view vendor;
+    nnergy_string_view license; /**< SPDX identifier; required */
+    const nnergy_component* components;
+    size_t component_count;
+    nnergy_string_view description; /**< optional */
+} nnergy_plugin_info;
+
+/**
+ * The single exported entry point of every plugin library.
+ * Fills `out` and returns NULL, or returns an error status created through host->api.
+ * Must be cheap and free of side effects: the host calls it when listing plugins.
+ * THREADING: called once per load, from one thread.
+ */
+typedef nnergy_status* (*nnergy_plugin_negotiate_fn)(const nnergy_host_info* host,
+                                                     nnergy_plugin_info* out);
+#define NNERGY_PLUGIN_ENTRY_SYMBOL "nnergy_plugin_negotiate"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNERGY_PLUGIN_H */

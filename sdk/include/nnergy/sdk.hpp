@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file sdk.hpp
+/// \brief Header-only C++17 layer over the nnergy C ABI (plugin.h).
+///
+/// A plugin author writes one class per component and one NNERGY_PLUGIN_DEFINE line. This header
+/// is compiled by the plugin's own compiler and standard library, so nothing in it is ABI: it
+/// only ever talks to the host through the C structs of plugin.h. Exceptions thrown inside a
+/// component become statuses at the boundary.
+#ifndef NNERGY_SDK_HPP
+#define NNERGY_SDK_HPP
+
+#include <nnergy/plugin.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nnergy::sdk {
+inline namespace v1 {
+
+// ------------------------------------------------------------------------------------------------
+// Basics
+// ------------------------------------------------------------------------------------------------
+
+inline nnergy_string_view to_sv(std::string_view s) noexcept { return {s.data(), s.size()}; }
+inline std::string_view from_sv(nnergy_string_view s) noexcept {
+    return s.data ? std::string_view(s.data, s.size) : std::string_view();
+}
+
+namespace detail {
+// One per plugin library: the header is compiled into each library with hidden visibility.
+inline const nnergy_host_api*& api_slot() noexcept {
+    static const nnergy_host_api* api = nullptr;
+    return api;
+}
+}  // namespace detail
+
+/// The host API table this library negotiated with. Valid after negotiation.
+inline const nnergy_host_api& host() { return *detail::api_slot(); }
+
+/// An error with a status code; thrown inside a plugin, turned into a status at the boundary.
+class error : public std::runtime_error {
+public:
+    explicit error(std::string message, nnergy_status_code code = NNERGY_CODE_INVALID_ARGUMENT)
+        : std::runtime_error(std::move(message)), code_(code) {}
+    nnergy_status_code code() const noexcept { return code_; }
+
+private:
+    nnergy_status_code code_;
+};
+
+namespace detail {
+inline nnergy_status* status_from_current_exception() noexcept {
+    const nnergy_host_api* api = api_slot();
+    if (!api) return nullptr;  // cannot report without a host; negotiation never got this far
+    try {
+        throw;
+    } catch (const error& e) {
+        return api->status_create(e.code(), to_sv(e.what()));
+    } catch (const std::exception& e) {
+        std::string msg = std::string("unexpected exception in plugin: ") + e.what();
+        return api->status_create(NNERGY_CODE_INTERNAL, to_sv(msg));
+    } catch (...) {
+        return api->status_create(NNERGY_CODE_INTERNAL,
+                                  to_sv("unexpected non-standard exception in plugin"));
+    }
+}
+
+/// Runs `f` and converts any exception into a host status.
+template <class F>
+nnergy_status* guarded(F&& f) noexcept {
+    try {
+        f();
+        return nullptr;
+    } catch (...) {
+        return status_from_current_exception();
+    }
+}
+
+/// Throws when a host call returned an error, carrying the host's message and code.
+inline void check(nnergy_status* status, const char* what) {
+    if (status) {
+        std::string message(from_sv(host().status_message(status)));
+        nnergy_status_code code = host().status_code(status);
+        host().status_release(status);
+        if (message.empty()) message = std::string("host rejected ") + what;
+        throw error(std::move(message), code);
+    }
+}
+}  // namespace detail
+
+// ------------------------------------------------------------------------------------------------
+// Configuration values
+// ------------------------------------------------------------------------------------------------
+
+/// A read-only view of flattened configuration values (a component's pipeline table, a
+/// hardware description, or a TOML file read through the host).
+class config_view {
+public:
+    config_view() = default;
+    config_view(const nnergy_named_value* values, size_t count) : values_(values), count_(count) {}
+
+    size_t size() const noexcept { return count_; }
+    const nnergy_named_value& operator[](size_t i) const noexcept { return values_[i]; }
+    const nnergy_named_value* begin() const noexcept { return values_; }
+    const nnergy_named_value* end() const noexcept { return values_ + count_; }
+
+    const nnergy_named_value* find(std::string_view key) const noexcept {
+        for (size_t i = 0; i < count_; ++i)
+            if (from_sv(values_[i].name) == key) return &values_[i];
+        return nullptr;
+    }
+    bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
+
+    std::optional<double> number(std::string_view key) const {
+        const nnergy_named_value* v = find(key);
+        if (!v) return std::nullopt;
+        if (v->kind != NNERGY_VALUE_FLOAT && v->kind != NNERGY_VALUE_INT)
+            throw error(where(*v) + ": '" + std::string(key) + "' must be a number");
+        return v->float_value;
+    }
+    std::optional<int64_t> integer(std::string_view key) const {
+        const nnergy_named_value* v = find(key);
+        if (!v) return std::nullopt;
+        if (v->kind != NNERGY_VALUE_INT)
+            throw error(where(*v) + ": '" + std::string(key) + "' must be an integer");
+        return v->int_value;
+    }
+    std::optional<std::string> string(std::string_view key) const {
+        const nnergy_named_value* v = find(key);
+        if (!v) return std::nullopt;
+        if (v->kind != NNERGY_VALUE_STRING)
+            throw error(where(*v) + ": '" + std::string(key) + "' must be a string");
+        return std::string(from_sv(v->string_value));
+    }
+    std::optional<bool> boolean(std::string_view key) const {
+        const nnergy_named_value* v = find(key);
+        if (!v) return std::nullopt;
+        if (v->kind != NNERGY_VALUE_BOOL)
+            throw error(where(*v) + ": '" + std::string(key) + "' must be true or false");
+        return v->bool_value;
+    }
+    double number_or(std::string_view key, double fallback) const {
+        return number(key).value_or(fallback);
+    }
+    /// A required number; the error names the missing key and `context` (e.g. the file).
+    double require_number(std::string_view key, std::string_view context) const {
+        auto v = number(key);
+        if (!v)
+            throw error(std::string(context) + ": missing required number '" + std::string(key) +
+                            "'",
+                        NNERGY_CODE_NOT_FOUND);
+        return *v;
+    }
+
+    /// "file:line" of a value, for error messages.
+    static std::string where(const nnergy_named_value& v) {
+        std::string s(from_sv(v.file));
+        if (s.empty()) s = "<configuration>";
+        if (v.line) s += ":" + std::to_string(v.line);
+        return s;
+    }
+
+private:
+    const nnergy_named_value* values_ = nullptr;
+    size_t count_ = 0;
+};
+
+/// A TOML file read and flattened by the host; released on destruction.
+class config_file {
+public:
+    config_file(nnergy_host_context* ctx, std::string_view path) {
+        detail::check(host().config_file_read(ctx, to_sv(path), &file_), "configuration file");
+    }
+    ~config_file() { host().config_file_release(file_); }
+    config_file(const config_file&) = delete;
+    config_file& operator=(const config_file&) = delete;
+
+    config_view values() const {
+        size_t n = host().config_file_size(file_);
+        return n ? config_view(host().config_file_at(file_, 0), n) : config_view();
+    }
+
+private:
+    nnergy_config_file* file_ = nullptr;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Logging and creation context
+// ------------------------------------------------------------------------------------------------
+
+/// What every component's constructor receives.
+class context {
+public:
+    explicit context(const nnergy_create_args& args) : args_(&args) {}
+
+    nnergy_host_context* handle() const noexcept { return args_->ctx; }
+    config_view config() const noexcept { return {args_->config, args_->config_count}; }
+    config_view hardware() const noexcept {
+        if (!NNERGY_HAS_MEMBER(args_, nnergy_create_args, hardware_count)) return {};
+        return {args_->hardware, args_->hardware_count};
+    }
+    void log(nnergy_log_level level, std::string_view message) const {
+        host().log(args_->ctx, level, to_sv(message));
+    }
+    void info(std::string_view m) const { log(NNERGY_LOG_INFO, m); }
+    void warn(std::string_view m) const { log(NNERGY_LOG_WARN, m); }
+    void debug(std::string_view m) const { log(NNERGY_LOG_DEBUG, m); }
+
+private:
+    const nnergy_create_args* args_;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Graph, partition, mapping, results and report views
+// ------------------------------------------------------------------------------------------------
+
+/// Builds a graph inside the host (frontends).
+class graph_builder {
+public:
+    explicit graph_builder(nnergy_graph_builder* b) : b_(b) {}
+
+    /// A dimension: concrete (`value`), symbolic (`symbol` non-empty) or unknown.
+    struct dim {
+        int64_t value = NNERGY_DIM_UNKNOWN;
+        std::string symbol;
+    };
+
+    uint32_t add_tensor(std::string_view name, nnergy_dtype dtype,
+                        const std::optional<std::vector<dim>>& shape) {
+        std::vector<int64_t> values;
+        std::vector<nnergy_string_view> symbols;
+        if (shape) {
+            for (const dim& d : *shape) {
+                values.push_back(d.value);
+                symbols.push_back(to_sv(d.symbol));
+            }
+        }
+        uint32_t id = 0;
+        detail::check(host().graph_add_tensor(b_, to_sv(name), dtype, shape.has_value(),
+                                              values.size(), values.data(), symbols.data(), &id),
+                      "tensor");
+        return id;
+    }
+    void set_initializer(uint32_t t) {
+        detail::check(host().graph_set_initializer(b_, t), "initializer");
+    }
+    void set_initializer_values(uint32_t t, const std::vector<int64_t>& values) {
+        detail::check(host().graph_set_initializer_values(b_, t, values.data(), values.size()),
+                      "initializer values");
+    }
+    void add_input(uint32_t t) { detail::check(host().graph_add_input(b_, t), "graph input"); }
+    void add_output(uint32_t t) { detail::check(host().graph_add_output(b_, t), "graph output"); }
+    uint32_t add_node(std::string_view name, std::string_view op_type, std::string_view domain,
+                      const std::vector<uint32_t>& inputs, const std::vector<uint32_t>& outputs) {
+        uint32_t id = 0;
+        detail::check(host().graph_add_node(b_, to_sv(name), to_sv(op_type), to_sv(domain),
+                                            inputs.data(), inputs.size(), outputs.data(),
+                                            outputs.size(), &id),
+                      "node");
+        return id;
+    }
+    void attr(uint32_t node, std::string_view name, int64_t v) {
+        detail::check(host().node_set_attr_int(b_, node, to_sv(name), v), "attribute");
+    }
+    void attr(uint32_t node, std::string_view name, double v) {
+        detail::check(host().node_set_attr_float(b_, node, to_sv(name), v), "attribute");
+    }
+    void attr(uint32_t node, std::string_view name, std::string_view v) {
+        detail::check(host().node_set_attr_string(b_, node, to_sv(name), to_sv(v)), "attribute");
+    }
+    void attr(uint32_t node, std::string_view name, const std::vector<int64_t>& v) {
+        detail::check(host().node_set_attr_ints(b_, node, to_sv(name), v.data(), v.size()),
+                      "attribute");
+    }
+    void attr(uint32_t node, std::string_view name, const std::vector<double>& v) {
+        detail::check(host().node_set_attr_floats(b_, node, to_sv(name), v.data(), v.size()),
+                      "attribute");
+    }
+    void metadata(std::string_view key, std::string_view value) {
+        detail::check(host().graph_set_metadata(b_, to_sv(key), to_sv(value)), "metadata");
+    }
+    void source_line(uint32_t node, uint32_t line) {
+        detail::check(host().node_set_source_line(b_, node, line), "source line");
+    }
+    nnergy_graph_builder* handle() const noexcept { return b_; }
+
+private:
+    nnergy_graph_builder* b_;
+};
+
+/// Reads a bound graph.
+class graph_view {
+public:
+    explicit graph_view(const nnergy_graph* g) : g_(g) {}
+    const nnergy_graph* handle() const noexcept { return g_; }
+
+    size_t node_count() const { return host().graph_node_count(g_); }
+    size_t tensor_count() const { return host().graph_tensor_count(g_); }
+    std::string_view name() const { return from_sv(host().graph_name(g_)); }
+    std::string_view node_name(uint32_t n) const { return from_sv(host().node_name(g_, n)); }
+    std::string_view op_type(uint32_t n) const { return from_sv(host().node_op_type(g_, n)); }
+    std::string_view domain(uint32_t n) const { return from_sv(host().node_domain(g_, n)); }
+    size_t input_count(uint32_t n) const { return host().node_input_count(g_, n); }
+    uint32_t input(uint32_t n, size_t i) const { return host().node_input(g_, n, i); }
+    size_t output_count(uint32_t n) const { return host().node_output_count(g_, n); }
+    uint32_t output(uint32_t n, size_t i) const { return host().node_output(g_, n, i); }
+    std::optional<int64_t> attr_int(uint32_t n, std::string_view name) const {
+        int64_t v = 0;
+        return host().node_attr_int(g_, n, to_sv(name), &v) ? std::optional<int64_t>(v)
+                                                             : std::nullopt;
+    }
+    std::optional<double> attr_float(uint32_t n, std::string_view name) const {
+        double v = 0;
+        return host().node_attr_float(g_, n, to_sv(name), &v) ? std::optional<double>(v)
+                                                               : std::nullopt;
+    }
+    std::optional<std::string_view> attr_string(uint32_t n, std::string_view name) const {
+        nnergy_string_view v{nullptr, 0};
+        return host().node_attr_string(g_, n, to_sv(name), &v)
+                   ? std::optional<std::string_view>(from_sv(v))
+                   : std::nullopt;
+    }
+    std::optional<std::vector<int64_t>> attr_ints(uint32_t n, std::string_view name) const {
+        const int64_t* data = nullptr;
+        size_t count = 0;
+        if (!host().node_attr_ints(g_, n, to_sv(name), &data, &count)) return std::nullopt;
+        return std::vector<int64_t>(data, data + count);
+    }
+    nnergy_op_counts counts(uint32_t n) const {
+        nnergy_op_counts c{};
+        c.struct_size = sizeof c;
+        host().node_counts(g_, n, &c);
+        return c;
+    }
+    std::string_view tensor_name(uint32_t t) const { return from_sv(host().tensor_name(g_, t)); }
+    nnergy_dtype dtype(uint32_t t) const { return host().tensor_dtype(g_, t); }
+    std::vector<int64_t> shape(uint32_t t) const {
+        std::vector<int64_t> s(host().tensor_rank(g_, t));
+        for (size_t i = 0; i < s.size(); ++i) s[i] = host().tensor_dim(g_, t, i);
+        return s;
+    }
+    double tensor_bytes(uint32_t t) const { return host().tensor_bytes(g_, t); }
+    bool is_initializer(uint32_t t) const { return host().tensor_is_initializer(g_, t); }
+    bool is_graph_output(uint32_t t) const { return host().tensor_is_graph_output(g_, t); }
+    std::optional<std::vector<int64_t>> int_values(uint32_t t) const {
+        const int64_t* data = nullptr;
+        size_t count = 0;
+        if (!host().tensor_int_values(g_, t, &data, &count)) return std::nullopt;
+        return std::vector<int64_t>(data, data + count);
+    }
+    uint32_t producer(uint32_t t) const { return host().tensor_producer(g_, t); }
+    std::vector<uint32_t> consumers(uint32_t t) const {
+        std::vector<uint32_t> c(host().tensor_consumer_count(g_, t));
+        for (size_t i = 0; i < c.size(); ++i) c[i] = host().tensor_consumer(g_, t, i);
+        return c;
+    }
+
+private:
+    const nnergy_graph* g_;
+};
+
+/// Collects kernels (partitioners).
+class partition_builder {
+public:
+    explicit partition_builder(nnergy_partition_builder* b) : b_(b) {}
+    uint32_t add_kernel(std::string_view name, std::string_view pattern,
+                        const std::vector<uint32_t>& nodes) {
+        uint32_t id = 0;
+        detail::check(host().partition_add_kernel(b_, to_sv(name), to_sv(pattern), nodes.data(),
+                                                  nodes.size(), &id),
+                      "kernel");
+        return id;
+    }
+
+private:
+    nnergy_partition_builder* b_;
+};
+
+/// Reads a finished partition.
+class partition_view {
+public:
+    explicit partition_view(const nnergy_partition* p) : p_(p) {}
+    const nnergy_partition* handle() const noexcept { return p_; }
+    size_t kernel_count() const { return host().partition_kernel_count(p_); }
+    std::string_view name(uint32_t k) const { return from_sv(host().kernel_name(p_, k)); }
+    std::string_view pattern(uint32_t k) const { return from_sv(host().kernel_pattern(p_, k)); }
+    std::vector<uint32_t> nodes(uint32_t k) const {
+        std::vector<uint32_t> n(host().kernel_node_count(p_, k));
+        for (size_t i = 0; i < n.size(); ++i) n[i] = host().kernel_node(p_, k, i);
+        return n;
+    }
+    nnergy_kernel_stats stats(uint32_t k) const {
+        nnergy_kernel_stats s{};
+        s.struct_size = sizeof s;
+        host().kernel_stats(p_, k, &s);
+        return s;
+    }
+    std::vector<uint32_t> dependencies(uint32_t k) const {
+        std::vector<uint32_t> d(host().kernel_dependency_count(p_, k));
+        for (size_t i = 0; i < d.size(); ++i) d[i] = host().kernel_dependency(p_, k, i);
+        return d;
+    }
+
+private:
+    const nnergy_partition* p_;
+};
+
+/// Writes a mapping (architectures).
+class mapping_writer {
+public:
+    explicit mapping_writer(nnergy_mapping* m) : m_(m) {}
+    void set(std::string_view key, double value) { host().mapping_set_number(m_, to_sv(key), value); }
+    void set_text(std::string_view key, std::string_view value) {
+        host().mapping_set_text(m_, to_sv(key), to_sv(value));
+    }
+    void add_level(std::string_view level, double bytes, double bandwidth_bytes_per_s) {
+        host().mapping_add_level(m_, to_sv(level), bytes, bandwidth_bytes_per_s);
+    }
+
+private:
+    nnergy_mapping* m_;
+};
+
+/// Reads a mapping (estimators).
+class mapping_view {
+public:
+    struct level {
+        std::string_view name;
+        double bytes;
+        double bandwidth_bytes_per_s;
+    };
+    explicit mapping_view(const nnergy_mapping* m) : m_(m) {}
+    std::optional<double> number(std::string_view key) const {
+        double v = 0;
+        return host().mapping_get_number(m_, to_sv(key), &v) ? std::optional<double>(v)
+                                                              : std::nullopt;
+    }
+    double number_or(std::string_view key, double fallback) const {
+        return number(key).value_or(fallback);
+    }
+    std::optional<std::string_view> text(std::string_view key) const {
+        nnergy_string_view v{nullptr, 0};
+        return host().mapping_get_text(m_, to_sv(key), &v)
+                   ? std::optional<std::string_view>(from_sv(v))
+                   : std::nullopt;
+    }
+    std::vector<level> levels() const {
+        std::vector<level> out(host().mapping_level_count(m_));
+        for (size_t i = 0; i < out.size(); ++i) {
+            nnergy_string_view name{nullptr, 0};
+            host().mapping_level(m_, i, &name, &out[i].bytes, &out[i].bandwidth_bytes_per_s);
+            out[i].name = from_sv(name);
+        }
+        return out;
+    }
+
+private:
+    const nnergy_mapping* m_;
+};
+
+/// Writes metrics (estimators).
+class results_writer {
+public:
+    explicit results_writer(nnergy_results* r) : r_(r) {}
+    void kernel(uint32_t k, std::string_view key, double value) {
+        host().results_set_kernel_number(r_, k, to_sv(key), value);
+    }
+    void kernel_text(uint32_t k, std::string_view key, std::string_view value) {
+        host().results_set_kernel_text(r_, k, to_sv(key), to_sv(value));
+    }
+    void total(std::string_view key, double value) {
+        host().results_set_total(r_, to_sv(key), value);
+    }
+    void total_text(std::string_view key, std::string_view value) {
+        host().results_set_total_text(r_, to_sv(key), to_sv(value));
+    }
+
+private:
+    nnergy_results* r_;
+};
+
+/// What an estimator receives.
+class estimate_input {
+public:
+    explicit estimate_input(const nnergy_estimate_input& in) : in_(&in) {}
+    graph_view graph() const { return graph_view(in_->graph); }
+    partition_view partition() const { return partition_view(in_->partition); }
+    size_t kernel_count() const { return in_->mapping_count; }
+    mapping_view mapping(uint32_t k) const { return mapping_view(in_->mappings[k]); }
+    config_view hardware() const { return {in_->hardware, in_->hardware_count}; }
+    nnergy_dtype precision() const {
+        return in_->options ? in_->options->precision : NNERGY_DTYPE_UNDEFINED;
+    }
+
+private:
+    const nnergy_estimate_input* in_;
+};
+
+/// Reads the report document (reporters).
+class value_view {
+public:
+    explicit value_view(const nnergy_value* v = nullptr) : v_(v) {}
+    explicit operator bool() const noexcept { return v_ != nullptr; }
+    nnergy_value_kind kind() const { return v_ ? host().value_kind(v_) : NNERGY_VALUE_NULL; }
+    bool is_number() const {
+        auto k = kind();
+        return k == NNERGY_VALUE_INT || k == NNERGY_VALUE_FLOAT;
+    }
+    bool as_bool() const { return v_ && host().value_bool(v_); }
+    int64_t as_int() const { return v_ ? host().value_int(v_) : 0; }
+    double as_number() const { return v_ ? host().value_float(v_) : 0.0; }
+    std::string_view as_string() const { return v_ ? from_sv(host().value_string(v_)) : ""; }
+    size_t size() const { return v_ ? host().value_size(v_) : 0; }
+    value_view at(size_t i) const { return value_view(v_ ? host().value_at(v_, i) : nullptr); }
+    std::string_view key(size_t i) const { return v_ ? from_sv(host().value_key(v_, i)) : ""; }
+    value_view operator[](std::string_view key) const {
+        return value_view(v_ ? host().value_get(v_, to_sv(key)) : nullptr);
+    }
+    const nnergy_value* handle() const noexcept { return v_; }
+
+private:
+    const nnergy_value* v_;
+};
+
+/// Writes report bytes.
+class output_writer {
+public:
+    explicit output_writer(nnergy_output* o) : o_(o) {}
+    void write(std::string_view bytes) { detail::check(host().output_write(o_, to_sv(bytes)), "output"); }
+
+private:
+    nnergy_output* o_;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Component base classes
+// ------------------------------------------------------------------------------------------------
+
+/// Base of every component: holds the creation context.
+class component_base {
+public:
+    explicit component_base(const context& ctx) : ctx_(ctx) {}
+    virtual ~component_base() = default;
+    const context& ctx() const noexcept { return ctx_; }
+
+private:
+    context ctx_;
+};
+
+class frontend : public component_base {
+public:
+    using component_base::component_base;
+    virtual void load(std::string_view path, graph_builder& out) = 0;
+};
+
+class partitioner : public component_base {
+public:
+    using component_base::component_base;
+    virtual void partition(const graph_view& graph, partition_builder& out) = 0;
+};
+
+class architecture : public component_base {
+public:
+    using component_base::component_base;
+    virtual void map_kernel(const graph_view& graph, const partition_view& partition,
+                            uint32_t kernel, const nnergy_map_options& options,
+                            mapping_writer& out) const = 0;
+};
+
+class estimator : public component_base {
+public:
+    using component_base::component_base;
+    virtual void estimate(const estimate_input& input, results_writer& out) const = 0;
+};
+
+class reporter : public component_base {
+public:
+    using component_base::component_base;
+    virtual void report(const value_view& report, output_writer& out) = 0;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Trampolines: C tables generated from the classes above
+// ------------------------------------------------------------------------------------------------
+
+namespace detail {
+template <class Impl>
+nnergy_status* create_impl(const nnergy_create_args* args, void** out_self) noexcept {
+    return guarded([&] {
+        context ctx(*args);
+        *out_self = static_cast<component_base*>(new Impl(ctx));
+    });
+}
+inline void destroy_impl(void* self) noexcept { delete static_cast<component_base*>(self); }
+
+template <class T>
+T* self_as(void* self) noexcept {
+    return static_cast<T*>(static_cast<component_base*>(self));
+}
+
+template <class Impl>
+nnergy_status* frontend_load(void* self, nnergy_string_view path,
+                             nnergy_graph_builder* b) noexcept {
+    return guarded([&] {
+        graph_builder builder(b);
+        self_as<Impl>(self)->load(from_sv(path), builder);
+    });
+}
+template <class Impl>
+nnergy_status* partitioner_partition(void* self, const nnergy_graph* g,
+                                     nnergy_partition_builder* b) noexcept {
+    return guarded([&] {
+        partition_builder builder(b);
+        self_as<Impl>(self)->partition(graph_view(g), builder);
+    });
+}
+template <class Impl>
+nnergy_status* architecture_map(void* self, const nnergy_graph* g, const nnergy_partition* p,
+                                uint32_t kernel, const nnergy_map_options* options,
+                                nnergy_mapping* m) noexcept {
+    return guarded([&] {
+        mapping_writer writer(m);
+        nnergy_map_options opts{};
+        opts.struct_size = sizeof opts;
+        if (options && NNERGY_HAS_MEMBER(options, nnergy_map_options, precision))
+            opts.precision = options->precision;
+        self_as<const Impl>(self)->map_kernel(graph_view(g), partition_view(p), kernel, opts,
+                                              writer);
+    });
+}
+template <class Impl>
+nnergy_status* estimator_estimate(void* self, const nnergy_estimate_input* in,
+                                  nnergy_results* r) noexcept {
+    return guarded([&] {
+        results_writer writer(r);
+        self_as<const Impl>(self)->estimate(estimate_input(*in), writer);
+    });
+}
+template <class Impl>
+nnergy_status* reporter_report(void* self, const nnergy_value* v, nnergy_output* o) noexcept {
+    return guarded([&] {
+        output_writer writer(o);
+        self_as<Impl>(self)->report(value_view(v), writer);
+    });
+}
+
+template <class Impl>
+struct tables {
+    static inline const nnergy_frontend_vtbl frontend = {
+        sizeof(nnergy_frontend_vtbl), &frontend_load<Impl>, {nullptr, 0}};
+    static inline const nnergy_partitioner_vtbl partitioner = {
+        sizeof(nnergy_partitioner_vtbl), &partitioner_partition<Impl>};
+    static inline const nnergy_architecture_vtbl architecture = {
+        sizeof(nnergy_architecture_vtbl), &architecture_map<Impl>};
+    static inline const nnergy_estimator_vtbl estimator = {sizeof(nnergy_estimator_vtbl),
+                                                           &estimator_estimate<Impl>};
+    static inline const nnergy_reporter_vtbl reporter = {sizeof(nnergy_reporter_vtbl),
+                                                         &reporter_report<Impl>};
+};
+
+template <class Impl>
+nnergy_component make_component(nnergy_component_kind kind, std::string_view name,
+                                std::string_view description, const void* vtbl) noexcept {
+    nnergy_component c{};
+    c.struct_size = sizeof c;
+    c.kind = kind;
+    c.name = to_sv(name);
+    c.create = &create_impl<Impl>;
+    c.destroy = &destroy_impl;
+    c.vtbl = vtbl;
+    c.description = to_sv(description);
+    return c;
+}
+
+/// Frontend tables carry their file extensions, so each frontend class gets its own copy.
+template <class Impl>
+const nnergy_frontend_vtbl* frontend_table(std::string_view extensions) noexcept {
+    static nnergy_frontend_vtbl table = tables<Impl>::frontend;
+    table.file_extensions = to_sv(extensions);
+    return &table;
+}
+}  // namespace detail
+
+/// Component descriptors for NNERGY_PLUGIN_DEFINE. `name`, `description` and `extensions` must
+/// be string literals (they are referenced, not copied).
+template <class Impl>
+nnergy_component frontend_component(std::string_view name, std::string_view description,
+                                    std::string_view extensions) noexcept {
+    return detail::make_component<Impl>(NNERGY_KIND_FRONTEND, name, description,
+                                        detail::frontend_table<Impl>(extensions));
+}
+template <class Impl>
+nnergy_component partitioner_component(std::string_view name,
+                                       std::string_view description) noexcept {
+    return detail::make_component<Impl>(NNERGY_KIND_PARTITIONER, name, description,
+                                        &detail::tables<Impl>::partitioner);
+}
+template <class Impl>
+nnergy_component architecture_component(std::string_view name,
+                                        std::string_view description) noexcept {
+    return detail::make_component<Impl>(NNERGY_KIND_ARCHITECTURE, name, description,
+                                        &detail::tables<Impl>::architecture);
+}
+template <class Impl>
+nnergy_component estimator_component(std::string_view name,
+                                     std::string_view description) noexcept {
+    return detail::make_component<Impl>(NNERGY_KIND_ESTIMATOR, name, description,
+                                        &detail::tables<Impl>::estimator);
+}
+template <class Impl>
+nnergy_component reporter_component(std::string_view name,
+                                    std::string_view description) noexcept {
+    return detail::make_component<Impl>(NNERGY_KIND_REPORTER, name, description,
+                                        &detail::tables<Impl>::reporter);
+}
+
+namespace detail {
+/// Fills the plugin info; shared by every NNERGY_PLUGIN_DEFINE expansion.
+inline nnergy_status* negotiate(const nnergy_host_info* host_info, nnergy_plugin_info* out,
+                                std::string_view name, std::string_view version,
+                                std::string_view vendor, std::string_view license,
+                                std::string_view description,
+                                const nnergy_component* components, size_t count) noexcept {
+    if (!host_info || !out) return nullptr;
+    // The host API is usable for statuses whatever the major: status_create is frozen first.
+    if (host_info->struct_size >= NNERGY_STRUCT_SIZE(nnergy_host_info, api))
+        api_slot() = host_info->api;
+    // The first three members are frozen across majors; fill the rest only up to the host's
+    // declared size.
+    out->abi_major = NNERGY_ABI_MAJOR;
+    out->abi_minor = NNERGY_ABI_MINOR;
+    nnergy_plugin_info mine{};
+    mine.struct_size = sizeof mine;
+    mine.abi_major = NNERGY_ABI_MAJOR;
+    mine.abi_minor = NNERGY_ABI_MINOR;
+    mine.name = to_sv(name);
+    mine.version = to_sv(version);
+    mine.vendor = to_sv(vendor);
+    mine.license = to_sv(license);
+    mine.description = to_sv(description);
+    mine.components = components;
+    mine.component_count = count;
+    size_t n = out->struct_size < sizeof mine ? out->struct_size : sizeof mine;
+    size_t keep = out->struct_size;
+    // Byte copy of a trivially copyable prefix; keeps the host's struct_size.
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(&mine);
+    unsigned char* dst = reinterpret_cast<unsigned char*>(out);
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+    out->struct_size = keep;
+    return nullptr;
+}
+}  // namespace detail
+
+}  // namespace v1
+}  // namespace nnergy::sdk
+
+/// Defines the library's entry point. The trailing arguments are component descriptors made by
+/// nnergy::sdk::frontend_component<T>(...), partitioner_component<T>(...), etc.
+#define NNERGY_PLUGIN_DEFINE(NAME, VERSION, VENDOR, LICENSE, DESCRIPTION, ...)                  \
+    extern "C" NNERGY_PLUGIN_EXPORT nnergy_status* nnergy_plugin_negotiate(                     \
+        const nnergy_host_info* host_info, nnergy_plugin_info* out) {                           \
+        try {                                                                                   \
+            static const nnergy_component components[] = {__VA_ARGS__};                         \
+            return ::nnergy::sdk::detail::negotiate(host_info, out, NAME, VERSION, VENDOR,      \
+                                                    LICENSE, DESCRIPTION, components,           \
+                                                    sizeof(components) / sizeof(components[0])); \
+        } catch (...) {                                                                         \
+            return ::nnergy::sdk::detail::status_from_current_exception();                     \
+        }                                                                                       \
+    }
+
+#endif  // NNERGY_SDK_HPP

@@ -1,1 +1,307 @@
-int main() { return 0; }
+// SPDX-License-Identifier: Apache-2.0
+// The nnergy command line. Exit codes are documented in docs/cli.md.
+#include <nnergy/framework/bench.hpp>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/pipeline.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+using nnergy::exit_code;
+
+// Parses "batch=8,seq=512" (also repeated --dim options).
+nnergy::dim_bindings parse_dims(const std::vector<std::string>& items) {
+    nnergy::dim_bindings out;
+    for (const std::string& item : items) {
+        std::string_view rest = item;
+        while (!rest.empty()) {
+            size_t comma = rest.find(',');
+            std::string_view one = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            size_t eq = one.find('=');
+            if (eq == std::string_view::npos || eq == 0 || eq + 1 == one.size())
+                throw nnergy::error(
+                    fmt::format("--dim '{}': expected NAME=VALUE (e.g. batch=8)", one),
+                    exit_code::usage);
+            std::string name(one.substr(0, eq));
+            std::string value(one.substr(eq + 1));
+            size_t used = 0;
+            long long v = 0;
+            try {
+                v = std::stoll(value, &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used != value.size() || v <= 0)
+                throw nnergy::error(
+                    fmt::format("--dim {}: '{}' is not a positive integer", name, value),
+                    exit_code::usage);
+            out[name] = v;
+        }
+    }
+    return out;
+}
+
+struct global_options {
+    bool verbose = false;
+    bool quiet = false;
+    std::vector<std::string> plugin_paths;
+};
+
+std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& v) {
+    return {v.begin(), v.end()};
+}
+
+void setup_logging(const global_options& g) {
+    auto logger = spdlog::stderr_color_mt("nnergy");
+    logger->set_pattern("nnergy: %^%l%$: %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(g.verbose ? spdlog::level::debug
+                      : g.quiet ? spdlog::level::err
+                                : spdlog::level::warn);
+}
+
+int cmd_plugins(const global_options& g) {
+    nnergy::registry reg;
+    auto paths = to_paths(g.plugin_paths);
+    auto defaults = nnergy::default_plugin_paths();
+    paths.insert(paths.end(), defaults.begin(), defaults.end());
+    reg.scan(paths);
+    std::printf("Search path:\n");
+    for (const auto& p : paths) std::printf("  %s\n", p.string().c_str());
+    std::printf("\nPlugins (%zu libraries, %zu components):\n", reg.libraries().size(),
+                reg.components().size());
+    for (const auto& lib : reg.libraries()) {
+        std::printf("\n  %s %s  (vendor: %s, license: %s, ABI %u.%u)\n    file: %s\n",
+                    lib->name.c_str(), lib->version.empty() ? "-" : lib->version.c_str(),
+                    lib->vendor.empty() ? "-" : lib->vendor.c_str(), lib->license.c_str(),
+                    lib->abi_major, lib->abi_minor, lib->file.string().c_str());
+        for (const auto& c : reg.components()) {
+            if (c.library != lib) continue;
+            std::string extra =
+                c.file_extensions.empty() ? "" : fmt::format(" [{}]", c.file_extensions);
+            std::printf("    %-13s %s%s%s%s\n", std::string(nnergy::kind_name(c.kind)).c_str(),
+                        c.name.c_str(), extra.c_str(), c.description.empty() ? "" : "  - ",
+                        c.description.c_str());
+        }
+    }
+    if (!reg.skipped().empty()) {
+        std::printf("\nSkipped libraries (%zu):\n", reg.skipped().size());
+        for (const auto& s : reg.skipped())
+            std::printf("  %s\n    reason: %s\n", s.file.string().c_str(), s.reason.c_str());
+    }
+    return 0;
+}
+
+std::string reporter_for_format(const std::string& format) {
+    if (format == "text") return "nnergy.reporter.text";
+    if (format == "json") return "nnergy.reporter.json";
+    return format;  // a full component name
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"nnergy: latency, energy and memory of neural networks on hardware models"};
+    app.require_subcommand(1);
+    global_options g;
+    app.add_flag("-v,--verbose", g.verbose, "Log debug details to stderr");
+    app.add_flag("-q,--quiet", g.quiet, "Log only errors");
+    app.add_option("--plugin-path", g.plugin_paths,
+                   "Directory or library searched for plugins first (repeatable)");
+    app.set_version_flag("--version", std::string("nnergy ") + NNERGY_VERSION);
+
+    // run
+    auto* run = app.add_subcommand("run", "Run a TOML pipeline (docs/pipelines.md)");
+    std::string pipeline_file;
+    std::vector<std::string> run_dims;
+    bool run_strict = false;
+    run->add_option("pipeline", pipeline_file, "Pipeline file")->required();
+    run->add_option("--dim", run_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
+    run->add_flag("--strict", run_strict, "Fail when the model has ops that cannot be counted");
+
+    // analyze
+    auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
+    std::string model_file, hw, precision = "float32", runtime, format = "text", output = "-",
+                                frontend, rules;
+    std::vector<std::string> an_dims;
+    int batch = 0;
+    bool an_strict = false;
+    analyze->add_option("model", model_file, "Model file (frontend chosen by extension)")
+        ->required();
+    analyze->add_option("--hw", hw, "Hardware catalog name or hardware TOML file")->required();
+    analyze->add_option("--dim", an_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
+    analyze->add_option("--batch", batch, "Shorthand for --dim batch=N");
+    analyze->add_option("--precision", precision, "Compute precision (float32, float16, ...)");
+    analyze->add_option("--runtime", runtime,
+                        "Execution runtime model, passed to the estimator as `runtime`");
+    analyze->add_option("--format", format, "Report format: text, json, or a reporter name");
+    analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
+    analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
+    analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
+    analyze->add_flag("--strict", an_strict, "Fail when the model has ops that cannot be counted");
+
+    // plugins
+    auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");
+
+    // convert
+    auto* convert = app.add_subcommand("convert", "Write a model as a JSON graph");
+    std::string convert_in, convert_out, convert_frontend;
+    convert->add_option("model", convert_in, "Model file")->required();
+    convert->add_option("-o,--output", convert_out, "Output JSON graph ('-' for stdout)")
+        ->required();
+    convert->add_option("--frontend", convert_frontend, "Frontend plugin (default: by extension)");
+
+    // bench
+    auto* bench = app.add_subcommand("bench", "Time parse, inference, partition and estimate");
+    std::vector<size_t> bench_sizes{1000, 10000, 100000};
+    int bench_repeats = 5;
+    bench->add_option("--nodes", bench_sizes, "Synthetic graph sizes in nodes")->delimiter(',');
+    bench->add_option("--repeats", bench_repeats, "Repetitions per size (median reported)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : static_cast<int>(exit_code::usage);
+    }
+    setup_logging(g);
+
+    try {
+        if (plugins->parsed()) return cmd_plugins(g);
+
+        if (run->parsed()) {
+            nnergy::pipeline_spec spec = nnergy::parse_pipeline(pipeline_file);
+            nnergy::run_options opts;
+            opts.plugin_paths = to_paths(g.plugin_paths);
+            opts.dims = parse_dims(run_dims);
+            opts.strict = run_strict;
+            nnergy::registry reg;
+            nnergy::load_plugins(reg, spec, opts);
+            nnergy::run_pipeline(spec, reg, opts);
+            return 0;
+        }
+
+        if (analyze->parsed()) {
+            nnergy::pipeline_spec spec;
+            spec.base_dir = std::filesystem::current_path();
+            spec.model.path = model_file;
+            spec.model.frontend = frontend;
+            spec.model.where = {"command line", 0};
+            nnergy::run_options opts;
+            opts.plugin_paths = to_paths(g.plugin_paths);
+            opts.dims = parse_dims(an_dims);
+            if (batch < 0)
+                throw nnergy::error("--batch must be positive", exit_code::usage);
+            if (batch > 0) opts.dims["batch"] = batch;
+            opts.strict = an_strict;
+            spec.partitioner.plugin = "nnergy.partitioner.fusion";
+            spec.partitioner.where = {"default pipeline", 0};
+            std::filesystem::path rules_file = rules;
+            if (rules.empty()) {
+                for (const auto& dir : nnergy::config_dirs())
+                    if (std::filesystem::is_regular_file(dir / "fusion" / "default.toml")) {
+                        rules_file = dir / "fusion" / "default.toml";
+                        break;
+                    }
+                if (rules_file.empty())
+                    throw nnergy::error("cannot find the bundled fusion rules "
+                                        "(configs/fusion/default.toml); pass --rules FILE");
+            }
+            nnergy::config_value rv;
+            rv.name = "rules";
+            rv.kind = NNERGY_VALUE_STRING;
+            rv.string_value = std::filesystem::absolute(rules_file).string();
+            rv.file = "command line";
+            spec.partitioner.config.push_back(rv);
+            if (!nnergy::dtype_from_name(precision))
+                throw nnergy::error(fmt::format("--precision: unknown precision '{}'", precision),
+                                    exit_code::usage);
+            nnergy::architecture_spec arch;
+            arch.plugin = "nnergy.architecture.reference";
+            arch.where = {"--hw", 0};
+            arch.hardware = hw;
+            arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
+            arch.precision = std::string(nnergy::dtype_name(*nnergy::dtype_from_name(precision)));
+            spec.architectures.push_back(arch);
+            nnergy::component_spec est;
+            est.plugin = "nnergy.estimator.roofline";
+            est.where = {"default pipeline", 0};
+            if (!runtime.empty()) {
+                nnergy::config_value r;
+                r.name = "runtime";
+                r.kind = NNERGY_VALUE_STRING;
+                r.string_value = runtime;
+                r.file = "--runtime";
+                est.config.push_back(r);
+            }
+            spec.estimators.push_back(est);
+            nnergy::reporter_spec rep;
+            rep.plugin = reporter_for_format(format);
+            rep.where = {"--format", 0};
+            rep.output = output;
+            spec.reporters.push_back(rep);
+            nnergy::registry reg;
+            nnergy::load_plugins(reg, spec, opts);
+            nnergy::run_pipeline(spec, reg, opts);
+            return 0;
+        }
+
+        if (convert->parsed()) {
+            nnergy::registry reg;
+            auto paths = to_paths(g.plugin_paths);
+            auto defaults = nnergy::default_plugin_paths();
+            paths.insert(paths.end(), defaults.begin(), defaults.end());
+            reg.scan(paths);
+            const nnergy::component_entry* fe =
+                convert_frontend.empty()
+                    ? reg.frontend_for(convert_in)
+                    : reg.find(NNERGY_KIND_FRONTEND, convert_frontend);
+            if (!fe)
+                throw nnergy::error(
+                    fmt::format("{}: no frontend {} (frontends: {})", convert_in,
+                                convert_frontend.empty() ? "reads this file type"
+                                                         : "named '" + convert_frontend + "'",
+                                reg.names_of(NNERGY_KIND_FRONTEND)),
+                    exit_code::plugin_missing);
+            nnergy::component_instance inst(*fe, {}, {}, std::filesystem::current_path());
+            nnergy::graph model = nnergy::load_model(inst, convert_in);
+            if (convert_out == "-") {
+                nnergy::write_json_graph(model, std::cout);
+                std::cout.flush();
+            } else {
+                std::ofstream f(convert_out, std::ios::binary);
+                if (!f)
+                    throw nnergy::error(fmt::format("cannot write '{}'", convert_out));
+                nnergy::write_json_graph(model, f);
+                if (!f) throw nnergy::error(fmt::format("error writing '{}'", convert_out));
+            }
+            return 0;
+        }
+
+        if (bench->parsed()) {
+            nnergy::registry reg;
+            auto paths = to_paths(g.plugin_paths);
+            auto defaults = nnergy::default_plugin_paths();
+            paths.insert(paths.end(), defaults.begin(), defaults.end());
+            reg.scan(paths);
+            return nnergy::run_bench(reg, bench_sizes, bench_repeats);
+        }
+    } catch (const nnergy::error& e) {
+        spdlog::error("{}", e.what());
+        return static_cast<int>(e.code());
+    } catch (const std::exception& e) {
+        spdlog::critical("internal error: {}", e.what());
+        return static_cast<int>(exit_code::internal);
+    }
+    return 0;
+}

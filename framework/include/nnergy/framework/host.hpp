@@ -74,3 +74,25 @@ graph load_model(component_instance& frontend, const std::filesystem::path& path
 partition run_partitioner(component_instance& partitioner, const bound_graph& g);
 
 }  // namespace nnergy
+
+struct nnergy_mapping;
+struct nnergy_results;
+
+namespace nnergy {
+
+/// Maps every kernel of `p` through an architecture instance; one mapping per kernel.
+/// Throws nnergy::error naming the architecture and kernel on failure.
+std::vector<nnergy_mapping> map_kernels(const component_instance& architecture,
+                                        const bound_graph& g, const partition& p,
+                                        nnergy_dtype precision);
+
+/// Runs an estimator over mapped kernels, writing into `out` (sized to the kernel count).
+void run_estimator(const component_instance& estimator, const component_instance& architecture,
+                   const bound_graph& g, const partition& p,
+                   const std::vector<nnergy_mapping>& mappings, nnergy_dtype precision,
+                   nnergy_results& out);
+
+/// Runs a reporter over a report document; returns the bytes it wrote.
+std::string run_reporter(component_instance& reporter, const ::nnergy_value& report);
+
+}  // namespace nnergy

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file pipeline.hpp
+/// \brief Pipelines: which plugins to wire together, read from TOML (docs/pipelines.md), and
+/// running them end to end.
+#pragma once
+
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/report.hpp>
+#include <nnergy/framework/shape_inference.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nnergy {
+
+/// Where a setting came from, for error messages ("quickstart.toml:12").
+struct source_location {
+    std::string file;
+    uint32_t line = 0;
+    std::string str() const;
+};
+
+struct component_spec {
+    std::string plugin;
+    config_values config;  ///< the table minus the keys the host consumes
+    source_location where;
+};
+
+struct architecture_spec : component_spec {
+    std::string hardware;  ///< as written: a catalog name or a path
+    std::filesystem::path hardware_file;
+    std::string precision = "float32";
+};
+
+struct reporter_spec : component_spec {
+    std::string output = "-";  ///< "-" is standard output
+};
+
+struct model_spec {
+    std::string frontend;  ///< empty: chosen by file extension
+    std::filesystem::path path;
+    dim_bindings dims;
+    config_values options;  ///< [model.options], given to the frontend
+    source_location where;
+};
+
+struct pipeline_spec {
+    std::filesystem::path file;      ///< empty when built from the command line
+    std::filesystem::path base_dir;  ///< relative paths resolve here
+    std::vector<std::filesystem::path> search_paths;
+    std::vector<std::filesystem::path> load;
+    model_spec model;
+    component_spec partitioner;
+    std::vector<architecture_spec> architectures;
+    std::vector<component_spec> estimators;
+    std::vector<reporter_spec> reporters;
+};
+
+/// Parses and checks a pipeline file. Unknown keys, wrong types, missing files and missing
+/// required keys are nnergy::error naming the file, line and key.
+pipeline_spec parse_pipeline(const std::filesystem::path& file);
+
+/// Directories holding the bundled configs (hardware catalog, fusion rules, pipelines): the
+/// installed share directory and the source tree's configs/ when run from a build tree.
+std::vector<std::filesystem::path> config_dirs();
+
+/// Resolves a hardware reference: a path (relative to base_dir) or a catalog name looked up in
+/// configs/hardware/<name>.toml. Throws listing the catalog when the name is unknown.
+std::filesystem::path resolve_hardware(const std::string& ref, const std::filesystem::path& base_dir,
+                                       const source_location& where);
+
+/// Names of the hardware files in the catalog, sorted.
+std::vector<std::string> hardware_catalog();
+
+struct run_options {
+    std::vector<std::filesystem::path> plugin_paths;  ///< --plugin-path, searched first
+    dim_bindings dims;                                ///< --dim, override the pipeline's
+    bool strict = false;                              ///< unknown ops are an error
+};
+
+/// Loads the plugins a pipeline needs into `reg` (search order of registry.hpp).
+void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& options);
+
+/// Runs a pipeline: load, bind, partition, map, estimate, then every reporter. Returns the
+/// report document. Throws nnergy::error on failure.
+report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_options& options);
+
+}  // namespace nnergy

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// A benchmark, not a test: prints figures so growth with graph size can be read off.
+#include <nnergy/framework/bench.hpp>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/pipeline.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+namespace nnergy {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// Peak resident set size of this process so far (VmHWM), in bytes.
+double peak_rss_bytes() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
+    return 0;
+}
+
+uint32_t add_t(graph& g, const std::string& name, std::vector<dim> shape, bool init = false) {
+    tensor t;
+    t.name = name;
+    t.dtype = NNERGY_DTYPE_FLOAT32;
+    t.shape = std::move(shape);
+    t.is_initializer = init;
+    return g.add_tensor(std::move(t));
+}
+
+// Residual CNN blocks of 7 nodes: Conv-BN-Relu-Conv-BN-Add-Relu on a small feature map, so the
+// cost measured is the tool's per-node work, not arithmetic on big shapes.
+graph synthetic_graph(size_t target_nodes) {
+    const int64_t c = 16, hw = 8;
+    graph g;
+    g.name = fmt::format("synthetic_{}", target_nodes);
+    uint32_t x = add_t(g, "input", {dim::named("batch"), dim::of(c), dim::of(hw), dim::of(hw)});
+    g.inputs.push_back(x);
+    size_t blocks = std::max<size_t>(1, target_nodes / 7);
+    auto conv = [&](const std::string& p, uint32_t in) {
+        uint32_t w = add_t(g, p + ".w", {dim::of(c), dim::of(c), dim::of(3), dim::of(3)}, true);
+        uint32_t out = add_t(g, p + ".y", {});
+        g.tensors[out].shape.reset();
+        node n;
+        n.name = p;
+        n.op_type = "Conv";
+        n.inputs = {in, w};
+        n.outputs = {out};
+        n.attributes.push_back({"pads", std::vector<int64_t>{1, 1, 1, 1}});
+        n.attributes.push_back({"kernel_shape", std::vector<int64_t>{3, 3}});
+        g.add_node(std::move(n));
+        return out;
+    };
+    auto bn = [&](const std::string& p, uint32_t in) {
+        std::vector<uint32_t> ins{in};
+        for (const char* s : {".scale", ".bias", ".mean", ".var"})
+            ins.push_back(add_t(g, p + s, {dim::of(c)}, true));
+        uint32_t out = add_t(g, p + ".y", {});
+        g.tensors[out].shape.reset();
+        node n;
+        n.name = p;
+        n.op_type = "BatchNormalization";
+        n.inputs = ins;
+        n.outputs = {out};
+        g.add_node(std::move(n));
+        return out;
+    };
+    auto unary = [&](const std::string& p, const char* op, std::vector<uint32_t> ins) {
+        uint32_t out = add_t(g, p + ".y", {});
+        g.tensors[out].shape.reset();
+        node n;
+        n.name = p;
+        n.op_type = op;
+        n.inputs = std::move(ins);
+        n.outputs = {out};
+        g.add_node(std::move(n));
+        return out;
+    };
+    for (size_t b = 0; b < blocks; ++b) {
+        std::string p = fmt::format("b{}", b);
+        uint32_t y = conv(p + ".conv1", x);
+        y = bn(p + ".bn1", y);
+        y = unary(p + ".relu1", "Relu", {y});
+        y = conv(p + ".conv2", y);
+        y = bn(p + ".bn2", y);
+        y = unary(p + ".add", "Add", {y, x});
+        x = unary(p + ".relu2", "Relu", {y});
+    }
+    g.outputs.push_back(x);
+    return g;
+}
+
+std::filesystem::path find_config(const std::string& rel) {
+    for (const auto& dir : config_dirs())
+        if (std::filesystem::is_regular_file(dir / rel)) return dir / rel;
+    throw error(fmt::format("bench: cannot find configs/{}", rel));
+}
+
+const component_entry& need(const registry& reg, nnergy_component_kind kind, const char* name) {
+    const component_entry* e = reg.find(kind, name);
+    if (!e)
+        throw error(fmt::format("bench: plugin '{}' not found (build the project first)", name),
+                    exit_code::plugin_missing);
+    return *e;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
+    if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
+    std::vector<size_t> sizes = sizes_in;
+    std::sort(sizes.begin(), sizes.end());  // ascending, so peak memory belongs to each size
+
+    const auto& fe_entry = need(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph");
+    const auto& part_entry = need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
+    const auto& arch_entry = need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference");
+    const auto& est_entry = need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline");
+
+    config_value rules;
+    rules.name = "rules";
+    rules.kind = NNERGY_VALUE_STRING;
+    rules.string_value = find_config("fusion/default.toml").string();
+    config_values hw = read_hardware_file(find_config("hardware/h100-sxm5.toml"));
+
+    component_instance frontend(fe_entry, {});
+    component_instance partitioner(part_entry, {rules});
+    component_instance arch(arch_entry, {}, hw);
+    component_instance estimator(est_entry, {});
+
+    std::printf("nnergy bench: synthetic residual CNN graphs, batch=1, float16 on h100-sxm5\n");
+    std::printf("median of %d runs; times in milliseconds; peak RSS is the process high-water "
+                "mark after the size\n\n",
+                repeats);
+    std::printf("%9s %9s %10s %9s %10s %9s %9s %10s %9s %10s\n", "nodes", "file_MB", "parse",
+                "infer", "partition", "estimate", "total", "us/node", "kernels", "peak_MB");
+
+    for (size_t n : sizes) {
+        graph synthetic = synthetic_graph(n);
+        std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     fmt::format("nnergy-bench-{}-{}.json", ::getpid(), n);
+        {
+            std::ofstream f(file);
+            write_json_graph(synthetic, f);
+        }
+        const double file_mb = static_cast<double>(std::filesystem::file_size(file)) / 1e6;
+        std::vector<double> t_parse, t_infer, t_part, t_est;
+        size_t kernels = 0, nodes = 0;
+        for (int r = 0; r < repeats; ++r) {
+            auto t0 = clock_type::now();
+            graph g = load_model(frontend, file);
+            t_parse.push_back(seconds_since(t0));
+            t0 = clock_type::now();
+            bound_graph bg = nnergy::bind(g, {{"batch", 1}});
+            t_infer.push_back(seconds_since(t0));
+            t0 = clock_type::now();
+            partition p = run_partitioner(partitioner, bg);
+            t_part.push_back(seconds_since(t0));
+            t0 = clock_type::now();
+            auto mappings = map_kernels(arch, bg, p, NNERGY_DTYPE_FLOAT16);
+            nnergy_results results;
+            run_estimator(estimator, arch, bg, p, mappings, NNERGY_DTYPE_FLOAT16, results);
+            t_est.push_back(seconds_since(t0));
+            kernels = p.kernels.size();
+            nodes = g.nodes.size();
+        }
+        std::filesystem::remove(file);
+        const double parse = median(t_parse), infer = median(t_infer), part = median(t_part),
+                     est = median(t_est);
+        const double total = parse + infer + part + est;
+        std::printf("%9zu %9.2f %10.3f %9.3f %10.3f %9.3f %9.3f %10.3f %9zu %10.1f\n", nodes,
+                    file_mb, parse * 1e3, infer * 1e3, part * 1e3, est * 1e3, total * 1e3,
+                    total * 1e6 / static_cast<double>(nodes), kernels, peak_rss_bytes() / 1e6);
+    }
+    std::printf("\nLinear growth shows as a flat us/node column.\n");
+    return 0;
+}
+
+}  // namespace nnergy

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading TOML files into flattened configuration values, and hardware descriptions whose every
+// number carries a unit and a source.
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host.hpp>
+
+#include "toml_util.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace nnergy {
+namespace detail {
+std::string join_key(const std::string& prefix, std::string_view key) {
+    return prefix.empty() ? std::string(key) : prefix + "." + std::string(key);
+}
+
+void flatten_toml(const toml::node& n, const std::string& name, const std::string& file,
+                  config_values& out) {
+    if (const toml::table* t = n.as_table()) {
+        for (auto&& [k, v] : *t) flatten_toml(v, join_key(name, k.str()), file, out);
+        return;
+    }
+    if (const toml::array* a = n.as_array()) {
+        for (size_t i = 0; i < a->size(); ++i)
+            flatten_toml(*a->get(i), fmt::format("{}[{}]", name, i), file, out);
+        return;
+    }
+    config_value v;
+    v.name = name;
+    v.file = file;
+    v.line = line_of(n);
+    if (auto b = n.value_exact<bool>()) {
+        v.kind = NNERGY_VALUE_BOOL;
+        v.bool_value = *b;
+    } else if (auto i = n.value_exact<int64_t>()) {
+        v.kind = NNERGY_VALUE_INT;
+        v.int_value = *i;
+        v.float_value = static_cast<double>(*i);
+    } else if (auto d = n.value_exact<double>()) {
+        v.kind = NNERGY_VALUE_FLOAT;
+        v.float_value = *d;
+    } else if (auto s = n.value_exact<std::string>()) {
+        v.kind = NNERGY_VALUE_STRING;
+        v.string_value = *s;
+    } else {
+        throw error(fmt::format("{}:{}: '{}': dates and times are not supported here", file,
+                                v.line, name));
+    }
+    out.push_back(std::move(v));
+}
+
+toml::table parse_toml_file(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw error(fmt::format("{}: no such file", file.string()));
+    try {
+        return toml::parse_file(file.string());
+    } catch (const toml::parse_error& e) {
+        throw error(fmt::format("{}:{}:{}: invalid TOML: {}", file.string(),
+                                e.source().begin.line, e.source().begin.column,
+                                e.description()));
+    }
+}
+
+}  // namespace detail
+
+namespace {
+using detail::join_key;
+using detail::line_of;
+
+struct unit_factor {
+    std::string_view unit;
+    double factor;
+};
+
+// Every unit a hardware file may use, and its factor to SI base units (bytes, seconds, FLOP,
+// hertz, watts, joules). Decimal prefixes for rates and sizes follow datasheets (1 TB/s = 1e12 B/s).
+constexpr std::array k_units{
+    unit_factor{"1", 1},           unit_factor{"count", 1},
+    unit_factor{"%", 0.01},        unit_factor{"FLOP/s", 1},
+    unit_factor{"kFLOP/s", 1e3},   unit_factor{"MFLOP/s", 1e6},
+    unit_factor{"GFLOP/s", 1e9},   unit_factor{"TFLOP/s", 1e12},
+    unit_factor{"PFLOP/s", 1e15},  unit_factor{"OP/s", 1},
+    unit_factor{"kOP/s", 1e3},     unit_factor{"MOP/s", 1e6},
+    unit_factor{"GOP/s", 1e9},     unit_factor{"TOP/s", 1e12},
+    unit_factor{"POP/s", 1e15},    unit_factor{"B/s", 1},
+    unit_factor{"KB/s", 1e3},      unit_factor{"MB/s", 1e6},
+    unit_factor{"GB/s", 1e9},      unit_factor{"TB/s", 1e12},
+    unit_factor{"KiB/s", 1024.0},  unit_factor{"MiB/s", 1048576.0},
+    unit_factor{"GiB/s", 1073741824.0}, unit_factor{"TiB/s", 1099511627776.0},
+    unit_factor{"B", 1},           unit_factor{"KB", 1e3},
+    unit_factor{"MB", 1e6},        unit_factor{"GB", 1e9},
+    unit_factor{"TB", 1e12},       unit_factor{"KiB", 1024.0},
+    unit_factor{"MiB", 1048576.0}, unit_factor{"GiB", 1073741824.0},
+    unit_factor{"TiB", 1099511627776.0}, unit_factor{"s", 1},
+    unit_factor{"ms", 1e-3},       unit_factor{"us", 1e-6},
+    unit_factor{"ns", 1e-9},       unit_factor{"Hz", 1},
+    unit_factor{"kHz", 1e3},       unit_factor{"MHz", 1e6},
+    unit_factor{"GHz", 1e9},       unit_factor{"W", 1},
+    unit_factor{"mW", 1e-3},       unit_factor{"kW", 1e3},
+    unit_factor{"J", 1},           unit_factor{"mJ", 1e-3},
+    unit_factor{"uJ", 1e-6},       unit_factor{"nJ", 1e-9},
+    unit_factor{"pJ", 1e-12},      unit_factor{"pJ/B", 1e-12},
+    unit_factor{"pJ/FLOP", 1e-12}, unit_factor{"pJ/op", 1e-12},
+    unit_factor{"FLOP/cycle", 1},  unit_factor{"B/cycle", 1},
+};
+
+std::optional<double> si_factor(std::string_view unit) {
+    for (const unit_factor& u : k_units)
+        if (u.unit == unit) return u.factor;
+    return std::nullopt;
+}
+
+std::string known_units() {
+    std::string s;
+    for (const unit_factor& u : k_units) {
+        if (!s.empty()) s += ", ";
+        s += u.unit;
+    }
+    return s;
+}
+
+bool is_quantity_table(const toml::table& t) { return t.contains("value"); }
+
+void flatten_hardware(const toml::node& n, const std::string& name, const std::string& file,
+                      config_values& out) {
+    if (const toml::table* t = n.as_table()) {
+        if (!is_quantity_table(*t)) {
+            for (auto&& [k, v] : *t) flatten_hardware(v, join_key(name, k.str()), file, out);
+            return;
+        }
+        const uint32_t line = line_of(n);
+        for (auto&& [k, v] : *t) {
+            if (k != "value" && k != "unit" && k != "source" && k != "note")
+                throw error(fmt::format("{}:{}: '{}': unknown key '{}' in a quantity (expected "
+                                        "value, unit, source and optionally note)",
+                                        file, line_of(v), name, k.str()));
+        }
+        auto value = (*t)["value"].value<double>();
+        auto unit = (*t)["unit"].value<std::string>();
+        auto source = (*t)["source"].value<std::string>();
+        if (!value)
+            throw error(fmt::format("{}:{}: '{}': 'value' must be a number", file, line, name));
+        if (!unit)
+            throw error(fmt::format("{}:{}: '{}': a quantity needs a 'unit' (one of: {})", file,
+                                    line, name, known_units()));
+        if (!source || source->empty())
+            throw error(fmt::format("{}:{}: '{}': a quantity needs a non-empty 'source' "
+                                    "(datasheet, paper or measurement)",
+                                    file, line, name));
+        auto factor = si_factor(*unit);
+        if (!factor)
+            throw error(fmt::format("{}:{}: '{}': unknown unit '{}' (known: {})", file, line,
+                                    name, *unit, known_units()));
+        config_value v;
+        v.name = name;
+        v.kind = NNERGY_VALUE_FLOAT;
+        v.float_value = *value * *factor;
+        v.file = file;
+        v.line = line;
+        v.unit = *unit;
+        v.source = *source;
+        out.push_back(std::move(v));
+        return;
+    }
+    if (n.is_number())
+        throw error(fmt::format("{}:{}: '{}': a bare number is not allowed in a hardware file; "
+                                "write {{ value = ..., unit = \"...\", source = \"...\" }}",
+                                file, line_of(n), name));
+    if (const toml::array* a = n.as_array()) {
+        for (size_t i = 0; i < a->size(); ++i)
+            flatten_hardware(*a->get(i), fmt::format("{}[{}]", name, i), file, out);
+        return;
+    }
+    detail::flatten_toml(n, name, file, out);
+}
+
+}  // namespace
+
+config_values read_toml_file(const std::filesystem::path& file) {
+    toml::table root = detail::parse_toml_file(file);
+    config_values out;
+    detail::flatten_toml(root, "", file.string(), out);
+    return out;
+}
+
+config_values read_hardware_file(const std::filesystem::path& file) {
+    toml::table root = detail::parse_toml_file(file);
+    config_values out;
+    flatten_hardware(root, "", file.string(), out);
+    const config_value* schema = find_value(out, "schema");
+    if (!schema || schema->string_value != "nnergy.hardware/1")
+        throw error(fmt::format("{}:{}: expected schema = \"nnergy.hardware/1\"", file.string(),
+                                schema ? schema->line : 1));
+    if (!find_value(out, "name"))
+        throw error(fmt::format("{}: missing required key 'name'", file.string()));
+    return out;
+}
+
+const config_value* find_value(const config_values& values, std::string_view name) noexcept {
+    for (const config_value& v : values)
+        if (v.name == name) return &v;
+    return nullptr;
+}
+
+}  // namespace nnergy

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading pipeline files strictly: every key is known, every type checked, every path resolved,
+// and every error names the file, line and key.
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/pipeline.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <cstdlib>
+#include <initializer_list>
+#include <set>
+
+#include "toml_util.hpp"
+
+namespace nnergy {
+
+std::string source_location::str() const {
+    return line ? fmt::format("{}:{}", file, line) : file;
+}
+
+namespace {
+
+using detail::line_of;
+
+struct reader {
+    std::string file;
+
+    source_location at(const toml::node& n) const { return {file, line_of(n)}; }
+
+    [[noreturn]] void fail(const toml::node& n, const std::string& msg) const {
+        throw error(fmt::format("{}: {}", at(n).str(), msg));
+    }
+
+    void only_keys(const toml::table& t, std::string_view table_name,
+                   std::initializer_list<std::string_view> allowed) const {
+        for (auto&& [k, v] : t) {
+            if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
+            std::string list;
+            for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+            fail(v, fmt::format("unknown key '{}' in [{}] (expected one of: {})", k.str(),
+                                table_name, list));
+        }
+    }
+
+    const toml::table& table(const toml::node& n, std::string_view name) const {
+        const toml::table* t = n.as_table();
+        if (!t) fail(n, fmt::format("'{}' must be a table", name));
+        return *t;
+    }
+
+    std::string string(const toml::table& t, std::string_view key, std::string_view table_name,
+                       bool required, const toml::node& owner) const {
+        const toml::node* n = t.get(key);
+        if (!n) {
+            if (required)
+                fail(owner, fmt::format("[{}] is missing the required key '{}'", table_name, key));
+            return {};
+        }
+        auto s = n->value_exact<std::string>();
+        if (!s) fail(*n, fmt::format("'{}.{}' must be a string", table_name, key));
+        if (required && s->empty())
+            fail(*n, fmt::format("'{}.{}' must not be empty", table_name, key));
+        return *s;
+    }
+
+    std::filesystem::path path(const std::filesystem::path& base, const std::string& p) const {
+        std::filesystem::path x(p);
+        return x.is_relative() ? (base / x).lexically_normal() : x;
+    }
+
+    // Every key except the ones the host consumes goes to the plugin, flattened.
+    config_values plugin_config(const toml::table& t,
+                                std::initializer_list<std::string_view> host_keys) const {
+        config_values out;
+        for (auto&& [k, v] : t) {
+            if (std::find(host_keys.begin(), host_keys.end(), k.str()) != host_keys.end())
+                continue;
+            detail::flatten_toml(v, std::string(k.str()), file, out);
+        }
+        return out;
+    }
+
+    template <class Spec>
+    void component(const toml::table& t, std::string_view name, Spec& spec) const {
+        spec.plugin = string(t, "plugin", name, true, t);
+        spec.where = at(t);
+    }
+};
+
+std::vector<std::filesystem::path> string_paths(const reader& r, const toml::table& t,
+                                                std::string_view key,
+                                                const std::filesystem::path& base) {
+    std::vector<std::filesystem::path> out;
+    const toml::node* n = t.get(key);
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) r.fail(*n, fmt::format("'plugins.{}' must be an array of strings", key));
+    for (const toml::node& e : *a) {
+        auto s = e.value_exact<std::string>();
+        if (!s) r.fail(e, fmt::format("'plugins.{}' must contain only strings", key));
+        out.push_back(r.path(base, *s));
+    }
+    return out;
+}
+
+}  // namespace
+
+pipeline_spec parse_pipeline(const std::filesystem::path& file) {
+    toml::table root = detail::parse_toml_file(file);
+    reader r{file.string()};
+    pipeline_spec spec;
+    spec.file = file;
+    spec.base_dir = std::filesystem::absolute(file).parent_path();
+
+    r.only_keys(root, "pipeline",
+                {"plugins", "model", "partitioner", "architecture", "estimator", "reporter"});
+
+    if (const toml::node* n = root.get("plugins")) {
+        const toml::table& t = r.table(*n, "plugins");
+        r.only_keys(t, "plugins", {"search_paths", "load"});
+        spec.search_paths = string_paths(r, t, "search_paths", spec.base_dir);
+        spec.load = string_paths(r, t, "load", spec.base_dir);
+        std::error_code ec;
+        for (size_t i = 0; i < spec.load.size(); ++i)
+            if (!std::filesystem::is_regular_file(spec.load[i], ec))
+                r.fail(*t.get("load")->as_array()->get(i),
+                       fmt::format("plugin library '{}' does not exist", spec.load[i].string()));
+    }
+
+    const toml::node* model = root.get("model");
+    if (!model) throw error(fmt::format("{}: missing required table [model]", file.string()));
+    {
+        const toml::table& t = r.table(*model, "model");
+        r.only_keys(t, "model", {"frontend", "path", "dims", "options"});
+        spec.model.where = r.at(t);
+        spec.model.frontend = r.string(t, "frontend", "model", false, t);
+        const std::string p = r.string(t, "path", "model", true, t);
+        spec.model.path = r.path(spec.base_dir, p);
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(spec.model.path, ec))
+            r.fail(*t.get("path"),
+                   fmt::format("model file '{}' does not exist", spec.model.path.string()));
+        if (const toml::node* d = t.get("dims")) {
+            const toml::table& dims = r.table(*d, "model.dims");
+            for (auto&& [k, v] : dims) {
+                auto value = v.value_exact<int64_t>();
+                if (!value || *value <= 0)
+                    r.fail(v, fmt::format("'model.dims.{}' must be a positive integer",
+                                          k.str()));
+                spec.model.dims[std::string(k.str())] = *value;
+            }
+        }
+        if (const toml::node* o = t.get("options")) {
+            const toml::table& opts = r.table(*o, "model.options");
+            for (auto&& [k, v] : opts)
+                detail::flatten_toml(v, std::string(k.str()), r.file, spec.model.options);
+        }
+    }
+
+    const toml::node* part = root.get("partitioner");
+    if (!part) throw error(fmt::format("{}: missing required table [partitioner]", file.string()));
+    {
+        const toml::table& t = r.table(*part, "partitioner");
+        r.component(t, "partitioner", spec.partitioner);
+        spec.partitioner.config = r.plugin_config(t, {"plugin"});
+    }
+
+    auto tables = [&](std::string_view key, bool required) {
+        std::vector<const toml::table*> out;
+        const toml::node* n = root.get(key);
+        if (!n) {
+            if (required)
+                throw error(fmt::format("{}: missing required [[{}]] table (at least one)",
+                                        file.string(), key));
+            return out;
+        }
+        const toml::array* a = n->as_array();
+        if (!a || !a->is_array_of_tables())
+            r.fail(*n, fmt::format("'{}' must be written as [[{}]] tables", key, key));
+        for (const toml::node& e : *a) out.push_back(e.as_table());
+        return out;
+    };
+
+    for (const toml::table* t : tables("architecture", true)) {
+        architecture_spec a;
+        r.component(*t, "architecture", a);
+        a.hardware = r.string(*t, "hardware", "architecture", true, *t);
+        std::string precision = r.string(*t, "precision", "architecture", false, *t);
+        if (!precision.empty()) {
+            if (!dtype_from_name(precision))
+                r.fail(*t->get("precision"),
+                       fmt::format("unknown precision '{}' (expected float32, tfloat32, float16, "
+                                   "bfloat16, float8_e4m3, float8_e5m2, int8, int4, float64)",
+                                   precision));
+            a.precision = std::string(dtype_name(*dtype_from_name(precision)));
+        }
+        a.hardware_file = resolve_hardware(a.hardware, spec.base_dir, r.at(*t->get("hardware")));
+        a.config = r.plugin_config(*t, {"plugin", "hardware", "precision"});
+        spec.architectures.push_back(std::move(a));
+    }
+    for (const toml::table* t : tables("estimator", true)) {
+        component_spec e;
+        r.component(*t, "estimator", e);
+        e.config = r.plugin_config(*t, {"plugin"});
+        spec.estimators.push_back(std::move(e));
+    }
+    for (const toml::table* t : tables("reporter", false)) {
+        reporter_spec rep;
+        r.component(*t, "reporter", rep);
+        std::string out = r.string(*t, "output", "reporter", false, *t);
+        if (!out.empty()) rep.output = out == "-" ? out : r.path(spec.base_dir, out).string();
+        rep.config = r.plugin_config(*t, {"plugin", "output"});
+        spec.reporters.push_back(std::move(rep));
+    }
+    return spec;
+}
+
+std::vector<std::filesystem::path> config_dirs() {
+    std::vector<std::filesystem::path> out;
+    if (const char* env = std::getenv("NNERGY_CONFIG_DIR")) out.emplace_back(env);
+    std::error_code ec;
+    auto exe = boost::dll::program_location(ec);
+    if (!ec) {
+        std::filesystem::path prefix = std::filesystem::path(exe.string()).parent_path().parent_path();
+        out.push_back(prefix / NNERGY_DATA_INSTALL_SUFFIX / "configs");
+    }
+    out.emplace_back(NNERGY_SOURCE_CONFIG_DIR);
+    std::error_code fec;
+    std::erase_if(out, [&](const auto& p) { return !std::filesystem::is_directory(p, fec); });
+    return out;
+}
+
+std::vector<std::string> hardware_catalog() {
+    std::set<std::string> names;
+    for (const auto& dir : config_dirs()) {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(dir / "hardware", ec))
+            if (e.path().extension() == ".toml") names.insert(e.path().stem().string());
+    }
+    return {names.begin(), names.end()};
+}
+
+std::filesystem::path resolve_hardware(const std::string& ref, const std::filesystem::path& base_dir,
+                                       const source_location& where) {
+    std::error_code ec;
+    const bool looks_like_path =
+        ref.find('/') != std::string::npos || std::filesystem::path(ref).extension() == ".toml";
+    if (looks_like_path) {
+        std::filesystem::path p(ref);
+        if (p.is_relative()) p = (base_dir / p).lexically_normal();
+        if (!std::filesystem::is_regular_file(p, ec))
+            throw error(fmt::format("{}: hardware file '{}' does not exist", where.str(),
+                                    p.string()));
+        return p;
+    }
+    for (const auto& dir : config_dirs()) {
+        std::filesystem::path p = dir / "hardware" / (ref + ".toml");
+        if (std::filesystem::is_regular_file(p, ec)) return p;
+    }
+    std::string names;
+    for (const auto& n : hardware_catalog()) names += (names.empty() ? "" : ", ") + n;
+    throw error(fmt::format("{}: unknown hardware '{}' (catalog: {})", where.str(), ref,
+                            names.empty() ? "(empty)" : names));
+}
+
+}  // namespace nnergy

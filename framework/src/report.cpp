@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <nnergy/framework/report.hpp>
+
+#include <nlohmann/json.hpp>
+
+nnergy_value& nnergy_value::set(std::string_view key, nnergy_value v) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i] == key) {
+            items[i] = std::move(v);
+            return items[i];
+        }
+    }
+    keys.emplace_back(key);
+    items.push_back(std::move(v));
+    return items.back();
+}
+
+nnergy_value& nnergy_value::push(nnergy_value v) {
+    items.push_back(std::move(v));
+    return items.back();
+}
+
+const nnergy_value* nnergy_value::get(std::string_view key) const noexcept {
+    if (kind != NNERGY_VALUE_OBJECT) return nullptr;
+    for (size_t i = 0; i < keys.size(); ++i)
+        if (keys[i] == key) return &items[i];
+    return nullptr;
+}
+
+nnergy_value* nnergy_value::get(std::string_view key) noexcept {
+    return const_cast<nnergy_value*>(std::as_const(*this).get(key));
+}
+
+namespace nnergy {
+namespace {
+nlohmann::ordered_json to_ordered(const report_value& v) {
+    switch (v.kind) {
+        case NNERGY_VALUE_NULL:
+            return nullptr;
+        case NNERGY_VALUE_BOOL:
+            return v.bool_value;
+        case NNERGY_VALUE_INT:
+            return v.int_value;
+        case NNERGY_VALUE_FLOAT:
+            return v.float_value;
+        case NNERGY_VALUE_STRING:
+            return v.string_value;
+        case NNERGY_VALUE_ARRAY: {
+            auto a = nlohmann::ordered_json::array();
+            for (const auto& x : v.items) a.push_back(to_ordered(x));
+            return a;
+        }
+        case NNERGY_VALUE_OBJECT: {
+            auto o = nlohmann::ordered_json::object();
+            for (size_t i = 0; i < v.keys.size(); ++i) o[v.keys[i]] = to_ordered(v.items[i]);
+            return o;
+        }
+    }
+    return nullptr;
+}
+}  // namespace
+
+std::string to_json(const report_value& v, int indent) {
+    return to_ordered(v).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace nnergy

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running a pipeline end to end and assembling the report document.
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/pipeline.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace nnergy {
+namespace {
+
+const component_entry& require(const registry& reg, nnergy_component_kind kind,
+                               const std::string& name, const source_location& where) {
+    if (const component_entry* e = reg.find(kind, name)) return *e;
+    std::string hint;
+    if (const component_entry* other = reg.find(name))
+        hint = fmt::format(" ('{}' is a {})", name, kind_name(other->kind));
+    throw error(fmt::format("{}: no {} plugin named '{}'{} (available: {})", where.str(),
+                            kind_name(kind), name, hint, reg.names_of(kind)),
+                exit_code::plugin_missing);
+}
+
+report_value number(double v) { return report_value::of(v); }
+report_value integer(int64_t v) { return report_value::of(v); }
+
+report_value kernel_document(const bound_graph& g, const partition& p, uint32_t k) {
+    const kernel& kr = p.kernels[k];
+    const nnergy_kernel_stats& s = kr.stats;
+    report_value o = report_value::object();
+    o.set("index", integer(k));
+    o.set("name", report_value::of(kr.name));
+    o.set("pattern", report_value::of(kr.pattern));
+    report_value ops = report_value::array();
+    report_value nodes = report_value::array();
+    for (uint32_t n : kr.nodes) {
+        ops.push(report_value::of(g.source->nodes[n].op_type));
+        nodes.push(report_value::of(g.source->nodes[n].name));
+    }
+    o.set("ops", std::move(ops));
+    o.set("nodes", std::move(nodes));
+    o.set("macs", number(s.macs));
+    o.set("flops", number(s.flops));
+    o.set("input_bytes", number(s.input_bytes));
+    o.set("output_bytes", number(s.output_bytes));
+    o.set("weight_bytes", number(s.weight_bytes));
+    o.set("arithmetic_intensity", number(s.arithmetic_intensity));
+    report_value par = report_value::object();
+    par.set("batch", number(s.batch));
+    par.set("channels", number(s.channels));
+    par.set("spatial", number(s.spatial));
+    par.set("total_threads", number(s.total_threads));
+    par.set("groups", integer(s.groups));
+    par.set("depthwise", report_value::of(s.is_depthwise));
+    o.set("parallelism", std::move(par));
+    o.set("all_counted", report_value::of(s.all_counted));
+    report_value deps = report_value::array();
+    for (uint32_t d : kr.dependencies) deps.push(integer(d));
+    o.set("dependencies", std::move(deps));
+    return o;
+}
+
+report_value mapping_document(const nnergy_mapping& m) {
+    report_value o = report_value::object();
+    for (const auto& [k, v] : m.texts) o.set(k, report_value::of(v));
+    for (const auto& [k, v] : m.numbers) o.set(k, number(v));
+    report_value levels = report_value::array();
+    for (const auto& l : m.levels) {
+        report_value x = report_value::object();
+        x.set("level", report_value::of(l.name));
+        x.set("bytes", number(l.bytes));
+        x.set("bandwidth_bytes_per_s", number(l.bandwidth_bytes_per_s));
+        levels.push(std::move(x));
+    }
+    o.set("levels", std::move(levels));
+    return o;
+}
+
+void write_output(const std::string& bytes, const std::string& output, const std::string& who) {
+    if (output.empty() || output == "-") {
+        std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+        std::fflush(stdout);
+        return;
+    }
+    std::ofstream f(output, std::ios::binary);
+    if (!f) throw error(fmt::format("{}: cannot write report file '{}'", who, output));
+    f << bytes;
+    if (!f) throw error(fmt::format("{}: error writing report file '{}'", who, output));
+    spdlog::info("wrote {}", output);
+}
+
+}  // namespace
+
+void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& options) {
+    std::vector<std::filesystem::path> paths = options.plugin_paths;
+    paths.insert(paths.end(), spec.search_paths.begin(), spec.search_paths.end());
+    paths.insert(paths.end(), spec.load.begin(), spec.load.end());
+    auto defaults = default_plugin_paths();
+    paths.insert(paths.end(), defaults.begin(), defaults.end());
+    reg.scan(paths);
+}
+
+report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_options& options) {
+    // Frontend: named, or chosen by the model file's extension.
+    const component_entry* fe = nullptr;
+    if (!spec.model.frontend.empty()) {
+        fe = &require(reg, NNERGY_KIND_FRONTEND, spec.model.frontend, spec.model.where);
+    } else {
+        fe = reg.frontend_for(spec.model.path);
+        if (!fe)
+            throw error(fmt::format("{}: no frontend reads '{}' (frontends: {}); set "
+                                    "[model] frontend",
+                                    spec.model.where.str(), spec.model.path.string(),
+                                    reg.names_of(NNERGY_KIND_FRONTEND)),
+                        exit_code::plugin_missing);
+    }
+    // Resolve every component before doing work, so a typo fails fast.
+    const component_entry& pe =
+        require(reg, NNERGY_KIND_PARTITIONER, spec.partitioner.plugin, spec.partitioner.where);
+    std::vector<const component_entry*> arch_entries, est_entries, rep_entries;
+    for (const auto& a : spec.architectures)
+        arch_entries.push_back(&require(reg, NNERGY_KIND_ARCHITECTURE, a.plugin, a.where));
+    for (const auto& e : spec.estimators)
+        est_entries.push_back(&require(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where));
+    for (const auto& r : spec.reporters)
+        rep_entries.push_back(&require(reg, NNERGY_KIND_REPORTER, r.plugin, r.where));
+
+    component_instance frontend(*fe, spec.model.options, {}, spec.base_dir);
+    graph g = load_model(frontend, spec.model.path);
+    spdlog::info("loaded {} ({} nodes, {} tensors) with {}", spec.model.path.string(),
+                 g.nodes.size(), g.tensors.size(), fe->name);
+
+    dim_bindings dims = spec.model.dims;
+    for (const auto& [k, v] : options.dims) dims[k] = v;
+    bound_graph bg = nnergy::bind(g, dims);
+
+    report_value unknown = report_value::array();
+    for (uint32_t n : bg.unknown_nodes) {
+        report_value u = report_value::object();
+        u.set("node", report_value::of(g.nodes[n].name));
+        u.set("op_type", report_value::of(g.nodes[n].op_type));
+        u.set("domain", report_value::of(g.nodes[n].domain));
+        unknown.push(std::move(u));
+    }
+    if (!bg.unknown_nodes.empty()) {
+        std::string list;
+        for (uint32_t n : bg.unknown_nodes)
+            list += fmt::format("{}'{}' ({}{}{})", list.empty() ? "" : ", ", g.nodes[n].name,
+                                g.nodes[n].domain, g.nodes[n].domain.empty() ? "" : ".",
+                                g.nodes[n].op_type);
+        if (options.strict)
+            throw error(fmt::format("{}: {} node(s) with ops that cannot be counted: {}",
+                                    spec.model.path.string(), bg.unknown_nodes.size(), list),
+                        exit_code::strict);
+        spdlog::warn("{} node(s) with ops that cannot be counted (reported, not counted as "
+                     "zero): {}",
+                     bg.unknown_nodes.size(), list);
+    }
+
+    component_instance partitioner(pe, spec.partitioner.config, {}, spec.base_dir);
+    partition part = run_partitioner(partitioner, bg);
+
+    double macs = 0, flops = 0;
+    for (const op_counts& c : bg.counts) {
+        macs += c.macs;
+        flops += c.flops;
+    }
+
+    report_value doc = report_value::object();
+    doc.set("schema", report_value::of("nnergy.report/1"));
+    report_value tool = report_value::object();
+    tool.set("name", report_value::of("nnergy"));
+    tool.set("version", report_value::of(NNERGY_VERSION));
+    doc.set("tool", std::move(tool));
+    doc.set("pipeline", report_value::of(spec.file.string()));
+    report_value model = report_value::object();
+    model.set("name", report_value::of(g.name));
+    model.set("path", report_value::of(spec.model.path.string()));
+    model.set("frontend", report_value::of(fe->name));
+    report_value dims_doc = report_value::object();
+    for (const auto& [k, v] : bg.bindings) dims_doc.set(k, integer(v));
+    model.set("dims", std::move(dims_doc));
+    model.set("nodes", integer(static_cast<int64_t>(g.nodes.size())));
+    model.set("tensors", integer(static_cast<int64_t>(g.tensors.size())));
+    model.set("unknown_ops", std::move(unknown));
+    doc.set("model", std::move(model));
+    report_value part_doc = report_value::object();
+    part_doc.set("plugin", report_value::of(pe.name));
+    part_doc.set("kernels", integer(static_cast<int64_t>(part.kernels.size())));
+    doc.set("partitioner", std::move(part_doc));
+
+    std::vector<std::unique_ptr<component_instance>> estimators;
+    for (size_t i = 0; i < spec.estimators.size(); ++i)
+        estimators.push_back(std::make_unique<component_instance>(
+            *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir));
+
+    report_value runs = report_value::array();
+    for (size_t a = 0; a < spec.architectures.size(); ++a) {
+        const architecture_spec& as = spec.architectures[a];
+        config_values hw = read_hardware_file(as.hardware_file);
+        const config_value* hw_name = find_value(hw, "name");
+        const config_value* hw_class = find_value(hw, "class");
+        component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir);
+        const nnergy_dtype precision = *dtype_from_name(as.precision);
+        std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);
+
+        nnergy_results results;
+        report_value est_names = report_value::array();
+        for (size_t e = 0; e < estimators.size(); ++e) {
+            run_estimator(*estimators[e], arch, bg, part, mappings, precision, results);
+            est_names.push(report_value::of(est_entries[e]->name));
+        }
+
+        report_value run = report_value::object();
+        report_value arch_doc = report_value::object();
+        arch_doc.set("plugin", report_value::of(arch_entries[a]->name));
+        arch_doc.set("hardware", report_value::of(hw_name ? hw_name->string_value : as.hardware));
+        arch_doc.set("hardware_file", report_value::of(as.hardware_file.string()));
+        arch_doc.set("class", report_value::of(hw_class ? hw_class->string_value : ""));
+        arch_doc.set("precision", report_value::of(as.precision));
+        run.set("architecture", std::move(arch_doc));
+        run.set("estimators", std::move(est_names));
+
+        report_value totals = report_value::object();
+        totals.set("params", number(bg.total_params));
+        totals.set("macs", number(macs));
+        totals.set("flops", number(flops));
+        for (const auto& [k, v] : results.totals) totals.set(k, number(v));
+        for (const auto& [k, v] : results.total_texts) totals.set(k, report_value::of(v));
+        run.set("totals", std::move(totals));
+
+        report_value kernels = report_value::array();
+        for (uint32_t k = 0; k < part.kernels.size(); ++k) {
+            report_value kd = kernel_document(bg, part, k);
+            kd.set("mapping", mapping_document(mappings[k]));
+            report_value metrics = report_value::object();
+            for (const auto& [key, v] : results.kernel_numbers[k]) metrics.set(key, number(v));
+            for (const auto& [key, v] : results.kernel_texts[k])
+                metrics.set(key, report_value::of(v));
+            kd.set("metrics", std::move(metrics));
+            kernels.push(std::move(kd));
+        }
+        run.set("kernels", std::move(kernels));
+        runs.push(std::move(run));
+    }
+    // The first run's totals at the top level, so single-architecture users find them directly.
+    doc.set("totals", runs.items.empty() ? report_value::object() : *runs.items[0].get("totals"));
+    doc.set("runs", std::move(runs));
+
+    for (size_t r = 0; r < spec.reporters.size(); ++r) {
+        component_instance reporter(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir);
+        std::string bytes = run_reporter(reporter, doc);
+        write_output(bytes, spec.reporters[r].output, rep_entries[r]->name);
+    }
+    return doc;
+}
+
+}  // namespace nnergy

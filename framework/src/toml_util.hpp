@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host-internal helpers shared by the readers of TOML files.
+#pragma once
+
+#include <nnergy/framework/host.hpp>
+
+#include <toml++/toml.h>
+
+namespace nnergy::detail {
+
+/// Flattens a node into dotted names (tables) and name[i] (arrays).
+void flatten_toml(const toml::node& n, const std::string& name, const std::string& file,
+                  config_values& out);
+
+/// Parses a TOML file; errors name the file, line and column.
+toml::table parse_toml_file(const std::filesystem::path& file);
+
+inline uint32_t line_of(const toml::node& n) {
+    return static_cast<uint32_t>(n.source().begin.line);
+}
+
+}  // namespace nnergy::detail

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checks a JSON report for internal consistency (and optional expected values):
+//   check_report REPORT [--batch N] [--macs M] [--params P]
+// Totals must equal the sums of their kernels, every kernel must carry a mapping and a positive
+// latency, and the keys of docs/report.md must be present.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+    if (!ok) {
+        std::fprintf(stderr, "FAIL: %s\n", what.c_str());
+        ++failures;
+    }
+}
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-15; }
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: check_report REPORT [--batch N] [--macs M] [--params P]\n");
+        return 2;
+    }
+    double batch = -1, macs = -1, params = -1;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        std::string k = argv[i];
+        double v = std::stod(argv[i + 1]);
+        if (k == "--batch") batch = v;
+        else if (k == "--macs") macs = v;
+        else if (k == "--params") params = v;
+    }
+    std::ifstream f(argv[1]);
+    if (!f) {
+        std::fprintf(stderr, "cannot open %s\n", argv[1]);
+        return 1;
+    }
+    nlohmann::json r = nlohmann::json::parse(f);
+    expect(r.at("schema") == "nnergy.report/1", "schema is nnergy.report/1");
+    const auto& runs = r.at("runs");
+    expect(!runs.empty(), "at least one run");
+    expect(r.at("totals") == runs.at(0).at("totals"), "top-level totals equal the first run's");
+    if (batch > 0) expect(r.at("model").at("dims").at("batch") == batch, "model.dims.batch");
+    for (const auto& run : runs) {
+        const auto& t = run.at("totals");
+        for (const char* key : {"params", "macs", "flops", "latency_s"})
+            expect(t.contains(key) && t.at(key).get<double>() > 0,
+                   std::string("totals.") + key + " present and positive");
+        double sum_macs = 0, sum_flops = 0, sum_latency = 0;
+        for (const auto& k : run.at("kernels")) {
+            const std::string name = k.at("name");
+            sum_macs += k.at("macs").get<double>();
+            sum_flops += k.at("flops").get<double>();
+            const auto& m = k.at("metrics");
+            expect(m.contains("latency_s") && m.at("latency_s").get<double>() > 0,
+                   "kernel " + name + " has a positive latency_s");
+            sum_latency += m.value("latency_s", 0.0);
+            expect(k.at("mapping").contains("effective_flops_per_s"),
+                   "kernel " + name + " mapping has effective_flops_per_s");
+            expect(!k.at("ops").empty(), "kernel " + name + " has ops");
+            if (batch > 0)
+                expect(k.at("parallelism").at("batch").get<double>() == batch,
+                       "kernel " + name + " parallelism.batch equals the bound batch");
+        }
+        expect(close(sum_macs, t.at("macs")), "totals.macs equals the sum of kernel macs");
+        expect(close(sum_flops, t.at("flops")), "totals.flops equals the sum of kernel flops");
+        expect(close(sum_latency, t.at("latency_s")),
+               "totals.latency_s equals the sum of kernel latencies (serial execution)");
+        if (macs > 0) expect(close(macs, t.at("macs")), "totals.macs equals the expected value");
+        if (params > 0)
+            expect(close(params, t.at("params")), "totals.params equals the expected value");
+    }
+    if (failures == 0) std::printf("report %s: consistent\n", argv[1]);
+    return failures == 0 ? 0 : 1;
+}

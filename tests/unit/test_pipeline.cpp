@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/pipeline.hpp>
+
+#include <catch2/catch.hpp>
+
+namespace {
+const std::string root = NNERGY_TEST_SOURCE_DIR;
+
+std::string error_of(const std::string& file) {
+    try {
+        nnergy::parse_pipeline(root + "/tests/data/pipelines/" + file);
+    } catch (const nnergy::error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("the quickstart pipeline parses", "[pipeline]") {
+    auto spec = nnergy::parse_pipeline(root + "/configs/pipelines/quickstart.toml");
+    CHECK(spec.model.path.filename() == "hybrid_cnn_transformer.json");
+    CHECK(spec.model.frontend.empty());
+    CHECK(spec.model.dims.at("batch") == 1);
+    CHECK(spec.partitioner.plugin == "nnergy.partitioner.fusion");
+    REQUIRE(spec.partitioner.config.size() == 1);
+    CHECK(spec.partitioner.config[0].name == "rules");
+    REQUIRE(spec.architectures.size() == 1);
+    CHECK(spec.architectures[0].precision == "float16");
+    CHECK(spec.architectures[0].hardware_file.filename() == "h100-sxm5.toml");
+    CHECK(spec.architectures[0].config.empty());
+    REQUIRE(spec.estimators.size() == 1);
+    REQUIRE(spec.reporters.size() == 2);
+    CHECK(spec.reporters[0].output == "-");
+    CHECK(spec.reporters[1].output.ends_with("quickstart-report.json"));
+}
+
+TEST_CASE("pipeline errors name the file, line and key", "[pipeline]") {
+    CHECK_THAT(error_of("unknown_key.toml"),
+               Catch::Contains("unknown_key.toml:3") && Catch::Contains("unknown key 'dimz'") &&
+                   Catch::Contains("dims"));
+    CHECK_THAT(error_of("wrong_type.toml"),
+               Catch::Contains("wrong_type.toml:3") &&
+                   Catch::Contains("'model.dims.batch' must be a positive integer"));
+    CHECK_THAT(error_of("missing_model.toml"),
+               Catch::Contains("missing_model.toml:2") && Catch::Contains("does_not_exist.json") &&
+                   Catch::Contains("does not exist"));
+    CHECK_THAT(error_of("unknown_hardware.toml"),
+               Catch::Contains("unknown_hardware.toml:10") &&
+                   Catch::Contains("unknown hardware 'h100-sxm9'") &&
+                   Catch::Contains("h100-sxm5"));
+    CHECK_THAT(error_of("bad_precision.toml"),
+               Catch::Contains("bad_precision.toml:11") &&
+                   Catch::Contains("unknown precision 'float13'"));
+    CHECK_THAT(error_of("invalid_toml.toml"), Catch::Contains("invalid TOML"));
+    CHECK_THAT(error_of("nope.toml"), Catch::Contains("no such file"));
+}

@@ -322,8 +322,9 @@ std::vector<std::filesystem::path> default_plugin_paths() {
     auto exe = boost::dll::program_location(ec);
     if (!ec) {
         std::filesystem::path dir = std::filesystem::path(exe.string()).parent_path();
-        out.push_back(dir.parent_path() / NNERGY_PLUGIN_INSTALL_SUFFIX);
-        out.push_back(dir.parent_path() / "lib" / "nnergy" / "plugins");
+        for (auto p : {dir.parent_path() / NNERGY_PLUGIN_INSTALL_SUFFIX,
+                       dir.parent_path() / "lib" / "nnergy" / "plugins"})
+            if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
     }
     return out;
 }

@@ -221,6 +221,17 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         arch_doc.set("hardware_file", report_value::of(as.hardware_file.string()));
         arch_doc.set("class", report_value::of(hw_class ? hw_class->string_value : ""));
         arch_doc.set("precision", report_value::of(as.precision));
+        // Where every number of the hardware description comes from, in SI units.
+        report_value quantities = report_value::object();
+        for (const config_value& v : hw) {
+            if (v.source.empty()) continue;
+            report_value q = report_value::object();
+            q.set("value_si", number(v.float_value));
+            q.set("unit", report_value::of(v.unit));
+            q.set("source", report_value::of(v.source));
+            quantities.set(v.name, std::move(q));
+        }
+        arch_doc.set("quantities", std::move(quantities));
         run.set("architecture", std::move(arch_doc));
         run.set("estimators", std::move(est_names));
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs a command and checks its exit code and output, so a test fails for the right reason only.
-#   cmake -DCMD="a;b;c" -DEXPECT_RC=N [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re]
+#   cmake -DCMD="a@@b@@c" -DEXPECT_RC=N [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re]
 #         [-DSTDERR_NOT_REGEX=re] -P run_check.cmake
+string(REPLACE "@@" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("--- stdout:\n${out}\n--- stderr:\n${err}")
 if(NOT rc STREQUAL "${EXPECT_RC}")

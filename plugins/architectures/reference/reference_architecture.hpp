@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file reference_architecture.hpp
+/// \brief nnergy.architecture.reference: maps kernels onto any hardware file as a roofline
+/// (reference_model.hpp holds the arithmetic; this class reads the graph and writes mappings).
+#pragma once
+
+#include <initializer_list>
+#include <nnergy/sdk.hpp>
+#include <string>
+#include <string_view>
+
+#include "reference_model.hpp"
+
+namespace nnergy::reference {
+
+/// Rejects configuration keys this component does not know, naming the file and line.
+inline void reject_unknown_keys(const sdk::config_view& config,
+                                std::initializer_list<std::string_view> known) {
+    for (const nnergy_named_value& v : config) {
+        const std::string_view key = sdk::from_sv(v.name);
+        bool ok = false;
+        for (std::string_view k : known) ok = ok || k == key;
+        if (ok) continue;
+        std::string expected;
+        for (std::string_view k : known)
+            expected += (expected.empty() ? "" : ", ") + std::string(k);
+        throw sdk::error(
+            sdk::config_view::where(v) + ": unknown key '" + std::string(key) + "' (" +
+            (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) + ")");
+    }
+}
+
+class reference_architecture : public sdk::architecture {
+public:
+    explicit reference_architecture(const sdk::context& ctx)
+        : sdk::architecture(ctx), hw_(hardware_model::from_config(ctx.hardware())) {
+        // hardware and precision are read by the host; everything else would be a typo.
+        reject_unknown_keys(ctx.config(), {});
+    }
+
+    const hardware_model& hardware() const noexcept { return hw_; }
+
+    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                    uint32_t kernel, const nnergy_map_options& options,
+                    sdk::mapping_writer& out) const override {
+        const precision_units& units = hw_.require(options.precision);
+        const nnergy_kernel_stats stats = partition.stats(kernel);
+
+        kernel_work work;
+        work.what = describe(graph, partition, kernel, stats);
+        work.macs = stats.macs;
+        work.flops = stats.flops;
+        const nnergy_dtype graph_dtype = anchor_dtype(graph, stats);
+        const double scale = bytes_scale(graph_dtype, options.precision);
+        work.dram_bytes = (stats.input_bytes + stats.output_bytes + stats.weight_bytes) * scale;
+        work.total_threads =
+            available_threads(stats.macs, stats.total_threads, stats.input_bytes, graph_dtype);
+
+        const kernel_mapping m = reference::map_kernel(hw_, units, work);
+        out.set_text("unit", m.unit);
+        out.set("peak_flops_per_s", m.peak_flops_per_s);
+        out.set("compute_efficiency", m.compute_efficiency);
+        out.set("effective_flops_per_s", m.effective_flops_per_s);
+        out.set("units_available", m.units_available);
+        out.set("units_allocated", m.units_allocated);
+        out.set("utilization", m.utilization);
+        out.set("threads", work.total_threads);
+        out.set("waves", m.waves);
+        out.set("launch_overhead_s", m.launch_overhead_s);
+        out.set("memory_efficiency", m.memory_efficiency);
+        out.set("bytes_scale", scale);
+        out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
+        out.set_text("bottleneck", m.bottleneck);
+        out.set_text("explanation", m.explanation);
+        out.set_text("confidence", to_string(m.confidence));
+    }
+
+private:
+    static nnergy_dtype anchor_dtype(const sdk::graph_view& graph,
+                                     const nnergy_kernel_stats& stats) {
+        if (stats.anchor_node == NNERGY_NO_NODE || stats.anchor_node >= graph.node_count() ||
+            graph.output_count(stats.anchor_node) == 0)
+            return NNERGY_DTYPE_UNDEFINED;
+        const uint32_t t = graph.output(stats.anchor_node, 0);
+        return t == NNERGY_NO_TENSOR ? NNERGY_DTYPE_UNDEFINED : graph.dtype(t);
+    }
+
+    /// "depthwise Conv 3x3 (conv_bn_relu)": the anchor op, its window, and the fusion pattern.
+    static std::string describe(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                                uint32_t kernel, const nnergy_kernel_stats& stats) {
+        std::string what;
+        if (stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()) {
+            if (stats.is_depthwise) what = "depthwise ";
+            what += std::string(graph.op_type(stats.anchor_node));
+            if (auto window = graph.attr_ints(stats.anchor_node, "kernel_shape");
+                window && !window->empty()) {
+                what += ' ';
+                for (size_t i = 0; i < window->size(); ++i) {
+                    if (i) what += 'x';
+                    what += std::to_string((*window)[i]);
+                }
+            }
+        }
+        std::string pattern(partition.pattern(kernel));
+        if (!pattern.empty() && partition.nodes(kernel).size() > 1) {
+            what += what.empty() ? pattern : " (" + pattern + ")";
+        }
+        return what;
+    }
+
+    hardware_model hw_;
+};
+
+}  // namespace nnergy::reference

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file roofline_model.hpp
+/// \brief The roofline latency of one kernel from its mapping, without host calls so it can be
+/// tested alone. docs/report.md names the metrics; docs/hardware.md derives the mapping.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <nnergy/sdk.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nnergy::roofline {
+
+/// Traffic at one memory level, as the architecture mapped it.
+struct level_traffic {
+    std::string level;
+    double bytes = 0;
+    double bandwidth_bytes_per_s = 0;
+};
+
+/// What the estimator needs of one kernel.
+struct kernel_input {
+    std::string label;  ///< "kernel 'conv1' (#0)", for messages
+    double flops = 0;
+    std::optional<double> effective_flops_per_s;
+    std::vector<level_traffic> levels;
+    double launch_overhead_s = 0;
+};
+
+struct kernel_estimate {
+    double compute_time_s = 0;
+    double memory_time_s = 0;  ///< the slowest level
+    double overhead_s = 0;
+    double latency_s = 0;
+    std::string bottleneck;  ///< compute | memory:<level> | overhead
+    std::vector<std::pair<std::string, double>> level_times_s;
+};
+
+inline bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0; }
+
+/// latency = max(compute, slowest memory level) + launch overhead. The terms overlap because a
+/// kernel streams operands while it computes; the launch cost does not overlap with its own
+/// kernel.
+inline kernel_estimate estimate_kernel(const kernel_input& k) {
+    if (!finite_non_negative(k.flops))
+        throw sdk::error(k.label + ": FLOP count must be a finite non-negative number",
+                         NNERGY_CODE_INTERNAL);
+    kernel_estimate e;
+    if (k.flops > 0) {
+        if (!k.effective_flops_per_s)
+            throw sdk::error(
+                k.label + ": the architecture's mapping has no 'effective_flops_per_s'",
+                NNERGY_CODE_FAILED_PRECONDITION);
+        if (!(*k.effective_flops_per_s > 0) || !std::isfinite(*k.effective_flops_per_s))
+            throw sdk::error(k.label + ": the architecture's mapping has effective_flops_per_s = " +
+                                 std::to_string(*k.effective_flops_per_s) +
+                                 "; it must be positive for a kernel with FLOPs",
+                             NNERGY_CODE_FAILED_PRECONDITION);
+        e.compute_time_s = k.flops / *k.effective_flops_per_s;
+    }
+    std::string slowest;
+    for (const level_traffic& l : k.levels) {
+        if (!finite_non_negative(l.bytes))
+            throw sdk::error(k.label + ": memory level '" + l.level + "' has an invalid byte count",
+                             NNERGY_CODE_FAILED_PRECONDITION);
+        double t = 0;
+        if (l.bytes > 0) {
+            if (!(l.bandwidth_bytes_per_s > 0) || !std::isfinite(l.bandwidth_bytes_per_s))
+                throw sdk::error(k.label + ": memory level '" + l.level + "' moves " +
+                                     std::to_string(l.bytes) +
+                                     " bytes but has no positive bandwidth",
+                                 NNERGY_CODE_FAILED_PRECONDITION);
+            t = l.bytes / l.bandwidth_bytes_per_s;
+        }
+        e.level_times_s.emplace_back(l.level, t);
+        if (slowest.empty() || t > e.memory_time_s) {
+            e.memory_time_s = t;
+            slowest = l.level;
+        }
+    }
+    if (!finite_non_negative(k.launch_overhead_s))
+        throw sdk::error(k.label + ": launch_overhead_s must be a finite non-negative number",
+                         NNERGY_CODE_FAILED_PRECONDITION);
+    e.overhead_s = k.launch_overhead_s;
+    const double work = std::max(e.compute_time_s, e.memory_time_s);
+    e.latency_s = work + e.overhead_s;
+    // The largest of the three terms names the bottleneck; a kernel with no work at all is
+    // overhead by definition.
+    if (work == 0 || e.overhead_s > work)
+        e.bottleneck = "overhead";
+    else if (e.compute_time_s >= e.memory_time_s)
+        e.bottleneck = "compute";
+    else
+        e.bottleneck = "memory:" + slowest;
+    return e;
+}
+
+}  // namespace nnergy::roofline

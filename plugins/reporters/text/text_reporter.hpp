@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file text_reporter.hpp
+/// \brief nnergy.reporter.text: the report document (docs/report.md) as fixed-width tables for
+/// people. Every field is optional here: a run without an estimator still prints its kernels.
+#pragma once
+
+#include <algorithm>
+#include <initializer_list>
+#include <map>
+#include <nnergy/sdk.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "text_format.hpp"
+
+namespace nnergy::text {
+
+/// Rejects configuration keys this component does not know, naming the file and line.
+inline void reject_unknown_keys(const sdk::config_view& config,
+                                std::initializer_list<std::string_view> known) {
+    for (const nnergy_named_value& v : config) {
+        const std::string_view key = sdk::from_sv(v.name);
+        bool ok = false;
+        for (std::string_view k : known) ok = ok || k == key;
+        if (ok) continue;
+        std::string expected;
+        for (std::string_view k : known)
+            expected += (expected.empty() ? "" : ", ") + std::string(k);
+        throw sdk::error(
+            sdk::config_view::where(v) + ": unknown key '" + std::string(key) + "' (" +
+            (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) + ")");
+    }
+}
+
+struct render_options {
+    bool kernels = true;  ///< print the per-kernel table
+    int64_t top = 3;      ///< explain this many slowest kernels
+};
+
+namespace detail {
+
+inline std::optional<double> number(const sdk::value_view& v) {
+    if (v.is_number()) return v.as_number();
+    return std::nullopt;
+}
+
+inline std::string text(const sdk::value_view& v, std::string_view fallback = "") {
+    switch (v.kind()) {
+        case NNERGY_VALUE_STRING:
+            return std::string(v.as_string());
+        case NNERGY_VALUE_INT:
+            return std::to_string(v.as_int());
+        case NNERGY_VALUE_FLOAT:
+            return format("%g", v.as_number());
+        case NNERGY_VALUE_BOOL:
+            return v.as_bool() ? "true" : "false";
+        default:
+            return std::string(fallback);
+    }
+}
+
+inline std::string count(const sdk::value_view& v) {
+    auto n = number(v);
+    return n ? si(*n) : "-";
+}
+
+inline std::string plural(double n, std::string_view one, std::string_view many) {
+    return si(n) + " " + std::string(n == 1 ? one : many);
+}
+
+/// "conv1 (Conv)" lists, "batch=1, seq=128" dims.
+inline std::string dims_text(const sdk::value_view& dims) {
+    std::string s;
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (!s.empty()) s += ", ";
+        s += std::string(dims.key(i)) + "=" + text(dims.at(i));
+    }
+    return s;
+}
+
+inline std::string unknown_ops_text(const sdk::value_view& unknown) {
+    const size_t n = unknown.size();
+    if (n == 0) return {};
+    std::vector<std::string> items;
+    for (size_t i = 0; i < n; ++i) {
+        const sdk::value_view u = unknown.at(i);
+        std::string item = "node '" + text(u["node"], "?") + "' (" + text(u["op_type"], "?");
+        const std::string domain = text(u["domain"]);
+        if (!domain.empty()) item += ", domain " + domain;
+        items.push_back(item + ")");
+    }
+    std::string s = "unknown ops (not counted):";
+    if (n <= 3) {
+        for (size_t i = 0; i < n; ++i) s += (i ? ", " : " ") + items[i];
+        return s + "\n";
+    }
+    s += " " + std::to_string(n) + "\n";
+    for (const std::string& item : items) s += "  " + item + "\n";
+    return s;
+}
+
+inline std::string totals_text(const sdk::value_view& totals, const sdk::value_view& model,
+                               bool estimated) {
+    std::string s = "  params " + count(totals["params"]) + "   MACs " + count(totals["macs"]) +
+                    "   FLOPs " + count(totals["flops"]);
+    auto latency = number(totals["latency_s"]);
+    if (latency) s += "   latency " + seconds(*latency);
+    if (auto e = number(totals["energy_j"])) s += "   energy " + format("%.3g J", *e);
+    if (auto m = number(totals["peak_memory_bytes"])) s += "   peak memory " + si_unit(*m, "B");
+    s += "\n";
+    if (latency && *latency > 0) {
+        auto batch = number(model["dims"]["batch"]);
+        s += "  throughput ";
+        if (batch && *batch == 1)
+            s += si(1 / *latency) + " samples/s (batch 1)";
+        else if (batch && *batch > 0)
+            s += si(*batch / *latency) + " samples/s (batch " + si(*batch) + ", " +
+                 si(1 / *latency) + " batches/s)";
+        else
+            s += si(1 / *latency) + " inferences/s";
+        if (auto flops = number(totals["flops"]); flops && *flops > 0)
+            s += ", " + si_unit(*flops / *latency, "FLOP/s") + " achieved";
+        s += "\n";
+    } else if (!latency && !estimated) {
+        s += "  latency not estimated: the pipeline has no [[estimator]]\n";
+    }
+    auto c = number(totals["compute_time_s"]);
+    auto m = number(totals["memory_time_s"]);
+    auto o = number(totals["overhead_s"]);
+    if (c && m && o)
+        s += "  summed over kernels: compute " + seconds(*c) + ", memory " + seconds(*m) +
+             ", launch overhead " + seconds(*o) + "\n";
+    return s;
+}
+
+inline std::string run_text(const sdk::value_view& run, size_t index, size_t run_count,
+                            const sdk::value_view& model, const render_options& opt) {
+    const sdk::value_view arch = run["architecture"];
+    std::string s = "Run " + std::to_string(index + 1) + " of " + std::to_string(run_count) + ": " +
+                    text(arch["hardware"], "?");
+    const std::string cls = text(arch["class"]);
+    if (!cls.empty()) s += " (" + cls + ")";
+    const std::string precision = text(arch["precision"]);
+    if (!precision.empty()) s += ", " + precision;
+    s += "\n";
+    std::string components = "  architecture " + text(arch["plugin"], "?");
+    const sdk::value_view estimators = run["estimators"];
+    if (estimators.size()) {
+        components += ", estimator" + std::string(estimators.size() > 1 ? "s " : " ");
+        for (size_t i = 0; i < estimators.size(); ++i)
+            components += (i ? ", " : "") + text(estimators.at(i));
+    }
+    s += components + "\n";
+
+    const sdk::value_view kernels = run["kernels"];
+    const sdk::value_view totals = run["totals"];
+    const std::optional<double> run_latency = number(totals["latency_s"]);
+    bool any_note = false, any_metrics = false;
+    double scale = 1;
+    std::vector<std::vector<std::string>> rows;
+    // Bottleneck -> (kernels, latency), for the summary line.
+    std::map<std::string, std::pair<size_t, double>> by_bottleneck;
+    struct slow {
+        double latency;
+        size_t row;
+    };
+    std::vector<slow> slowest;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const sdk::value_view k = kernels.at(i);
+        const sdk::value_view mapping = k["mapping"];
+        const sdk::value_view metrics = k["metrics"];
+        std::string name = text(k["name"], "?");
+        if (metrics["note"] ||
+            (k["all_counted"].kind() == NNERGY_VALUE_BOOL && !k["all_counted"].as_bool())) {
+            name += "*";
+            any_note = true;
+        }
+        std::string ops;
+        const sdk::value_view op_list = k["ops"];
+        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + text(op_list.at(j));
+        const double bytes = number(k["input_bytes"]).value_or(0) +
+                             number(k["output_bytes"]).value_or(0) +
+                             number(k["weight_bytes"]).value_or(0);
+        std::optional<double> ai = number(k["arithmetic_intensity"]);
+        if (!ai && bytes > 0) ai = number(k["flops"]).value_or(0) / bytes;
+        auto util = number(mapping["utilization"]);
+        std::string bottleneck = text(metrics["bottleneck"]);
+        if (bottleneck.empty()) bottleneck = text(mapping["bottleneck"], "-");
+        auto latency = number(metrics["latency_s"]);
+        if (latency) {
+            any_metrics = true;
+            auto& b = by_bottleneck[bottleneck];
+            ++b.first;
+            b.second += *latency;
+            slowest.push_back({*latency, i});
+        }
+        if (auto sc = number(mapping["bytes_scale"]); sc && *sc != 1) scale = *sc;
+        std::string share = "-";
+        if (latency && run_latency && *run_latency > 0) share = percent(*latency / *run_latency);
+        rows.push_back({number(k["index"]) ? text(k["index"]) : std::to_string(i), name,
+                        text(k["pattern"]), ops, count(k["macs"]), count(k["flops"]), si(bytes),
+                        ai ? ratio(*ai) : "-", text(mapping["unit"], "-"),
+                        util ? percent(*util) : "-", bottleneck, latency ? seconds(*latency) : "-",
+                        share});
+    }
+
+    if (opt.kernels && !rows.empty()) {
+        const std::vector<column> columns = {
+            {"#", align::right},      {"kernel", align::left, 32}, {"pattern", align::left, 24},
+            {"ops", align::left, 40}, {"MACs", align::right},      {"FLOPs", align::right},
+            {"bytes", align::right},  {"AI", align::right},        {"unit", align::left},
+            {"util", align::right},   {"bottleneck", align::left}, {"latency", align::right},
+            {"share", align::right}};
+        s += "\n" + render_table(columns, rows, "  ");
+        if (any_note) s += "  * contains ops that could not be counted: their work is missing\n";
+        if (scale != 1)
+            s += "  bytes and AI are the graph's; DRAM traffic is modeled in " +
+                 (precision.empty() ? std::string("the compute precision") : precision) + " at x" +
+                 format("%g", scale) + " those bytes\n";
+    } else if (rows.empty()) {
+        s += "  no kernels\n";
+    }
+
+    s += "\n" + totals_text(totals, model, any_metrics);
+    if (!by_bottleneck.empty()) {
+        std::vector<std::pair<std::string, std::pair<size_t, double>>> order(by_bottleneck.begin(),
+                                                                             by_bottleneck.end());
+        std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+            return a.second.second > b.second.second;
+        });
+        double sum = 0;
+        for (const auto& b : order) sum += b.second.second;
+        s += "  bottlenecks:";
+        for (size_t i = 0; i < order.size(); ++i) {
+            s += (i ? ", " : " ") + order[i].first + " " +
+                 plural(static_cast<double>(order[i].second.first), "kernel", "kernels");
+            if (sum > 0) s += " (" + percent(order[i].second.second / sum) + " of latency)";
+        }
+        s += "\n";
+    }
+    if (opt.top > 0 && !slowest.empty()) {
+        std::stable_sort(slowest.begin(), slowest.end(),
+                         [](const slow& a, const slow& b) { return a.latency > b.latency; });
+        const size_t n = std::min(slowest.size(), static_cast<size_t>(opt.top));
+        s += "  slowest kernels:\n";
+        for (size_t i = 0; i < n; ++i) {
+            const sdk::value_view k = kernels.at(slowest[i].row);
+            const std::vector<std::string>& row = rows[slowest[i].row];
+            std::string line = "    #" + row[0] + " " + text(k["name"], "?") + "  " + row[11];
+            if (row[12] != "-") line += " (" + row[12] + ")";
+            const std::string why = text(k["mapping"]["explanation"]);
+            if (!why.empty()) line += ": " + why;
+            s += line + "\n";
+        }
+    }
+    return s;
+}
+
+}  // namespace detail
+
+/// The whole report as text.
+inline std::string render(const sdk::value_view& doc, const render_options& opt = {}) {
+    using namespace detail;
+    std::string s;
+    const sdk::value_view tool = doc["tool"];
+    s += text(tool["name"], "nnergy") + " " + text(tool["version"]) + " report\n";
+    const sdk::value_view model = doc["model"];
+    std::string model_line = "  model     " + text(model["name"], "?");
+    std::string origin = text(model["path"]);
+    const std::string frontend = text(model["frontend"]);
+    if (!frontend.empty()) origin += (origin.empty() ? "" : " via ") + frontend;
+    if (!origin.empty()) model_line += "  (" + origin + ")";
+    s += model_line + "\n";
+    if (model["dims"].size()) s += "  dims      " + dims_text(model["dims"]) + "\n";
+    std::string graph;
+    if (auto n = number(model["nodes"])) graph += plural(*n, "node", "nodes");
+    if (auto n = number(model["tensors"]))
+        graph += (graph.empty() ? "" : ", ") + plural(*n, "tensor", "tensors");
+    const sdk::value_view partitioner = doc["partitioner"];
+    if (auto n = number(partitioner["kernels"])) {
+        graph += (graph.empty() ? "" : ", ") + plural(*n, "kernel", "kernels");
+        const std::string p = text(partitioner["plugin"]);
+        if (!p.empty()) graph += " (" + p + ")";
+    }
+    if (!graph.empty()) s += "  graph     " + graph + "\n";
+    const std::string pipeline = text(doc["pipeline"]);
+    if (!pipeline.empty()) s += "  pipeline  " + pipeline + "\n";
+
+    const sdk::value_view runs = doc["runs"];
+    for (size_t r = 0; r < runs.size(); ++r)
+        s += "\n" + run_text(runs.at(r), r, runs.size(), model, opt);
+    if (runs.size() == 0 && doc["totals"]) {
+        s += "\nNo architecture in the pipeline: counts only.\n";
+        s += totals_text(doc["totals"], model, false);
+    }
+    const std::string unknown = unknown_ops_text(model["unknown_ops"]);
+    if (!unknown.empty()) s += "\n" + unknown;
+    return s;
+}
+
+class text_reporter : public sdk::reporter {
+public:
+    explicit text_reporter(const sdk::context& ctx) : sdk::reporter(ctx) {
+        const sdk::config_view config = ctx.config();
+        reject_unknown_keys(config, {"kernels", "top"});
+        options_.kernels = config.boolean("kernels").value_or(true);
+        options_.top = config.integer("top").value_or(3);
+        if (options_.top < 0)
+            throw sdk::error(sdk::config_view::where(*config.find("top")) +
+                             ": 'top' must be 0 or more (how many slowest kernels to explain)");
+    }
+
+    void report(const sdk::value_view& doc, sdk::output_writer& out) override {
+        out.write(render(doc, options_));
+    }
+
+private:
+    render_options options_;
+};
+
+}  // namespace nnergy::text

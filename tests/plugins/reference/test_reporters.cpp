@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0
+// Text and JSON reporters over a report document held by the fake host.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "fake_host.hpp"
+#include "json_reporter.hpp"
+#include "text_reporter.hpp"
+
+using nlohmann::ordered_json;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+/// The line of `text` that starts (after spaces) with `prefix`, or "".
+std::string line_starting(const std::string& text, const std::string& prefix) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(pos, end - pos);
+        size_t first = line.find_first_not_of(' ');
+        if (first != std::string::npos && line.compare(first, prefix.size(), prefix) == 0)
+            return line;
+        pos = end + 1;
+    }
+    return "";
+}
+
+// Two kernels on one run: conv1 (memory-bound, 30 us) and fc (contains an uncounted op,
+// 10 us). Numbers are round so the printed forms can be checked by eye.
+ordered_json sample_report() {
+    return ordered_json::parse(R"({
+      "schema": "nnergy.report/1",
+      "tool": {"name": "nnergy", "version": "0.1.0"},
+      "pipeline": "configs/pipelines/quickstart.toml",
+      "model": {"name": "tiny", "path": "models/tiny.json", "frontend": "nnergy.frontend.json_graph",
+                "dims": {"batch": 4}, "nodes": 5, "tensors": 9,
+                "unknown_ops": [{"node": "n7", "op_type": "Foo", "domain": ""}]},
+      "partitioner": {"plugin": "nnergy.partitioner.fusion", "kernels": 2},
+      "totals": {"params": 1200000, "macs": 118000000, "flops": 2.4e8, "latency_s": 4e-5},
+      "runs": [{
+        "architecture": {"plugin": "nnergy.architecture.reference", "hardware": "h100-sxm5",
+                         "hardware_file": "configs/hardware/h100-sxm5.toml", "class": "gpu",
+                         "precision": "float16"},
+        "estimators": ["nnergy.estimator.roofline"],
+        "totals": {"params": 1200000, "macs": 118000000, "flops": 2.4e8, "latency_s": 4e-5,
+                   "compute_time_s": 1e-5, "memory_time_s": 3.6e-5, "overhead_s": 2.4e-6},
+        "kernels": [
+          {"index": 0, "name": "conv1", "pattern": "conv_bn_relu",
+           "ops": ["Conv", "BatchNormalization", "Relu"], "nodes": ["c", "b", "r"],
+           "macs": 118000000, "flops": 2.36e8, "input_bytes": 1000000, "output_bytes": 2000000,
+           "weight_bytes": 500, "arithmetic_intensity": 78.66,
+           "mapping": {"unit": "tensor_core", "utilization": 0.093, "bytes_scale": 0.5,
+                       "bottleneck": "memory:dram",
+                       "explanation": "Conv 3x3 on tensor_core: memory-bound"},
+           "metrics": {"latency_s": 3e-5, "bottleneck": "memory:dram"}},
+          {"index": 1, "name": "fc", "pattern": "",
+           "ops": ["Gemm", "Foo"], "nodes": ["g", "n7"],
+           "macs": 2000000, "flops": 4000000, "input_bytes": 2048, "output_bytes": 40,
+           "weight_bytes": 4000000, "arithmetic_intensity": 0.9995,
+           "mapping": {"unit": "tensor_core", "utilization": 0.004},
+           "metrics": {"latency_s": 1e-5, "bottleneck": "memory:dram",
+                       "note": "contains uncounted ops"}}
+        ]
+      }]
+    })");
+}
+
+}  // namespace
+
+TEST_CASE("human numbers", "[text]") {
+    using namespace nnergy::text;
+    CHECK(si(0) == "0");
+    CHECK(si(512) == "512");
+    CHECK(si(0.5) == "0.5");
+    CHECK(si(12500) == "12.5k");
+    CHECK(si(1234567) == "1.23M");
+    CHECK(si(999600) == "1.00M");  // rounds up into the next prefix, never "1000k"
+    CHECK(si(4.089e9) == "4.09G");
+    CHECK(si(-2.5e12) == "-2.50T");
+    CHECK(si(std::numeric_limits<double>::quiet_NaN()) == "-");
+    CHECK(seconds(850e-9) == "850 ns");
+    CHECK(seconds(1.234e-5) == "12.3 us");
+    CHECK(seconds(999.7e-6) == "1.00 ms");
+    CHECK(seconds(0.00123) == "1.23 ms");
+    CHECK(seconds(2.05) == "2.05 s");
+    CHECK(seconds(0) == "0 s");
+    CHECK(percent(0.78) == "78%");
+    CHECK(percent(0.004) == "0.4%");
+    CHECK(percent(1) == "100%");
+    CHECK(percent(0.0002) == "<0.1%");
+    CHECK(percent(0) == "0%");
+    CHECK(ratio(41.23) == "41.2");
+    CHECK(ratio(0.125) == "0.125");
+    CHECK(ratio(2950) == "2.95k");
+    CHECK(si_unit(6e12, "FLOP/s") == "6.00 TFLOP/s");
+    CHECK(si_unit(512, "B") == "512 B");
+}
+
+TEST_CASE("fixed-width table", "[text]") {
+    using namespace nnergy::text;
+    const std::string t = render_table({{"name", align::left, 6}, {"n", align::right}},
+                                       {{"a", "1"}, {"abcdefgh", "1000"}}, "  ");
+    CHECK(t ==
+          "  name       n\n"
+          "  ------------\n"
+          "  a          1\n"
+          "  abc...  1000\n");
+}
+
+TEST_CASE("text report of a full document", "[text]") {
+    fake::install();
+    const fake::value doc = fake::value::from(sample_report());
+    const std::string out = nnergy::text::render(nnergy::sdk::value_view(doc.handle()));
+
+    CHECK(contains(out, "nnergy 0.1.0 report\n"));
+    CHECK(contains(out, "model     tiny  (models/tiny.json via nnergy.frontend.json_graph)\n"));
+    CHECK(contains(out, "dims      batch=4\n"));
+    CHECK(contains(out, "graph     5 nodes, 9 tensors, 2 kernels (nnergy.partitioner.fusion)\n"));
+    CHECK(contains(out, "Run 1 of 1: h100-sxm5 (gpu), float16\n"));
+
+    // Row of conv1: 118M MACs, 236M FLOPs, 3.00M bytes (1e6 + 2e6 + 500), AI 78.7, 9% of the
+    // chip, 30 us = 75% of the run's 40 us.
+    const std::string conv = line_starting(out, "0  conv1");
+    INFO(out);
+    REQUIRE(!conv.empty());
+    CHECK(contains(conv, "conv_bn_relu"));
+    CHECK(contains(conv, "Conv+BatchNormalization+Relu"));
+    CHECK(contains(conv, "118M"));
+    CHECK(contains(conv, "236M"));
+    CHECK(contains(conv, "3.00M"));
+    CHECK(contains(conv, "78.7"));
+    CHECK(contains(conv, "tensor_core"));
+    CHECK(contains(conv, "9%"));
+    CHECK(contains(conv, "memory:dram"));
+    CHECK(contains(conv, "30.0 us"));
+    CHECK(contains(conv, "75%"));
+    // fc carries the uncounted marker and its footnote; 0.4% utilization keeps a decimal.
+    const std::string fc = line_starting(out, "1  fc*");
+    REQUIRE(!fc.empty());
+    CHECK(contains(fc, "0.4%"));
+    CHECK(contains(out, "* contains ops that could not be counted"));
+    CHECK(contains(out, "DRAM traffic is modeled in float16 at x0.5"));
+
+    // Totals: batch 4 in 40 us = 100k samples/s; 2.4e8 FLOP / 40 us = 6 TFLOP/s.
+    CHECK(contains(out, "params 1.20M   MACs 118M   FLOPs 240M   latency 40.0 us\n"));
+    CHECK(contains(out,
+                   "throughput 100k samples/s (batch 4, 25.0k batches/s), 6.00 TFLOP/s achieved"));
+    CHECK(contains(out, "bottlenecks: memory:dram 2 kernels (100% of latency)\n"));
+    CHECK(contains(out, "#0 conv1  30.0 us (75%): Conv 3x3 on tensor_core: memory-bound\n"));
+    CHECK(contains(out, "unknown ops (not counted): node 'n7' (Foo)\n"));
+}
+
+TEST_CASE("text report without estimator or architecture", "[text]") {
+    fake::install();
+    SECTION("no metrics") {
+        ordered_json j = sample_report();
+        for (auto& k : j["runs"][0]["kernels"]) {
+            k.erase("metrics");
+            k.erase("mapping");
+        }
+        j["runs"][0]["estimators"] = ordered_json::array();
+        j["runs"][0]["totals"].erase("latency_s");
+        const fake::value doc = fake::value::from(j);
+        const std::string out = nnergy::text::render(nnergy::sdk::value_view(doc.handle()));
+        INFO(out);
+        const std::string conv = line_starting(out, "0  conv1");
+        REQUIRE(!conv.empty());
+        CHECK(contains(conv, "118M"));
+        CHECK(conv.substr(conv.size() - 1) == "-");  // no latency, no share
+        CHECK(contains(out, "latency not estimated: the pipeline has no [[estimator]]"));
+    }
+    SECTION("no runs") {
+        ordered_json j = sample_report();
+        j["runs"] = ordered_json::array();
+        j["model"].erase("unknown_ops");
+        const fake::value doc = fake::value::from(j);
+        const std::string out = nnergy::text::render(nnergy::sdk::value_view(doc.handle()));
+        CHECK(contains(out, "No architecture in the pipeline: counts only."));
+        CHECK(contains(out, "params 1.20M   MACs 118M   FLOPs 240M"));
+        CHECK(!contains(out, "unknown ops"));
+    }
+    SECTION("an empty document") {
+        const fake::value doc = fake::value::from(ordered_json::object());
+        const std::string out = nnergy::text::render(nnergy::sdk::value_view(doc.handle()));
+        CHECK(contains(out, "report"));
+    }
+}
+
+TEST_CASE("JSON report round-trips the document", "[json]") {
+    fake::install();
+    ordered_json j = sample_report();
+    j["model"]["name"] = "quote \" backslash \\ newline \n tab \t bell \x07 unicode \xc3\xa9";
+    j["numbers"] = {{"tenth", 0.1},       {"tiny", 1e-300},
+                    {"third", 1.0 / 3.0}, {"big_int", 123456789012345678LL},
+                    {"negative", -42},    {"whole_float", 1e6}};
+    j["flags"] = {true, false, nullptr};
+    const fake::value doc = fake::value::from(j);
+    const std::string out = nnergy::json::render(nnergy::sdk::value_view(doc.handle()));
+
+    CHECK(out.rfind("{\n  \"schema\": \"nnergy.report/1\",\n  \"tool\": {\n    \"name\"", 0) == 0);
+    CHECK(out.back() == '\n');
+    const ordered_json back = ordered_json::parse(out);
+    CHECK(back == j);  // key order, strings and every double bit for bit
+    CHECK(back["numbers"]["third"].get<double>() == 1.0 / 3.0);
+    CHECK(back["numbers"]["big_int"].is_number_integer());
+    CHECK(back["numbers"]["whole_float"].is_number_float());
+    CHECK(contains(out, "\\u0007"));
+}
+
+TEST_CASE("JSON report: non-finite numbers and bad UTF-8 still give valid JSON", "[json]") {
+    fake::install();
+    fake::value doc;
+    doc.kind = NNERGY_VALUE_OBJECT;
+    fake::value nan;
+    nan.kind = NNERGY_VALUE_FLOAT;
+    nan.f = std::nan("");
+    fake::value inf = nan;
+    inf.f = std::numeric_limits<double>::infinity();
+    fake::value bad;
+    bad.kind = NNERGY_VALUE_STRING;
+    bad.s =
+        "a\xff"
+        "b";
+    doc.add("nan", nan);
+    doc.add("inf", inf);
+    doc.add("bad", bad);
+    const std::string out = nnergy::json::render(nnergy::sdk::value_view(doc.handle()), 2);
+    const ordered_json back = ordered_json::parse(out);
+    CHECK(back["nan"].is_null());
+    CHECK(back["inf"].is_null());
+    CHECK(back["bad"] ==
+          "a\xef\xbf\xbd"
+          "b");  // U+FFFD
+}
+
+TEST_CASE("reporters reject unknown configuration keys", "[text][json]") {
+    fake::install();
+    fake::config cfg;
+    cfg.file("pipe.toml").boolean("kernels", false, 30).text("colour", "red", 31);
+    const nnergy_create_args args = fake::create_args(cfg);
+    CHECK_THROWS_WITH(nnergy::text::text_reporter{nnergy::sdk::context(args)},
+                      "pipe.toml:31: unknown key 'colour' (expected: "
+                      "kernels, top)");
+    CHECK_THROWS_WITH(nnergy::json::json_reporter{nnergy::sdk::context(args)},
+                      "pipe.toml:30: unknown key 'kernels' (expected: "
+                      "indent)");
+}
+
+TEST_CASE("text reporter options: kernels = false prints totals only", "[text]") {
+    fake::install();
+    fake::config cfg;
+    cfg.boolean("kernels", false).integer("top", 0);
+    const nnergy_create_args args = fake::create_args(cfg);
+    nnergy::text::text_reporter rep{nnergy::sdk::context(args)};
+    const fake::value doc = fake::value::from(sample_report());
+    fake::output o;
+    nnergy::sdk::output_writer w(reinterpret_cast<nnergy_output*>(&o));
+    rep.report(nnergy::sdk::value_view(doc.handle()), w);
+    CHECK(!contains(o.data, "conv_bn_relu"));
+    CHECK(!contains(o.data, "slowest kernels"));
+    CHECK(contains(o.data, "latency 40.0 us"));
+}

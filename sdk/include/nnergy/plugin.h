@@ -12,7 +12,8 @@
  *    retyped or reordered; NNERGY_ABI_MINOR changes when something is appended.
  *  - Every struct that crosses the boundary starts with `size_t struct_size` and only ever grows
  *    at its end. A reader uses only the members that lie inside min(struct_size, sizeof(T)).
- *    Members are tagged with the ABI minor that introduced them (`since 1.N`).
+ *    Members are tagged with the ABI minor that introduced them (`since 1.N`). Arrays of such
+ *    structs are laid out `struct_size` bytes apart and walked with NNERGY_ARRAY_AT().
  *  - Errors are `nnergy_status*`: NULL means success. Statuses are always allocated by the host
  *    (nnergy_host_api.status_create); a plugin returns them and the host frees them.
  *  - No C++ exceptions and no C++ standard library types cross the boundary. Strings are UTF-8
@@ -46,6 +47,18 @@ extern "C" {
 /** True when a struct of declared size `struct_size` contains member `member` of `type`. */
 #define NNERGY_HAS_MEMBER(ptr, type, member) \
     ((ptr)->struct_size >= NNERGY_STRUCT_SIZE(type, member))
+
+/**
+ * Element `index` of an array of versioned structs starting at `base` (not NULL).
+ * Such arrays (a plugin's components, the named values of a configuration) are laid out
+ * `struct_size` bytes apart: the writer sets every element's struct_size to sizeof(type) as it
+ * was compiled, and the reader steps by the first element's struct_size rather than by its own
+ * sizeof, so both agree on where element `index` lies whichever minor each was built against.
+ * (since 1.0)
+ */
+#define NNERGY_ARRAY_AT(type, base, index)                     \
+    ((const type*)(const void*)((const unsigned char*)(base) + \
+                                (size_t)(index) * (base)->struct_size))
 
 #if defined(_WIN32)
 #define NNERGY_PLUGIN_EXPORT __declspec(dllexport)
@@ -137,6 +150,8 @@ typedef enum nnergy_value_kind {
  * In hardware descriptions every quantity `{ value, unit, source }` arrives as a FLOAT already
  * converted to SI base units (bytes, seconds, FLOP/s, B/s, W, J, Hz); its source stays with the
  * host for the report.
+ * Arrays of named values are walked with NNERGY_ARRAY_AT (the host may be of a newer minor
+ * whose nnergy_named_value is larger than the plugin's).
  * OWNERSHIP: host; the array and every string in it stay valid for the lifetime of the
  * component instance it was given to.
  */
@@ -432,10 +447,12 @@ typedef struct nnergy_create_args {
     size_t struct_size;
     nnergy_host_context* ctx;
     const nnergy_host_api* api;
-    /** The component's table from the pipeline, flattened (the `plugin` key removed). */
+    /** The component's table from the pipeline, flattened (the `plugin` key removed).
+     *  Walk with NNERGY_ARRAY_AT. */
     const nnergy_named_value* config;
     size_t config_count;
-    /** Architectures only: the hardware description, flattened, quantities in SI units. */
+    /** Architectures only: the hardware description, flattened, quantities in SI units.
+     *  Walk with NNERGY_ARRAY_AT. */
     const nnergy_named_value* hardware;
     size_t hardware_count;
 } nnergy_create_args;
@@ -476,7 +493,7 @@ typedef struct nnergy_estimate_input {
     /** One mapping per kernel, indexed by kernel number. */
     const nnergy_mapping* const* mappings;
     size_t mapping_count;
-    /** The architecture's hardware description (same as its create args). */
+    /** The architecture's hardware description (same as its create args). NNERGY_ARRAY_AT. */
     const nnergy_named_value* hardware;
     size_t hardware_count;
     const nnergy_map_options* options;
@@ -486,8 +503,7 @@ typedef struct nnergy_estimate_input {
  *  on the same instance. */
 typedef struct nnergy_estimator_vtbl {
     size_t struct_size;
-    nnergy_status* (*estimate)(void* self, const nnergy_estimate_input* input,
-                               nnergy_results* out);
+    nnergy_status* (*estimate)(void* self, const nnergy_estimate_input* input, nnergy_results* out);
 } nnergy_estimator_vtbl;
 
 /** Formats the report document. THREADING: one call at a time per instance. */
@@ -497,7 +513,9 @@ typedef struct nnergy_reporter_vtbl {
 } nnergy_reporter_vtbl;
 
 /** One component a library provides. OWNERSHIP: library (static data).
- *  Members after `vtbl` are optional: a struct that ends earlier is valid. */
+ *  Members after `vtbl` are optional: a struct that ends earlier is valid.
+ *  Descriptors are read from nnergy_plugin_info.components with NNERGY_ARRAY_AT: set
+ *  struct_size to sizeof(nnergy_component) of the header the plugin is built with. */
 typedef struct nnergy_component {
     size_t struct_size;
     nnergy_component_kind kind;
@@ -518,6 +536,8 @@ typedef struct nnergy_host_info {
     size_t struct_size; /* frozen for every ABI major */
     uint32_t abi_major; /* frozen for every ABI major */
     uint32_t abi_minor; /* frozen for every ABI major */
+    /* frozen for every ABI major, with nnergy_host_api.status_create: a plugin of another major
+     * can still return a status saying why it refuses to load */
     const nnergy_host_api* api;
     nnergy_string_view host_version;
 } nnergy_host_info;
@@ -533,6 +553,7 @@ typedef struct nnergy_plugin_info {
     nnergy_string_view version;
     nnergy_string_view vendor;
     nnergy_string_view license; /**< SPDX identifier; required */
+    /** `component_count` descriptors, `components[0].struct_size` bytes apart (NNERGY_ARRAY_AT). */
     const nnergy_component* components;
     size_t component_count;
     nnergy_string_view description; /**< optional */

@@ -11,8 +11,10 @@
 
 #include <nnergy/plugin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -102,17 +104,57 @@ inline void check(nnergy_status* status, const char* what) {
 /// hardware description, or a TOML file read through the host).
 class config_view {
 public:
+    /// Steps through the host's array by its elements' struct_size (NNERGY_ARRAY_AT), which is
+    /// larger than this header's sizeof when the host is of a newer minor.
+    class iterator {
+    public:
+        using value_type = nnergy_named_value;
+        using reference = const nnergy_named_value&;
+        using pointer = const nnergy_named_value*;
+        using difference_type = std::ptrdiff_t;
+        using iterator_category = std::forward_iterator_tag;
+
+        iterator() = default;
+        reference operator*() const noexcept { return *get(); }
+        pointer operator->() const noexcept { return get(); }
+        iterator& operator++() noexcept {
+            bytes_ += stride_;
+            return *this;
+        }
+        iterator operator++(int) noexcept {
+            iterator old = *this;
+            ++*this;
+            return old;
+        }
+        friend bool operator==(const iterator& a, const iterator& b) noexcept {
+            return a.bytes_ == b.bytes_;
+        }
+        friend bool operator!=(const iterator& a, const iterator& b) noexcept { return !(a == b); }
+
+    private:
+        friend class config_view;
+        iterator(const unsigned char* bytes, size_t stride) : bytes_(bytes), stride_(stride) {}
+        pointer get() const noexcept {
+            return static_cast<pointer>(static_cast<const void*>(bytes_));
+        }
+        const unsigned char* bytes_ = nullptr;
+        size_t stride_ = 0;
+    };
+
     config_view() = default;
-    config_view(const nnergy_named_value* values, size_t count) : values_(values), count_(count) {}
+    config_view(const nnergy_named_value* values, size_t count)
+        : values_(count ? values : nullptr), count_(values ? count : 0) {}
 
     size_t size() const noexcept { return count_; }
-    const nnergy_named_value& operator[](size_t i) const noexcept { return values_[i]; }
-    const nnergy_named_value* begin() const noexcept { return values_; }
-    const nnergy_named_value* end() const noexcept { return values_ + count_; }
+    const nnergy_named_value& operator[](size_t i) const noexcept {
+        return *NNERGY_ARRAY_AT(nnergy_named_value, values_, i);
+    }
+    iterator begin() const noexcept { return iterator(bytes(), stride()); }
+    iterator end() const noexcept { return iterator(bytes() + count_ * stride(), stride()); }
 
     const nnergy_named_value* find(std::string_view key) const noexcept {
-        for (size_t i = 0; i < count_; ++i)
-            if (from_sv(values_[i].name) == key) return &values_[i];
+        for (const nnergy_named_value& v : *this)
+            if (from_sv(v.name) == key) return &v;
         return nullptr;
     }
     bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
@@ -152,9 +194,9 @@ public:
     double require_number(std::string_view key, std::string_view context) const {
         auto v = number(key);
         if (!v)
-            throw error(std::string(context) + ": missing required number '" + std::string(key) +
-                            "'",
-                        NNERGY_CODE_NOT_FOUND);
+            throw error(
+                std::string(context) + ": missing required number '" + std::string(key) + "'",
+                NNERGY_CODE_NOT_FOUND);
         return *v;
     }
 
@@ -167,6 +209,11 @@ public:
     }
 
 private:
+    const unsigned char* bytes() const noexcept {
+        return static_cast<const unsigned char*>(static_cast<const void*>(values_));
+    }
+    size_t stride() const noexcept { return values_ ? values_->struct_size : 0; }
+
     const nnergy_named_value* values_ = nullptr;
     size_t count_ = 0;
 };
@@ -259,10 +306,10 @@ public:
     uint32_t add_node(std::string_view name, std::string_view op_type, std::string_view domain,
                       const std::vector<uint32_t>& inputs, const std::vector<uint32_t>& outputs) {
         uint32_t id = 0;
-        detail::check(host().graph_add_node(b_, to_sv(name), to_sv(op_type), to_sv(domain),
-                                            inputs.data(), inputs.size(), outputs.data(),
-                                            outputs.size(), &id),
-                      "node");
+        detail::check(
+            host().graph_add_node(b_, to_sv(name), to_sv(op_type), to_sv(domain), inputs.data(),
+                                  inputs.size(), outputs.data(), outputs.size(), &id),
+            "node");
         return id;
     }
     void attr(uint32_t node, std::string_view name, int64_t v) {
@@ -313,12 +360,12 @@ public:
     std::optional<int64_t> attr_int(uint32_t n, std::string_view name) const {
         int64_t v = 0;
         return host().node_attr_int(g_, n, to_sv(name), &v) ? std::optional<int64_t>(v)
-                                                             : std::nullopt;
+                                                            : std::nullopt;
     }
     std::optional<double> attr_float(uint32_t n, std::string_view name) const {
         double v = 0;
         return host().node_attr_float(g_, n, to_sv(name), &v) ? std::optional<double>(v)
-                                                               : std::nullopt;
+                                                              : std::nullopt;
     }
     std::optional<std::string_view> attr_string(uint32_t n, std::string_view name) const {
         nnergy_string_view v{nullptr, 0};
@@ -415,7 +462,9 @@ private:
 class mapping_writer {
 public:
     explicit mapping_writer(nnergy_mapping* m) : m_(m) {}
-    void set(std::string_view key, double value) { host().mapping_set_number(m_, to_sv(key), value); }
+    void set(std::string_view key, double value) {
+        host().mapping_set_number(m_, to_sv(key), value);
+    }
     void set_text(std::string_view key, std::string_view value) {
         host().mapping_set_text(m_, to_sv(key), to_sv(value));
     }
@@ -439,7 +488,7 @@ public:
     std::optional<double> number(std::string_view key) const {
         double v = 0;
         return host().mapping_get_number(m_, to_sv(key), &v) ? std::optional<double>(v)
-                                                              : std::nullopt;
+                                                             : std::nullopt;
     }
     double number_or(std::string_view key, double fallback) const {
         return number(key).value_or(fallback);
@@ -532,7 +581,9 @@ private:
 class output_writer {
 public:
     explicit output_writer(nnergy_output* o) : o_(o) {}
-    void write(std::string_view bytes) { detail::check(host().output_write(o_, to_sv(bytes)), "output"); }
+    void write(std::string_view bytes) {
+        detail::check(host().output_write(o_, to_sv(bytes)), "output");
+    }
 
 private:
     nnergy_output* o_;
@@ -654,10 +705,10 @@ template <class Impl>
 struct tables {
     static inline const nnergy_frontend_vtbl frontend = {
         sizeof(nnergy_frontend_vtbl), &frontend_load<Impl>, {nullptr, 0}};
-    static inline const nnergy_partitioner_vtbl partitioner = {
-        sizeof(nnergy_partitioner_vtbl), &partitioner_partition<Impl>};
-    static inline const nnergy_architecture_vtbl architecture = {
-        sizeof(nnergy_architecture_vtbl), &architecture_map<Impl>};
+    static inline const nnergy_partitioner_vtbl partitioner = {sizeof(nnergy_partitioner_vtbl),
+                                                               &partitioner_partition<Impl>};
+    static inline const nnergy_architecture_vtbl architecture = {sizeof(nnergy_architecture_vtbl),
+                                                                 &architecture_map<Impl>};
     static inline const nnergy_estimator_vtbl estimator = {sizeof(nnergy_estimator_vtbl),
                                                            &estimator_estimate<Impl>};
     static inline const nnergy_reporter_vtbl reporter = {sizeof(nnergy_reporter_vtbl),
@@ -708,14 +759,12 @@ nnergy_component architecture_component(std::string_view name,
                                         &detail::tables<Impl>::architecture);
 }
 template <class Impl>
-nnergy_component estimator_component(std::string_view name,
-                                     std::string_view description) noexcept {
+nnergy_component estimator_component(std::string_view name, std::string_view description) noexcept {
     return detail::make_component<Impl>(NNERGY_KIND_ESTIMATOR, name, description,
                                         &detail::tables<Impl>::estimator);
 }
 template <class Impl>
-nnergy_component reporter_component(std::string_view name,
-                                    std::string_view description) noexcept {
+nnergy_component reporter_component(std::string_view name, std::string_view description) noexcept {
     return detail::make_component<Impl>(NNERGY_KIND_REPORTER, name, description,
                                         &detail::tables<Impl>::reporter);
 }
@@ -725,8 +774,8 @@ namespace detail {
 inline nnergy_status* negotiate(const nnergy_host_info* host_info, nnergy_plugin_info* out,
                                 std::string_view name, std::string_view version,
                                 std::string_view vendor, std::string_view license,
-                                std::string_view description,
-                                const nnergy_component* components, size_t count) noexcept {
+                                std::string_view description, const nnergy_component* components,
+                                size_t count) noexcept {
     if (!host_info || !out) return nullptr;
     // The host API is usable for statuses whatever the major: status_create is frozen first.
     if (host_info->struct_size >= NNERGY_STRUCT_SIZE(nnergy_host_info, api))
@@ -762,17 +811,17 @@ inline nnergy_status* negotiate(const nnergy_host_info* host_info, nnergy_plugin
 
 /// Defines the library's entry point. The trailing arguments are component descriptors made by
 /// nnergy::sdk::frontend_component<T>(...), partitioner_component<T>(...), etc.
-#define NNERGY_PLUGIN_DEFINE(NAME, VERSION, VENDOR, LICENSE, DESCRIPTION, ...)                  \
-    extern "C" NNERGY_PLUGIN_EXPORT nnergy_status* nnergy_plugin_negotiate(                     \
-        const nnergy_host_info* host_info, nnergy_plugin_info* out) {                           \
-        try {                                                                                   \
-            static const nnergy_component components[] = {__VA_ARGS__};                         \
-            return ::nnergy::sdk::detail::negotiate(host_info, out, NAME, VERSION, VENDOR,      \
-                                                    LICENSE, DESCRIPTION, components,           \
+#define NNERGY_PLUGIN_DEFINE(NAME, VERSION, VENDOR, LICENSE, DESCRIPTION, ...)                   \
+    extern "C" NNERGY_PLUGIN_EXPORT nnergy_status* nnergy_plugin_negotiate(                      \
+        const nnergy_host_info* host_info, nnergy_plugin_info* out) {                            \
+        try {                                                                                    \
+            static const nnergy_component components[] = {__VA_ARGS__};                          \
+            return ::nnergy::sdk::detail::negotiate(host_info, out, NAME, VERSION, VENDOR,       \
+                                                    LICENSE, DESCRIPTION, components,            \
                                                     sizeof(components) / sizeof(components[0])); \
-        } catch (...) {                                                                         \
-            return ::nnergy::sdk::detail::status_from_current_exception();                     \
-        }                                                                                       \
+        } catch (...) {                                                                          \
+            return ::nnergy::sdk::detail::status_from_current_exception();                       \
+        }                                                                                        \
     }
 
 #endif  // NNERGY_SDK_HPP

@@ -13,29 +13,12 @@
 
 namespace nnergy::reference {
 
-/// Rejects configuration keys this component does not know, naming the file and line.
-inline void reject_unknown_keys(const sdk::config_view& config,
-                                std::initializer_list<std::string_view> known) {
-    for (const nnergy_named_value& v : config) {
-        const std::string_view key = sdk::from_sv(v.name);
-        bool ok = false;
-        for (std::string_view k : known) ok = ok || k == key;
-        if (ok) continue;
-        std::string expected;
-        for (std::string_view k : known)
-            expected += (expected.empty() ? "" : ", ") + std::string(k);
-        throw sdk::error(
-            sdk::config_view::where(v) + ": unknown key '" + std::string(key) + "' (" +
-            (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) + ")");
-    }
-}
-
 class reference_architecture : public sdk::architecture {
 public:
     explicit reference_architecture(const sdk::context& ctx)
         : sdk::architecture(ctx), hw_(hardware_model::from_config(ctx.hardware())) {
         // hardware and precision are read by the host; everything else would be a typo.
-        reject_unknown_keys(ctx.config(), {});
+        ctx.config().expect_only({}, "nnergy.architecture.reference");
     }
 
     const hardware_model& hardware() const noexcept { return hw_; }

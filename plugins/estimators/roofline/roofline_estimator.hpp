@@ -13,23 +13,6 @@
 
 namespace nnergy::roofline {
 
-/// Rejects configuration keys this component does not know, naming the file and line.
-inline void reject_unknown_keys(const sdk::config_view& config,
-                                std::initializer_list<std::string_view> known) {
-    for (const nnergy_named_value& v : config) {
-        const std::string_view key = sdk::from_sv(v.name);
-        bool ok = false;
-        for (std::string_view k : known) ok = ok || k == key;
-        if (ok) continue;
-        std::string expected;
-        for (std::string_view k : known)
-            expected += (expected.empty() ? "" : ", ") + std::string(k);
-        throw sdk::error(
-            sdk::config_view::where(v) + ": unknown key '" + std::string(key) + "' (" +
-            (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) + ")");
-    }
-}
-
 class roofline_estimator : public sdk::estimator {
 public:
     explicit roofline_estimator(const sdk::context& ctx) : sdk::estimator(ctx) {
@@ -39,7 +22,7 @@ public:
                                  "run back to back on "
                                  "the device",
                              NNERGY_CODE_UNIMPLEMENTED);
-        reject_unknown_keys(ctx.config(), {});
+        ctx.config().expect_only({}, "nnergy.estimator.roofline");
     }
 
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {

@@ -12,23 +12,6 @@
 
 namespace nnergy::json {
 
-/// Rejects configuration keys this component does not know, naming the file and line.
-inline void reject_unknown_keys(const sdk::config_view& config,
-                                std::initializer_list<std::string_view> known) {
-    for (const nnergy_named_value& v : config) {
-        const std::string_view key = sdk::from_sv(v.name);
-        bool ok = false;
-        for (std::string_view k : known) ok = ok || k == key;
-        if (ok) continue;
-        std::string expected;
-        for (std::string_view k : known)
-            expected += (expected.empty() ? "" : ", ") + std::string(k);
-        throw sdk::error(
-            sdk::config_view::where(v) + ": unknown key '" + std::string(key) + "' (" +
-            (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) + ")");
-    }
-}
-
 /// Copies the host's document tree into an insertion-ordered JSON value.
 inline nlohmann::ordered_json to_json(const sdk::value_view& v) {
     switch (v.kind()) {
@@ -68,7 +51,7 @@ class json_reporter : public sdk::reporter {
 public:
     explicit json_reporter(const sdk::context& ctx) : sdk::reporter(ctx) {
         const sdk::config_view config = ctx.config();
-        reject_unknown_keys(config, {"indent"});
+        config.expect_only({"indent"}, "nnergy.reporter.json");
         const int64_t indent = config.integer("indent").value_or(2);
         if (indent < -1 || indent > 16)
             throw sdk::error(sdk::config_view::where(*config.find("indent")) +

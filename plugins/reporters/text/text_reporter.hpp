@@ -17,23 +17,6 @@
 
 namespace nnergy::text {
 
-/// Rejects configuration keys this component does not know, naming the file and line.
-inline void reject_unknown_keys(const sdk::config_view& config,
-                                std::initializer_list<std::string_view> known) {
-    for (const nnergy_named_value& v : config) {
-        const std::string_view key = sdk::from_sv(v.name);
-        bool ok = false;
-        for (std::string_view k : known) ok = ok || k == key;
-        if (ok) continue;
-        std::string expected;
-        for (std::string_view k : known)
-            expected += (expected.empty() ? "" : ", ") + std::string(k);
-        throw sdk::error(
-            sdk::config_view::where(v) + ": unknown key '" + std::string(key) + "' (" +
-            (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) + ")");
-    }
-}
-
 struct render_options {
     bool kernels = true;  ///< print the per-kernel table
     int64_t top = 3;      ///< explain this many slowest kernels
@@ -304,7 +287,7 @@ class text_reporter : public sdk::reporter {
 public:
     explicit text_reporter(const sdk::context& ctx) : sdk::reporter(ctx) {
         const sdk::config_view config = ctx.config();
-        reject_unknown_keys(config, {"kernels", "top"});
+        config.expect_only({"kernels", "top"}, "nnergy.reporter.text");
         options_.kernels = config.boolean("kernels").value_or(true);
         options_.top = config.integer("top").value_or(3);
         if (options_.top < 0)

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -200,6 +201,29 @@ public:
         return *v;
     }
 
+    /// Rejects keys outside `known`, naming the file, line and key: a typo in a pipeline must
+    /// not be silently ignored. A known key "x" also admits nested "x.y" and "x[0]" values.
+    void expect_only(std::initializer_list<std::string_view> known,
+                     std::string_view component) const {
+        for (const nnergy_named_value& v : *this) {
+            const std::string_view key = from_sv(v.name);
+            bool ok = false;
+            for (std::string_view k : known)
+                ok = ok || key == k ||
+                     (key.size() > k.size() && key.substr(0, k.size()) == k &&
+                      (key[k.size()] == '.' || key[k.size()] == '['));
+            if (ok) continue;
+            std::string expected;
+            for (std::string_view k : known)
+                expected += (expected.empty() ? "" : ", ") + std::string(k);
+            throw error(
+                where(v) + ": unknown key '" + std::string(key) + "' for " +
+                std::string(component) + " (" +
+                (expected.empty() ? std::string("it takes no keys") : "expected: " + expected) +
+                ")");
+        }
+    }
+
     /// "file:line" of a value, for error messages.
     static std::string where(const nnergy_named_value& v) {
         std::string s(from_sv(v.file));
@@ -244,23 +268,29 @@ private:
 /// What every component's constructor receives.
 class context {
 public:
-    explicit context(const nnergy_create_args& args) : args_(&args) {}
-
-    nnergy_host_context* handle() const noexcept { return args_->ctx; }
-    config_view config() const noexcept { return {args_->config, args_->config_count}; }
-    config_view hardware() const noexcept {
-        if (!NNERGY_HAS_MEMBER(args_, nnergy_create_args, hardware_count)) return {};
-        return {args_->hardware, args_->hardware_count};
+    /// Copies what it needs: the args struct itself lives only during `create`, while the
+    /// context handle and the values it points to live as long as the instance.
+    explicit context(const nnergy_create_args& args) noexcept {
+        ctx_ = args.ctx;
+        config_ = config_view(args.config, args.config_count);
+        if (NNERGY_HAS_MEMBER(&args, nnergy_create_args, hardware_count))
+            hardware_ = config_view(args.hardware, args.hardware_count);
     }
+
+    nnergy_host_context* handle() const noexcept { return ctx_; }
+    config_view config() const noexcept { return config_; }
+    config_view hardware() const noexcept { return hardware_; }
     void log(nnergy_log_level level, std::string_view message) const {
-        host().log(args_->ctx, level, to_sv(message));
+        host().log(ctx_, level, to_sv(message));
     }
     void info(std::string_view m) const { log(NNERGY_LOG_INFO, m); }
     void warn(std::string_view m) const { log(NNERGY_LOG_WARN, m); }
     void debug(std::string_view m) const { log(NNERGY_LOG_DEBUG, m); }
 
 private:
-    const nnergy_create_args* args_;
+    nnergy_host_context* ctx_ = nullptr;
+    config_view config_;
+    config_view hardware_;
 };
 
 // ------------------------------------------------------------------------------------------------

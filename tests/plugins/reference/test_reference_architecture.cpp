@@ -325,6 +325,6 @@ TEST_CASE("architecture plugin takes no configuration keys", "[reference]") {
     cfg.file("pipe.toml").text("hardwre", "h100-sxm5", 17);
     const nnergy_create_args args = fake::create_args(cfg, &hw);
     CHECK_THROWS_WITH(nnergy::reference::reference_architecture{nnergy::sdk::context(args)},
-                      "pipe.toml:17: unknown key 'hardwre' (it "
+                      "pipe.toml:17: unknown key 'hardwre' for nnergy.architecture.reference (it "
                       "takes no keys)");
 }

@@ -245,10 +245,10 @@ TEST_CASE("reporters reject unknown configuration keys", "[text][json]") {
     cfg.file("pipe.toml").boolean("kernels", false, 30).text("colour", "red", 31);
     const nnergy_create_args args = fake::create_args(cfg);
     CHECK_THROWS_WITH(nnergy::text::text_reporter{nnergy::sdk::context(args)},
-                      "pipe.toml:31: unknown key 'colour' (expected: "
+                      "pipe.toml:31: unknown key 'colour' for nnergy.reporter.text (expected: "
                       "kernels, top)");
     CHECK_THROWS_WITH(nnergy::json::json_reporter{nnergy::sdk::context(args)},
-                      "pipe.toml:30: unknown key 'kernels' (expected: "
+                      "pipe.toml:30: unknown key 'kernels' for nnergy.reporter.json (expected: "
                       "indent)");
 }
 

@@ -140,6 +140,6 @@ TEST_CASE("roofline estimator: configuration", "[roofline]") {
     typo.file("pipe.toml").text("mode", "x", 13);
     const nnergy_create_args args2 = fake::create_args(typo);
     CHECK_THROWS_WITH(nnergy::roofline::roofline_estimator{nnergy::sdk::context(args2)},
-                      "pipe.toml:13: unknown key 'mode' (it takes no "
+                      "pipe.toml:13: unknown key 'mode' for nnergy.estimator.roofline (it takes no "
                       "keys)");
 }

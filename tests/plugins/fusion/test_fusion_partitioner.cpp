@@ -1,0 +1,686 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fusion partitioner loaded as a plugin by the real host: small graphs built with the IR,
+// bound, partitioned through nnergy::run_partitioner, and their kernels checked node by node.
+// Expected kernels follow from the rules in configs/fusion/default.toml (docs/fusion-rules.md);
+// each case says which rule or constraint decides it.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/graph.hpp>
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/registry.hpp>
+#include <nnergy/framework/shape_inference.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path k_source_dir = NNERGY_TEST_SOURCE_DIR;
+const fs::path k_default_rules = k_source_dir / "configs" / "fusion" / "default.toml";
+const fs::path k_bad_rules_dir = k_source_dir / "tests" / "data" / "fusion";
+
+/// Builds a graph by tensor names; tensors that only nodes mention get their shapes inferred.
+class model {
+public:
+    model& input(const std::string& name, std::vector<int64_t> shape) {
+        g_.inputs.push_back(add(name, NNERGY_DTYPE_FLOAT32, std::move(shape)));
+        return *this;
+    }
+    model& weight(const std::string& name, std::vector<int64_t> shape) {
+        g_.tensors[add(name, NNERGY_DTYPE_FLOAT32, std::move(shape))].is_initializer = true;
+        return *this;
+    }
+    /// An int64 constant with values (shape targets, indices, axes).
+    model& ints(const std::string& name, std::vector<int64_t> shape, std::vector<int64_t> values) {
+        nnergy::tensor& t = g_.tensors[add(name, NNERGY_DTYPE_INT64, std::move(shape))];
+        t.is_initializer = true;
+        t.int_values = std::move(values);
+        return *this;
+    }
+    model& op(const std::string& name, const std::string& op_type,
+              const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+              std::vector<nnergy::attribute> attributes = {}, const std::string& domain = "") {
+        nnergy::node n;
+        n.name = name;
+        n.op_type = op_type;
+        n.domain = domain;
+        for (const std::string& i : inputs)
+            n.inputs.push_back(i.empty() ? NNERGY_NO_TENSOR : find_or_add(i));
+        for (const std::string& o : outputs) n.outputs.push_back(find_or_add(o));
+        n.attributes = std::move(attributes);
+        g_.add_node(std::move(n));
+        return *this;
+    }
+    model& output(const std::string& name) {
+        g_.outputs.push_back(find_or_add(name));
+        return *this;
+    }
+    /// Declares the shape and type of a tensor (outputs of ops the host does not know).
+    model& declare(const std::string& name, std::vector<int64_t> shape) {
+        nnergy::tensor& t = g_.tensors[find_or_add(name)];
+        t.dtype = NNERGY_DTYPE_FLOAT32;
+        t.shape = dims(std::move(shape));
+        return *this;
+    }
+    const nnergy::bound_graph& bind() {
+        g_.finalize();
+        bound_ = nnergy::bind(g_, {});
+        return *bound_;
+    }
+    const nnergy::graph& graph() const { return g_; }
+
+private:
+    static std::vector<nnergy::dim> dims(std::vector<int64_t> shape) {
+        std::vector<nnergy::dim> d;
+        for (int64_t v : shape) d.push_back(nnergy::dim::of(v));
+        return d;
+    }
+    uint32_t add(const std::string& name, nnergy_dtype dtype, std::vector<int64_t> shape) {
+        nnergy::tensor t;
+        t.name = name;
+        t.dtype = dtype;
+        t.shape = dims(std::move(shape));
+        return g_.add_tensor(std::move(t));
+    }
+    uint32_t find_or_add(const std::string& name) {
+        if (auto t = g_.find_tensor(name)) return *t;
+        nnergy::tensor t;
+        t.name = name;
+        return g_.add_tensor(std::move(t));
+    }
+
+    nnergy::graph g_;
+    std::optional<nnergy::bound_graph> bound_;
+};
+
+nnergy::attribute attr(std::string name, int64_t v) { return {std::move(name), v}; }
+nnergy::attribute attr(std::string name, std::vector<int64_t> v) {
+    return {std::move(name), std::move(v)};
+}
+
+nnergy::config_value string_value(std::string name, std::string value, uint32_t line) {
+    nnergy::config_value v;
+    v.name = std::move(name);
+    v.kind = NNERGY_VALUE_STRING;
+    v.string_value = std::move(value);
+    v.file = "pipeline.toml";
+    v.line = line;
+    return v;
+}
+
+nnergy::config_value bool_value(std::string name, bool value, uint32_t line) {
+    nnergy::config_value v;
+    v.name = std::move(name);
+    v.kind = NNERGY_VALUE_BOOL;
+    v.bool_value = value;
+    v.file = "pipeline.toml";
+    v.line = line;
+    return v;
+}
+
+nnergy::config_values rules_config(const fs::path& rules) {
+    return {string_value("rules", rules.string(), 2)};
+}
+
+/// The plugin library as the host loads it.
+class fusion_plugin {
+public:
+    fusion_plugin() {
+        REQUIRE(registry_.load(NNERGY_FUSION_PLUGIN));
+        entry_ = registry_.find(NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
+        REQUIRE(entry_ != nullptr);
+    }
+    nnergy::partition run(const nnergy::bound_graph& g, nnergy::config_values config) {
+        nnergy::component_instance instance(*entry_, std::move(config));
+        return nnergy::run_partitioner(instance, g);
+    }
+    nnergy::partition run(const nnergy::bound_graph& g) {
+        return run(g, rules_config(k_default_rules));
+    }
+    /// The message of the error that creating an instance with `config` raises.
+    std::string create_error(nnergy::config_values config) {
+        try {
+            nnergy::component_instance instance(*entry_, std::move(config));
+        } catch (const nnergy::error& e) {
+            return e.what();
+        }
+        FAIL("creating the partitioner succeeded, an error was expected");
+        return {};
+    }
+
+private:
+    nnergy::registry registry_;
+    const nnergy::component_entry* entry_ = nullptr;
+};
+
+/// Kernels as "pattern: node,node,..." with member names sorted, the list sorted: the
+/// comparison does not depend on the host's kernel order.
+std::vector<std::string> describe(const nnergy::graph& g, const nnergy::partition& p) {
+    std::vector<std::string> out;
+    for (const nnergy::kernel& k : p.kernels) {
+        std::vector<std::string> names;
+        for (uint32_t n : k.nodes) names.push_back(g.nodes[n].name);
+        std::sort(names.begin(), names.end());
+        std::string s = k.pattern + ":";
+        for (size_t i = 0; i < names.size(); ++i) s += (i ? "," : " ") + names[i];
+        out.push_back(s);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+const nnergy::kernel& kernel_with(const nnergy::graph& g, const nnergy::partition& p,
+                                  const std::string& node_name) {
+    for (const nnergy::kernel& k : p.kernels)
+        for (uint32_t n : k.nodes)
+            if (g.nodes[n].name == node_name) return k;
+    FAIL("no kernel holds node " << node_name);
+    throw std::logic_error("unreachable");
+}
+
+/// conv1 -> bn1 -> relu1 on a 1x3x8x8 input; `bn_is_output` also makes bn1's result a graph
+/// output.
+model conv_bn_relu(bool bn_is_output = false) {
+    model m;
+    m.input("x", {1, 3, 8, 8})
+        .weight("w", {4, 3, 3, 3})
+        .weight("scale", {4})
+        .weight("bias", {4})
+        .weight("mean", {4})
+        .weight("var", {4})
+        .op("conv1", "Conv", {"x", "w"}, {"c"},
+            {attr("kernel_shape", std::vector<int64_t>{3, 3}),
+             attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+        .op("bn1", "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .op("relu1", "Relu", {"b"}, {"y"})
+        .output("y");
+    if (bn_is_output) m.output("b");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("conv + batchnorm + relu fuse into one kernel named after the conv", "[fusion]") {
+    fusion_plugin plugin;
+    model m = conv_bn_relu();
+    const auto p = plugin.run(m.bind());
+    // conv_bn_act matches all three: each intermediate is read only by the next node.
+    CHECK(describe(m.graph(), p) == std::vector<std::string>{"conv_bn_act: bn1,conv1,relu1"});
+    REQUIRE(p.kernels.size() == 1);
+    CHECK(p.kernels[0].name == "conv1");
+}
+
+TEST_CASE("a conv output read by two nodes is not fused with the batchnorm", "[fusion]") {
+    fusion_plugin plugin;
+    model m;
+    m.input("x", {1, 3, 8, 8})
+        .weight("w", {4, 3, 3, 3})
+        .weight("scale", {4})
+        .weight("bias", {4})
+        .weight("mean", {4})
+        .weight("var", {4})
+        .op("conv1", "Conv", {"x", "w"}, {"c"})
+        .op("bn1", "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .op("relu1", "Relu", {"b"}, {"y1"})
+        .op("relu2", "Relu", {"c"}, {"y2"})
+        .output("y1")
+        .output("y2");
+    const auto p = plugin.run(m.bind());
+    // Fusing conv1 with bn1 would hide c from relu2 (or copy conv1 into two kernels), so conv1
+    // stays alone; bn1 + relu1 still fuse (bn_act); relu2 is a kernel of its own.
+    CHECK(describe(m.graph(), p) == sorted({"conv: conv1", "bn_act: bn1,relu1", "relu: relu2"}));
+}
+
+TEST_CASE("a graph output in the middle of a chain stops the fusion there", "[fusion]") {
+    fusion_plugin plugin;
+    model m = conv_bn_relu(/*bn_is_output=*/true);
+    const auto p = plugin.run(m.bind());
+    // b must be written out for the user, so bn1 can only end a kernel: conv_bn_act matches
+    // conv1 + bn1 with its optional activation absent, and relu1 runs alone.
+    CHECK(describe(m.graph(), p) == sorted({"conv_bn_act: bn1,conv1", "relu: relu1"}));
+}
+
+TEST_CASE("conv + batchnorm + residual add + relu fuse", "[fusion]") {
+    fusion_plugin plugin;
+    model m;
+    m.input("x", {1, 4, 8, 8})
+        .weight("w", {4, 4, 3, 3})
+        .weight("scale", {4})
+        .weight("bias", {4})
+        .weight("mean", {4})
+        .weight("var", {4})
+        .op("conv1", "Conv", {"x", "w"}, {"c"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+        .op("bn1", "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .op("add1", "Add", {"b", "x"}, {"a"})
+        .op("relu1", "Relu", {"a"}, {"y"})
+        .output("y");
+    const auto p = plugin.run(m.bind());
+    // x is read by conv1 and add1, but x comes from outside the kernel: only tensors produced
+    // inside must stay inside.
+    CHECK(describe(m.graph(), p) == std::vector<std::string>{"conv_add_act: add1,bn1,conv1,relu1"});
+}
+
+TEST_CASE("matmul + bias add + relu fuse; so do gemm + relu", "[fusion]") {
+    fusion_plugin plugin;
+    SECTION("MatMul, Add, Relu") {
+        model m;
+        m.input("x", {2, 16})
+            .weight("w", {16, 32})
+            .weight("b", {32})
+            .op("mm", "MatMul", {"x", "w"}, {"m"})
+            .op("add", "Add", {"m", "b"}, {"a"})
+            .op("relu", "Relu", {"a"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{"gemm_bias_act: add,mm,relu"});
+        CHECK(p.kernels.at(0).name == "mm");
+    }
+    SECTION("Gemm, Tanh") {
+        model m;
+        m.input("x", {2, 16})
+            .weight("w", {16, 32})
+            .weight("b", {32})
+            .op("fc", "Gemm", {"x", "w", "b"}, {"g"})
+            .op("act", "Tanh", {"g"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind());
+        // The optional Add position is skipped; the activation set holds Tanh.
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{"gemm_bias_act: act,fc"});
+    }
+}
+
+TEST_CASE("the attention chain becomes one kernel, with the K transpose absorbed", "[fusion]") {
+    fusion_plugin plugin;
+    SECTION("scale and mask") {
+        model m;
+        m.input("q", {1, 2, 4, 8})
+            .input("k", {1, 2, 4, 8})
+            .input("v", {1, 2, 4, 8})
+            .input("bias", {1, 1, 4, 4})
+            .weight("root_d", {})
+            .op("kt", "Transpose", {"k"}, {"k_t"}, {attr("perm", std::vector<int64_t>{0, 1, 3, 2})})
+            .op("scores", "MatMul", {"q", "k_t"}, {"s"})
+            .op("scale", "Div", {"s", "root_d"}, {"s_scaled"})
+            .op("mask", "Add", {"s_scaled", "bias"}, {"s_masked"})
+            .op("softmax", "Softmax", {"s_masked"}, {"probs"}, {attr("axis", int64_t{-1})})
+            .op("context", "MatMul", {"probs", "v"}, {"o"})
+            .output("o");
+        const auto p = plugin.run(m.bind());
+        // The chain rule takes scores..context; the Transpose feeds a kernel whose core holds a
+        // MatMul, so the absorb entry for Transpose moves it in.
+        CHECK(describe(m.graph(), p) ==
+              std::vector<std::string>{"attention: context,kt,mask,scale,scores,softmax"});
+        CHECK(p.kernels.at(0).name == "scores");
+    }
+    SECTION("no scale, no mask") {
+        model m;
+        m.input("q", {1, 2, 4, 8})
+            .input("kt", {1, 2, 8, 4})
+            .input("v", {1, 2, 4, 8})
+            .op("scores", "MatMul", {"q", "kt"}, {"s"})
+            .op("softmax", "Softmax", {"s"}, {"probs"}, {attr("axis", int64_t{-1})})
+            .op("context", "MatMul", {"probs", "v"}, {"o"})
+            .output("o");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) ==
+              std::vector<std::string>{"attention: context,scores,softmax"});
+    }
+    SECTION("probabilities feeding the second MatMul's slot 1 do not match attention") {
+        model m;
+        m.input("q", {1, 2, 4, 8})
+            .input("kt", {1, 2, 8, 4})
+            .input("vt", {1, 2, 8, 4})
+            .op("scores", "MatMul", {"q", "kt"}, {"s"})
+            .op("softmax", "Softmax", {"s"}, {"probs"}, {attr("axis", int64_t{-1})})
+            .op("context", "MatMul", {"vt", "probs"}, {"o"})
+            .output("o");
+        const auto p = plugin.run(m.bind());
+        // The rule's last position has input = 0. No rule fuses MatMul -> Softmax, so every node
+        // is alone.
+        CHECK(describe(m.graph(), p) ==
+              sorted({"matmul: scores", "softmax: softmax", "matmul: context"}));
+    }
+}
+
+TEST_CASE("layer normalization: the ONNX op and the decomposed form", "[fusion]") {
+    fusion_plugin plugin;
+    SECTION("LayerNormalization op") {
+        model m;
+        m.input("x", {2, 8, 16})
+            .weight("gamma", {16})
+            .weight("beta", {16})
+            .op("ln", "LayerNormalization", {"x", "gamma", "beta"}, {"y"},
+                {attr("axis", int64_t{-1})})
+            .output("y");
+        const auto p = plugin.run(m.bind());
+        // A one-position rule with min_nodes = 1 names the single op's kernel.
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{"layernorm: ln"});
+    }
+    SECTION("residual Add + LayerNormalization, only when the norm alone reads the sum") {
+        model m;
+        m.input("x", {2, 8, 16})
+            .input("h", {2, 8, 16})
+            .weight("gamma", {16})
+            .weight("beta", {16})
+            .op("res", "Add", {"x", "h"}, {"s"})
+            .op("ln", "LayerNormalization", {"s", "gamma", "beta"}, {"y"})
+            .output("y");
+        SECTION("post-norm: fused") {
+            const auto p = plugin.run(m.bind());
+            CHECK(describe(m.graph(), p) == std::vector<std::string>{"add_layernorm: ln,res"});
+            CHECK(p.kernels.at(0).name == "res");
+        }
+        SECTION("the sum also feeds the next residual: not fused") {
+            m.op("res2", "Add", {"s", "y"}, {"z"}).output("z");
+            const auto p = plugin.run(m.bind());
+            CHECK(describe(m.graph(), p) == sorted({"add: res", "layernorm: ln", "add: res2"}));
+        }
+    }
+    SECTION("ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add") {
+        model m;
+        const auto axes = attr("axes", std::vector<int64_t>{-1});
+        m.input("x", {2, 8, 16})
+            .weight("two", {})
+            .weight("eps", {})
+            .weight("gamma", {16})
+            .weight("beta", {16})
+            .op("mean", "ReduceMean", {"x"}, {"mu"}, {axes})
+            .op("sub", "Sub", {"x", "mu"}, {"d"})
+            .op("pow", "Pow", {"d", "two"}, {"d2"})
+            .op("var", "ReduceMean", {"d2"}, {"v"}, {axes})
+            .op("add_eps", "Add", {"v", "eps"}, {"ve"})
+            .op("sqrt", "Sqrt", {"ve"}, {"sd"})
+            .op("div", "Div", {"d", "sd"}, {"n"})
+            .op("mul", "Mul", {"n", "gamma"}, {"ng"})
+            .op("add_beta", "Add", {"ng", "beta"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind());
+        // d is read by pow and div: both are in the chain, so the kernel keeps d inside.
+        CHECK(
+            describe(m.graph(), p) ==
+            std::vector<std::string>{"layernorm: add_beta,add_eps,div,mean,mul,pow,sqrt,sub,var"});
+        CHECK(p.kernels.at(0).name == "mean");
+    }
+    SECTION("the decomposed form whose difference is also read elsewhere does not fuse") {
+        model m;
+        const auto axes = attr("axes", std::vector<int64_t>{-1});
+        m.input("x", {2, 8, 16})
+            .weight("two", {})
+            .weight("eps", {})
+            .op("mean", "ReduceMean", {"x"}, {"mu"}, {axes})
+            .op("sub", "Sub", {"x", "mu"}, {"d"})
+            .op("pow", "Pow", {"d", "two"}, {"d2"})
+            .op("var", "ReduceMean", {"d2"}, {"v"}, {axes})
+            .op("add_eps", "Add", {"v", "eps"}, {"ve"})
+            .op("sqrt", "Sqrt", {"ve"}, {"sd"})
+            .op("div", "Div", {"d", "sd"}, {"n"})
+            .op("other", "Neg", {"d"}, {"nd"})
+            .output("n")
+            .output("nd");
+        const auto p = plugin.run(m.bind());
+        // d has a reader (other) outside any layernorm match, so the layernorm rule cannot hold
+        // sub as an inner node, and no other default rule matches here: eight single-node
+        // kernels.
+        CHECK(describe(m.graph(), p) ==
+              sorted({"reducemean: mean", "sub: sub", "pow: pow", "reducemean: var", "add: add_eps",
+                      "sqrt: sqrt", "div: div", "neg: other"}));
+    }
+}
+
+TEST_CASE("fuse = false puts every node in its own kernel", "[fusion]") {
+    fusion_plugin plugin;
+    model m = conv_bn_relu();
+    const auto& g = m.bind();
+    const std::vector<std::string> expected =
+        sorted({"conv: conv1", "batchnormalization: bn1", "relu: relu1"});
+    SECTION("with a rules file") {
+        auto config = rules_config(k_default_rules);
+        config.push_back(bool_value("fuse", false, 3));
+        CHECK(describe(m.graph(), plugin.run(g, config)) == expected);
+    }
+    SECTION("without a rules file") {
+        CHECK(describe(m.graph(), plugin.run(g, {bool_value("fuse", false, 3)})) == expected);
+    }
+    SECTION("fuse = true is the default") {
+        auto config = rules_config(k_default_rules);
+        config.push_back(bool_value("fuse", true, 3));
+        CHECK(describe(m.graph(), plugin.run(g, config)) ==
+              std::vector<std::string>{"conv_bn_act: bn1,conv1,relu1"});
+    }
+}
+
+TEST_CASE("layout ops join the kernel that reads them", "[fusion]") {
+    fusion_plugin plugin;
+    SECTION("Flatten before Gemm") {
+        model m;
+        m.input("x", {2, 3, 4, 4})
+            .weight("w", {48, 10})
+            .weight("b", {10})
+            .op("flat", "Flatten", {"x"}, {"f"})
+            .op("fc", "Gemm", {"f", "w", "b"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind());
+        // fc matches no chain (gemm_bias_act needs two nodes), so it is a "gemm" kernel; the
+        // Flatten joins it and does not rename it.
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{"gemm: fc,flat"});
+        CHECK(p.kernels.at(0).name == "fc");
+    }
+    SECTION("shape arithmetic folded by binding joins the Reshape's consumer") {
+        model m;
+        m.input("x", {2, 4, 8})
+            .weight("w", {32, 5})
+            .ints("zero", {}, {0})
+            .ints("axes0", {1}, {0})
+            .ints("minus_one", {1}, {-1})
+            .op("shape", "Shape", {"x"}, {"s"})
+            .op("batch", "Gather", {"s", "zero"}, {"n"})
+            .op("unsq", "Unsqueeze", {"n", "axes0"}, {"n1"})
+            .op("cat", "Concat", {"n1", "minus_one"}, {"target"}, {attr("axis", int64_t{0})})
+            .op("rs", "Reshape", {"x", "target"}, {"r"})
+            .op("mm", "MatMul", {"r", "w"}, {"y"})
+            .output("y");
+        const auto& g = m.bind();
+        const uint32_t target = *m.graph().find_tensor("target");
+        REQUIRE(g.int_values.at(target).has_value());  // the host folded [2, -1]
+        const auto p = plugin.run(g);
+        // Reverse order: rs (always) joins mm's kernel, then cat and batch (constant outputs),
+        // unsq and shape (always).
+        CHECK(describe(m.graph(), p) ==
+              std::vector<std::string>{"matmul: batch,cat,mm,rs,shape,unsq"});
+        CHECK(p.kernels.at(0).name == "mm");
+    }
+    SECTION("a Reshape read by two kernels keeps its own kernel") {
+        model m;
+        m.input("x", {2, 16})
+            .ints("shape", {2}, {4, 8})
+            .op("r", "Reshape", {"x", "shape"}, {"rr"})
+            .op("relu", "Relu", {"rr"}, {"ya"})
+            .op("sig", "Sigmoid", {"rr"}, {"yb"})
+            .output("ya")
+            .output("yb");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) == sorted({"reshape: r", "relu: relu", "sigmoid: sig"}));
+    }
+    SECTION("a Transpose not feeding a matrix multiply is a real copy") {
+        model m;
+        m.input("x", {2, 3})
+            .op("t", "Transpose", {"x"}, {"xt"})
+            .op("relu", "Relu", {"xt"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) == sorted({"transpose: t", "relu: relu"}));
+    }
+    SECTION("layout ops no single kernel reads form a layout kernel") {
+        model m;
+        m.input("x", {2, 16})
+            .ints("shape", {2}, {4, 8})
+            .op("r", "Reshape", {"x", "shape"}, {"rr"})
+            .op("t", "Transpose", {"rr"}, {"tt"})
+            .op("relu", "Relu", {"tt"}, {"ya"})
+            .op("sig", "Sigmoid", {"tt"}, {"yb"})
+            .output("ya")
+            .output("yb");
+        const auto p = plugin.run(m.bind());
+        // t is read by two kernels and stays; r is read only by t's kernel and joins it.
+        CHECK(describe(m.graph(), p) == sorted({"layout: r,t", "relu: relu", "sigmoid: sig"}));
+        CHECK(kernel_with(m.graph(), p, "r").name == "t");
+    }
+    SECTION("a layout op whose output is a graph output stays visible") {
+        model m;
+        m.input("x", {2, 3, 4, 4})
+            .weight("w", {48, 10})
+            .op("flat", "Flatten", {"x"}, {"f"})
+            .op("mm", "MatMul", {"f", "w"}, {"y"})
+            .output("y")
+            .output("f");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) == sorted({"flatten: flat", "matmul: mm"}));
+    }
+}
+
+TEST_CASE("rules read from a custom file: input slots, domains, min_nodes", "[fusion]") {
+    const fs::path dir = fs::temp_directory_path() / "nnergy_fusion_test_rules";
+    fs::create_directories(dir);
+    const fs::path rules = dir / "custom.toml";
+    {
+        std::ofstream f(rules);
+        f << "schema = \"nnergy.fusion/1\"\n"
+             "[[rules]]\n"
+             "name = \"relu_sub\"\n"
+             "chain = [\"Relu\", { op = \"Sub\", input = 1 }]\n"
+             "[[rules]]\n"
+             "name = \"custom_act\"\n"
+             "chain = [\"com.example:Fancy\", \"Relu|Tanh\"]\n";
+    }
+    fusion_plugin plugin;
+    SECTION("the previous output must feed the named slot") {
+        model m;
+        m.input("x", {4})
+            .input("y", {4})
+            .op("r1", "Relu", {"x"}, {"a"})
+            .op("s1", "Sub", {"a", "y"}, {"o1"})  // a in slot 0: no match
+            .op("r2", "Relu", {"x"}, {"b"})
+            .op("s2", "Sub", {"y", "b"}, {"o2"})  // b in slot 1: match
+            .output("o1")
+            .output("o2");
+        const auto p = plugin.run(m.bind(), rules_config(rules));
+        CHECK(describe(m.graph(), p) == sorted({"relu: r1", "sub: s1", "relu_sub: r2,s2"}));
+    }
+    SECTION("ops of other domains are written domain:Op") {
+        model m;
+        m.input("x", {4})
+            .op("f", "Fancy", {"x"}, {"a"}, {}, "com.example")
+            .op("act", "Tanh", {"a"}, {"y"})
+            .declare("a", {4})
+            .output("y");
+        const auto p = plugin.run(m.bind(), rules_config(rules));
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{"custom_act: act,f"});
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("partitioning is deterministic and scales to large graphs", "[fusion]") {
+    fusion_plugin plugin;
+    // 4000 blocks of MatMul -> Add -> Relu: 12000 nodes, 4000 gemm_bias_act kernels.
+    constexpr int blocks = 4000;
+    model m;
+    m.input("x0", {1, 8});
+    for (int i = 0; i < blocks; ++i) {
+        const std::string s = std::to_string(i);
+        m.weight("w" + s, {8, 8})
+            .weight("b" + s, {8})
+            .op("mm" + s, "MatMul", {"x" + s, "w" + s}, {"m" + s})
+            .op("add" + s, "Add", {"m" + s, "b" + s}, {"a" + s})
+            .op("relu" + s, "Relu", {"a" + s}, {"x" + std::to_string(i + 1)});
+    }
+    m.output("x" + std::to_string(blocks));
+    const auto& g = m.bind();
+    const auto start = std::chrono::steady_clock::now();
+    const auto p1 = plugin.run(g);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO("partitioned " << 3 * blocks << " nodes in " << seconds << " s");
+    REQUIRE(p1.kernels.size() == blocks);
+    for (const nnergy::kernel& k : p1.kernels) {
+        CHECK(k.pattern == "gemm_bias_act");
+        CHECK(k.nodes.size() == 3);
+    }
+    const auto p2 = plugin.run(g);
+    CHECK(describe(m.graph(), p1) == describe(m.graph(), p2));
+    std::vector<std::string> names1, names2;
+    for (const auto& k : p1.kernels) names1.push_back(k.name);
+    for (const auto& k : p2.kernels) names2.push_back(k.name);
+    CHECK(names1 == names2);
+}
+
+TEST_CASE("configuration errors are named", "[fusion][errors]") {
+    fusion_plugin plugin;
+    SECTION("no rules file") {
+        const std::string e = plugin.create_error({});
+        CHECK_THAT(e, Catch::Contains("missing 'rules'"));
+    }
+    SECTION("unknown key in the partitioner table") {
+        auto config = rules_config(k_default_rules);
+        config.push_back(string_value("rule", "x.toml", 4));
+        const std::string e = plugin.create_error(config);
+        CHECK_THAT(e, Catch::Contains("pipeline.toml:4") && Catch::Contains("'rule'"));
+    }
+    SECTION("fuse is not a bool") {
+        const std::string e = plugin.create_error(
+            {string_value("rules", k_default_rules.string(), 2), string_value("fuse", "no", 3)});
+        CHECK_THAT(e, Catch::Contains("pipeline.toml:3") && Catch::Contains("true or false"));
+    }
+    SECTION("a rules file that does not exist") {
+        const std::string e = plugin.create_error(rules_config(k_bad_rules_dir / "absent.toml"));
+        CHECK_THAT(e, Catch::Contains("absent.toml"));
+    }
+}
+
+TEST_CASE("bad rules files: the error names the file, the line and what was expected",
+          "[fusion][errors]") {
+    struct bad_file {
+        const char* file;
+        int line;  // 0: the error names the file only (nothing in it has a line to show)
+        const char* expected;
+    };
+    // Line numbers count from the SPDX comment on line 1 of each file.
+    const bad_file cases[] = {
+        {"unknown_key.toml", 7, "'rules[0].chain[1].optinal': unknown key"},
+        {"bad_type.toml", 7, "'rules[0].chain[1].optional': must be true or false"},
+        {"empty_chain.toml", 6, "missing or empty 'chain'"},
+        {"unknown_op.toml", 7, "unknown op type 'BatchNorm'"},
+        {"unknown_set.toml", 10, "unknown set '@acts' (defined: @activation)"},
+        {"bad_schema.toml", 3, "unsupported schema 'nnergy.fusion/2'"},
+        {"missing_schema.toml", 0, "missing schema = \"nnergy.fusion/1\""},
+        {"bad_min_nodes.toml", 8, "must be between 1 and the chain length (2)"},
+        {"bad_when.toml", 7, "must be \"always\" or \"constant\""},
+        {"bad_input.toml", 8, "the first position has no previous node"},
+        {"unknown_table.toml", 6, "'rule[0].name': unknown key"},
+        {"missing_name.toml", 6, "rules[0]: missing 'name'"},
+        {"invalid_toml.toml", 6, "invalid TOML"},
+    };
+    fusion_plugin plugin;
+    for (const bad_file& c : cases) {
+        const fs::path path = k_bad_rules_dir / c.file;
+        INFO(path.string());
+        REQUIRE(fs::exists(path));
+        const std::string e = plugin.create_error(rules_config(path));
+        INFO(e);
+        const std::string where =
+            c.line ? path.string() + ":" + std::to_string(c.line) + ":" : path.string() + ":";
+        CHECK_THAT(e, Catch::Contains(where));
+        CHECK_THAT(e, Catch::Contains(c.expected));
+    }
+}

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNERGY_BUILD_TESTS=OFF
 cmake --build build
 build/bin/nnergy run configs/pipelines/quickstart.toml "$@"

@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // The nnergy command line. Exit codes are documented in docs/cli.md.
-#include <nnergy/framework/bench.hpp>
-#include <nnergy/framework/error.hpp>
-#include <nnergy/framework/json_graph_writer.hpp>
-#include <nnergy/framework/pipeline.hpp>
-
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +8,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nnergy/framework/bench.hpp>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/pipeline.hpp>
 
 namespace {
 
@@ -200,8 +199,7 @@ int main(int argc, char** argv) {
             nnergy::run_options opts;
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(an_dims);
-            if (batch < 0)
-                throw nnergy::error("--batch must be positive", exit_code::usage);
+            if (batch < 0) throw nnergy::error("--batch must be positive", exit_code::usage);
             if (batch > 0) opts.dims["batch"] = batch;
             opts.strict = an_strict;
             spec.partitioner.plugin = "nnergy.partitioner.fusion";
@@ -214,8 +212,9 @@ int main(int argc, char** argv) {
                         break;
                     }
                 if (rules_file.empty())
-                    throw nnergy::error("cannot find the bundled fusion rules "
-                                        "(configs/fusion/default.toml); pass --rules FILE");
+                    throw nnergy::error(
+                        "cannot find the bundled fusion rules "
+                        "(configs/fusion/default.toml); pass --rules FILE");
             }
             nnergy::config_value rv;
             rv.name = "rules";
@@ -263,9 +262,8 @@ int main(int argc, char** argv) {
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
             const nnergy::component_entry* fe =
-                convert_frontend.empty()
-                    ? reg.frontend_for(convert_in)
-                    : reg.find(NNERGY_KIND_FRONTEND, convert_frontend);
+                convert_frontend.empty() ? reg.frontend_for(convert_in)
+                                         : reg.find(NNERGY_KIND_FRONTEND, convert_frontend);
             if (!fe)
                 throw nnergy::error(
                     fmt::format("{}: no frontend {} (frontends: {})", convert_in,
@@ -280,8 +278,7 @@ int main(int argc, char** argv) {
                 std::cout.flush();
             } else {
                 std::ofstream f(convert_out, std::ios::binary);
-                if (!f)
-                    throw nnergy::error(fmt::format("cannot write '{}'", convert_out));
+                if (!f) throw nnergy::error(fmt::format("cannot write '{}'", convert_out));
                 nnergy::write_json_graph(model, f);
                 if (!f) throw nnergy::error(fmt::format("error writing '{}'", convert_out));
             }

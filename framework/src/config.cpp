@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading TOML files into flattened configuration values, and hardware descriptions whose every
 // number carries a unit and a source.
+#include <fmt/format.h>
+
+#include <array>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 
 #include "toml_util.hpp"
-
-#include <fmt/format.h>
-
-#include <array>
 
 namespace nnergy {
 namespace detail {
@@ -45,8 +44,8 @@ void flatten_toml(const toml::node& n, const std::string& name, const std::strin
         v.kind = NNERGY_VALUE_STRING;
         v.string_value = *s;
     } else {
-        throw error(fmt::format("{}:{}: '{}': dates and times are not supported here", file,
-                                v.line, name));
+        throw error(
+            fmt::format("{}:{}: '{}': dates and times are not supported here", file, v.line, name));
     }
     out.push_back(std::move(v));
 }
@@ -58,9 +57,8 @@ toml::table parse_toml_file(const std::filesystem::path& file) {
     try {
         return toml::parse_file(file.string());
     } catch (const toml::parse_error& e) {
-        throw error(fmt::format("{}:{}:{}: invalid TOML: {}", file.string(),
-                                e.source().begin.line, e.source().begin.column,
-                                e.description()));
+        throw error(fmt::format("{}:{}:{}: invalid TOML: {}", file.string(), e.source().begin.line,
+                                e.source().begin.column, e.description()));
     }
 }
 
@@ -76,35 +74,63 @@ struct unit_factor {
 };
 
 // Every unit a hardware file may use, and its factor to SI base units (bytes, seconds, FLOP,
-// hertz, watts, joules). Decimal prefixes for rates and sizes follow datasheets (1 TB/s = 1e12 B/s).
+// hertz, watts, joules). Decimal prefixes for rates and sizes follow datasheets (1 TB/s = 1e12
+// B/s).
 constexpr std::array k_units{
-    unit_factor{"1", 1},           unit_factor{"count", 1},
-    unit_factor{"%", 0.01},        unit_factor{"FLOP/s", 1},
-    unit_factor{"kFLOP/s", 1e3},   unit_factor{"MFLOP/s", 1e6},
-    unit_factor{"GFLOP/s", 1e9},   unit_factor{"TFLOP/s", 1e12},
-    unit_factor{"PFLOP/s", 1e15},  unit_factor{"OP/s", 1},
-    unit_factor{"kOP/s", 1e3},     unit_factor{"MOP/s", 1e6},
-    unit_factor{"GOP/s", 1e9},     unit_factor{"TOP/s", 1e12},
-    unit_factor{"POP/s", 1e15},    unit_factor{"B/s", 1},
-    unit_factor{"KB/s", 1e3},      unit_factor{"MB/s", 1e6},
-    unit_factor{"GB/s", 1e9},      unit_factor{"TB/s", 1e12},
-    unit_factor{"KiB/s", 1024.0},  unit_factor{"MiB/s", 1048576.0},
-    unit_factor{"GiB/s", 1073741824.0}, unit_factor{"TiB/s", 1099511627776.0},
-    unit_factor{"B", 1},           unit_factor{"KB", 1e3},
-    unit_factor{"MB", 1e6},        unit_factor{"GB", 1e9},
-    unit_factor{"TB", 1e12},       unit_factor{"KiB", 1024.0},
-    unit_factor{"MiB", 1048576.0}, unit_factor{"GiB", 1073741824.0},
-    unit_factor{"TiB", 1099511627776.0}, unit_factor{"s", 1},
-    unit_factor{"ms", 1e-3},       unit_factor{"us", 1e-6},
-    unit_factor{"ns", 1e-9},       unit_factor{"Hz", 1},
-    unit_factor{"kHz", 1e3},       unit_factor{"MHz", 1e6},
-    unit_factor{"GHz", 1e9},       unit_factor{"W", 1},
-    unit_factor{"mW", 1e-3},       unit_factor{"kW", 1e3},
-    unit_factor{"J", 1},           unit_factor{"mJ", 1e-3},
-    unit_factor{"uJ", 1e-6},       unit_factor{"nJ", 1e-9},
-    unit_factor{"pJ", 1e-12},      unit_factor{"pJ/B", 1e-12},
-    unit_factor{"pJ/FLOP", 1e-12}, unit_factor{"pJ/op", 1e-12},
-    unit_factor{"FLOP/cycle", 1},  unit_factor{"B/cycle", 1},
+    unit_factor{"1", 1},
+    unit_factor{"count", 1},
+    unit_factor{"%", 0.01},
+    unit_factor{"FLOP/s", 1},
+    unit_factor{"kFLOP/s", 1e3},
+    unit_factor{"MFLOP/s", 1e6},
+    unit_factor{"GFLOP/s", 1e9},
+    unit_factor{"TFLOP/s", 1e12},
+    unit_factor{"PFLOP/s", 1e15},
+    unit_factor{"OP/s", 1},
+    unit_factor{"kOP/s", 1e3},
+    unit_factor{"MOP/s", 1e6},
+    unit_factor{"GOP/s", 1e9},
+    unit_factor{"TOP/s", 1e12},
+    unit_factor{"POP/s", 1e15},
+    unit_factor{"B/s", 1},
+    unit_factor{"KB/s", 1e3},
+    unit_factor{"MB/s", 1e6},
+    unit_factor{"GB/s", 1e9},
+    unit_factor{"TB/s", 1e12},
+    unit_factor{"KiB/s", 1024.0},
+    unit_factor{"MiB/s", 1048576.0},
+    unit_factor{"GiB/s", 1073741824.0},
+    unit_factor{"TiB/s", 1099511627776.0},
+    unit_factor{"B", 1},
+    unit_factor{"KB", 1e3},
+    unit_factor{"MB", 1e6},
+    unit_factor{"GB", 1e9},
+    unit_factor{"TB", 1e12},
+    unit_factor{"KiB", 1024.0},
+    unit_factor{"MiB", 1048576.0},
+    unit_factor{"GiB", 1073741824.0},
+    unit_factor{"TiB", 1099511627776.0},
+    unit_factor{"s", 1},
+    unit_factor{"ms", 1e-3},
+    unit_factor{"us", 1e-6},
+    unit_factor{"ns", 1e-9},
+    unit_factor{"Hz", 1},
+    unit_factor{"kHz", 1e3},
+    unit_factor{"MHz", 1e6},
+    unit_factor{"GHz", 1e9},
+    unit_factor{"W", 1},
+    unit_factor{"mW", 1e-3},
+    unit_factor{"kW", 1e3},
+    unit_factor{"J", 1},
+    unit_factor{"mJ", 1e-3},
+    unit_factor{"uJ", 1e-6},
+    unit_factor{"nJ", 1e-9},
+    unit_factor{"pJ", 1e-12},
+    unit_factor{"pJ/B", 1e-12},
+    unit_factor{"pJ/FLOP", 1e-12},
+    unit_factor{"pJ/op", 1e-12},
+    unit_factor{"FLOP/cycle", 1},
+    unit_factor{"B/cycle", 1},
 };
 
 std::optional<double> si_factor(std::string_view unit) {
@@ -134,9 +160,10 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
         const uint32_t line = line_of(n);
         for (auto&& [k, v] : *t) {
             if (k != "value" && k != "unit" && k != "source" && k != "note")
-                throw error(fmt::format("{}:{}: '{}': unknown key '{}' in a quantity (expected "
-                                        "value, unit, source and optionally note)",
-                                        file, line_of(v), name, k.str()));
+                throw error(
+                    fmt::format("{}:{}: '{}': unknown key '{}' in a quantity (expected "
+                                "value, unit, source and optionally note)",
+                                file, line_of(v), name, k.str()));
         }
         auto value = (*t)["value"].value<double>();
         auto unit = (*t)["unit"].value<std::string>();
@@ -147,13 +174,14 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
             throw error(fmt::format("{}:{}: '{}': a quantity needs a 'unit' (one of: {})", file,
                                     line, name, known_units()));
         if (!source || source->empty())
-            throw error(fmt::format("{}:{}: '{}': a quantity needs a non-empty 'source' "
-                                    "(datasheet, paper or measurement)",
-                                    file, line, name));
+            throw error(
+                fmt::format("{}:{}: '{}': a quantity needs a non-empty 'source' "
+                            "(datasheet, paper or measurement)",
+                            file, line, name));
         auto factor = si_factor(*unit);
         if (!factor)
-            throw error(fmt::format("{}:{}: '{}': unknown unit '{}' (known: {})", file, line,
-                                    name, *unit, known_units()));
+            throw error(fmt::format("{}:{}: '{}': unknown unit '{}' (known: {})", file, line, name,
+                                    *unit, known_units()));
         config_value v;
         v.name = name;
         v.kind = NNERGY_VALUE_FLOAT;
@@ -166,9 +194,10 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
         return;
     }
     if (n.is_number())
-        throw error(fmt::format("{}:{}: '{}': a bare number is not allowed in a hardware file; "
-                                "write {{ value = ..., unit = \"...\", source = \"...\" }}",
-                                file, line_of(n), name));
+        throw error(
+            fmt::format("{}:{}: '{}': a bare number is not allowed in a hardware file; "
+                        "write {{ value = ..., unit = \"...\", source = \"...\" }}",
+                        file, line_of(n), name));
     if (const toml::array* a = n.as_array()) {
         for (size_t i = 0; i < a->size(); ++i)
             flatten_hardware(*a->get(i), fmt::format("{}[{}]", name, i), file, out);

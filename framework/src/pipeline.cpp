@@ -1,24 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading pipeline files strictly: every key is known, every type checked, every path resolved,
 // and every error names the file, line and key.
-#include <nnergy/framework/error.hpp>
-#include <nnergy/framework/pipeline.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 #include <initializer_list>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/pipeline.hpp>
 #include <set>
 
 #include "toml_util.hpp"
 
 namespace nnergy {
 
-std::string source_location::str() const {
-    return line ? fmt::format("{}:{}", file, line) : file;
-}
+std::string source_location::str() const { return line ? fmt::format("{}:{}", file, line) : file; }
 
 namespace {
 
@@ -75,8 +72,7 @@ struct reader {
                                 std::initializer_list<std::string_view> host_keys) const {
         config_values out;
         for (auto&& [k, v] : t) {
-            if (std::find(host_keys.begin(), host_keys.end(), k.str()) != host_keys.end())
-                continue;
+            if (std::find(host_keys.begin(), host_keys.end(), k.str()) != host_keys.end()) continue;
             detail::flatten_toml(v, std::string(k.str()), file, out);
         }
         return out;
@@ -147,8 +143,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
             for (auto&& [k, v] : dims) {
                 auto value = v.value_exact<int64_t>();
                 if (!value || *value <= 0)
-                    r.fail(v, fmt::format("'model.dims.{}' must be a positive integer",
-                                          k.str()));
+                    r.fail(v, fmt::format("'model.dims.{}' must be a positive integer", k.str()));
                 spec.model.dims[std::string(k.str())] = *value;
             }
         }
@@ -223,7 +218,8 @@ std::vector<std::filesystem::path> config_dirs() {
     std::error_code ec;
     auto exe = boost::dll::program_location(ec);
     if (!ec) {
-        std::filesystem::path prefix = std::filesystem::path(exe.string()).parent_path().parent_path();
+        std::filesystem::path prefix =
+            std::filesystem::path(exe.string()).parent_path().parent_path();
         out.push_back(prefix / NNERGY_DATA_INSTALL_SUFFIX / "configs");
     }
     out.emplace_back(NNERGY_SOURCE_CONFIG_DIR);
@@ -242,7 +238,8 @@ std::vector<std::string> hardware_catalog() {
     return {names.begin(), names.end()};
 }
 
-std::filesystem::path resolve_hardware(const std::string& ref, const std::filesystem::path& base_dir,
+std::filesystem::path resolve_hardware(const std::string& ref,
+                                       const std::filesystem::path& base_dir,
                                        const source_location& where) {
     std::error_code ec;
     const bool looks_like_path =
@@ -251,8 +248,8 @@ std::filesystem::path resolve_hardware(const std::string& ref, const std::filesy
         std::filesystem::path p(ref);
         if (p.is_relative()) p = (base_dir / p).lexically_normal();
         if (!std::filesystem::is_regular_file(p, ec))
-            throw error(fmt::format("{}: hardware file '{}' does not exist", where.str(),
-                                    p.string()));
+            throw error(
+                fmt::format("{}: hardware file '{}' does not exist", where.str(), p.string()));
         return p;
     }
     for (const auto& dir : config_dirs()) {

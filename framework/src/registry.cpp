@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading plugin libraries and negotiating with them. A library that cannot be used is skipped
 // with a reason naming the file; nothing a plugin does at negotiation may stop the host.
-#include <nnergy/framework/error.hpp>
-#include <nnergy/framework/host.hpp>
-#include <nnergy/framework/registry.hpp>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -13,6 +9,9 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/registry.hpp>
 
 namespace nnergy {
 namespace {
@@ -201,19 +200,21 @@ bool registry::load(const std::filesystem::path& file_in) {
         // Plugins of another minor have another sizeof: step by the plugin's struct_size.
         const nnergy_component* c = NNERGY_ARRAY_AT(nnergy_component, info.components, i);
         if (c->struct_size < NNERGY_STRUCT_SIZE(nnergy_component, vtbl))
-            return skip(fmt::format("component #{} struct_size {} is smaller than the ABI 1.0 "
-                                    "minimum {}",
-                                    i, c->struct_size, NNERGY_STRUCT_SIZE(nnergy_component, vtbl)));
+            return skip(
+                fmt::format("component #{} struct_size {} is smaller than the ABI 1.0 "
+                            "minimum {}",
+                            i, c->struct_size, NNERGY_STRUCT_SIZE(nnergy_component, vtbl)));
         nnergy_component d = read_prefix(c);
         std::string name = to_string(d.name);
         if (name.empty()) return skip(fmt::format("component #{} has no name", i));
         if (!valid_kind(d.kind))
-            return skip(fmt::format("component '{}' has unknown kind {}", name,
-                                    static_cast<int>(d.kind)));
+            return skip(
+                fmt::format("component '{}' has unknown kind {}", name, static_cast<int>(d.kind)));
         if (!d.create || !d.destroy || !d.vtbl)
-            return skip(fmt::format("component '{}' has a NULL required member (create, destroy "
-                                    "or vtbl)",
-                                    name));
+            return skip(
+                fmt::format("component '{}' has a NULL required member (create, destroy "
+                            "or vtbl)",
+                            name));
         size_t declared = *static_cast<const size_t*>(d.vtbl);
         if (declared < vtbl_size(d.kind) || !vtbl_function_present(d.kind, d.vtbl))
             return skip(fmt::format("component '{}' has a NULL required member in its {} table",

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <nnergy/framework/report.hpp>
-
 #include <nlohmann/json.hpp>
+#include <nnergy/framework/report.hpp>
 
 nnergy_value& nnergy_value::set(std::string_view key, nnergy_value v) {
     for (size_t i = 0; i < keys.size(); ++i) {

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Running a pipeline end to end and assembling the report document.
-#include <nnergy/framework/error.hpp>
-#include <nnergy/framework/host_objects.hpp>
-#include <nnergy/framework/pipeline.hpp>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <fstream>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/pipeline.hpp>
 
 namespace nnergy {
 namespace {
@@ -155,9 +154,10 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             throw error(fmt::format("{}: {} node(s) with ops that cannot be counted: {}",
                                     spec.model.path.string(), bg.unknown_nodes.size(), list),
                         exit_code::strict);
-        spdlog::warn("{} node(s) with ops that cannot be counted (reported, not counted as "
-                     "zero): {}",
-                     bg.unknown_nodes.size(), list);
+        spdlog::warn(
+            "{} node(s) with ops that cannot be counted (reported, not counted as "
+            "zero): {}",
+            bg.unknown_nodes.size(), list);
     }
 
     component_instance partitioner(pe, spec.partitioner.config, {}, spec.base_dir);

@@ -2,9 +2,9 @@
 // Host-internal helpers shared by the readers of TOML files.
 #pragma once
 
-#include <nnergy/framework/host.hpp>
-
 #include <toml++/toml.h>
+
+#include <nnergy/framework/host.hpp>
 
 namespace nnergy::detail {
 

@@ -3,11 +3,10 @@
 //   check_report REPORT [--batch N] [--macs M] [--params P]
 // Totals must equal the sums of their kernels, every kernel must carry a mapping and a positive
 // latency, and the keys of docs/report.md must be present.
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
@@ -20,7 +19,9 @@ void expect(bool ok, const std::string& what) {
     }
 }
 
-bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-15; }
+bool close(double a, double b) {
+    return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-15;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -32,9 +33,12 @@ int main(int argc, char** argv) {
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string k = argv[i];
         double v = std::stod(argv[i + 1]);
-        if (k == "--batch") batch = v;
-        else if (k == "--macs") macs = v;
-        else if (k == "--params") params = v;
+        if (k == "--batch")
+            batch = v;
+        else if (k == "--macs")
+            macs = v;
+        else if (k == "--params")
+            params = v;
     }
     std::ifstream f(argv[1]);
     if (!f) {

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
-
-#include <catch2/catch.hpp>
 
 namespace {
 const std::string data = std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/hardware/";
@@ -34,9 +33,9 @@ TEST_CASE("hardware quantities are converted to SI units", "[config][hardware]")
 }
 
 TEST_CASE("hardware files reject numbers without unit or source", "[config][hardware]") {
-    CHECK_THAT(error_of("bare_number.toml"),
-               Catch::Contains("bare_number.toml:5") && Catch::Contains("memory.dram.bandwidth") &&
-                   Catch::Contains("bare number"));
+    CHECK_THAT(error_of("bare_number.toml"), Catch::Contains("bare_number.toml:5") &&
+                                                 Catch::Contains("memory.dram.bandwidth") &&
+                                                 Catch::Contains("bare number"));
     CHECK_THAT(error_of("no_source.toml"),
                Catch::Contains("no_source.toml:5") && Catch::Contains("source"));
     CHECK_THAT(error_of("bad_unit.toml"),
@@ -63,7 +62,7 @@ TEST_CASE("invalid TOML names file, line and column", "[config]") {
                                "/tests/data/pipelines/invalid_toml.toml");
         FAIL("expected an error");
     } catch (const nnergy::error& e) {
-        CHECK_THAT(e.what(), Catch::Contains("invalid_toml.toml:1:") &&
-                                 Catch::Contains("invalid TOML"));
+        CHECK_THAT(e.what(),
+                   Catch::Contains("invalid_toml.toml:1:") && Catch::Contains("invalid TOML"));
     }
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/pipeline.hpp>
-
-#include <catch2/catch.hpp>
 
 namespace {
 const std::string root = NNERGY_TEST_SOURCE_DIR;
@@ -36,22 +35,20 @@ TEST_CASE("the quickstart pipeline parses", "[pipeline]") {
 }
 
 TEST_CASE("pipeline errors name the file, line and key", "[pipeline]") {
-    CHECK_THAT(error_of("unknown_key.toml"),
-               Catch::Contains("unknown_key.toml:3") && Catch::Contains("unknown key 'dimz'") &&
-                   Catch::Contains("dims"));
+    CHECK_THAT(error_of("unknown_key.toml"), Catch::Contains("unknown_key.toml:3") &&
+                                                 Catch::Contains("unknown key 'dimz'") &&
+                                                 Catch::Contains("dims"));
     CHECK_THAT(error_of("wrong_type.toml"),
                Catch::Contains("wrong_type.toml:3") &&
                    Catch::Contains("'model.dims.batch' must be a positive integer"));
-    CHECK_THAT(error_of("missing_model.toml"),
-               Catch::Contains("missing_model.toml:2") && Catch::Contains("does_not_exist.json") &&
-                   Catch::Contains("does not exist"));
+    CHECK_THAT(error_of("missing_model.toml"), Catch::Contains("missing_model.toml:2") &&
+                                                   Catch::Contains("does_not_exist.json") &&
+                                                   Catch::Contains("does not exist"));
     CHECK_THAT(error_of("unknown_hardware.toml"),
                Catch::Contains("unknown_hardware.toml:10") &&
-                   Catch::Contains("unknown hardware 'h100-sxm9'") &&
-                   Catch::Contains("h100-sxm5"));
-    CHECK_THAT(error_of("bad_precision.toml"),
-               Catch::Contains("bad_precision.toml:11") &&
-                   Catch::Contains("unknown precision 'float13'"));
+                   Catch::Contains("unknown hardware 'h100-sxm9'") && Catch::Contains("h100-sxm5"));
+    CHECK_THAT(error_of("bad_precision.toml"), Catch::Contains("bad_precision.toml:11") &&
+                                                   Catch::Contains("unknown precision 'float13'"));
     CHECK_THAT(error_of("invalid_toml.toml"), Catch::Contains("invalid TOML"));
     CHECK_THAT(error_of("nope.toml"), Catch::Contains("no such file"));
 }

@@ -3,9 +3,8 @@
 /// \brief `nnergy bench`: times each pipeline stage on synthetic graphs of growing size.
 #pragma once
 
-#include <nnergy/framework/registry.hpp>
-
 #include <cstddef>
+#include <nnergy/framework/registry.hpp>
 #include <vector>
 
 namespace nnergy {

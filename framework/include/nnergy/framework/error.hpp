@@ -11,12 +11,12 @@ namespace nnergy {
 /// Exit codes of the nnergy binary. Documented in docs/cli.md; values are frozen.
 enum class exit_code : int {
     ok = 0,
-    failure = 1,        ///< a run failed: a plugin returned an error, estimation failed
-    usage = 2,          ///< bad command line
-    invalid_input = 3,  ///< a bad model, pipeline or hardware file
-    plugin_missing = 4, ///< a requested plugin or component is not available
-    strict = 5,         ///< --strict and the model has ops that cannot be counted
-    internal = 70       ///< a bug
+    failure = 1,         ///< a run failed: a plugin returned an error, estimation failed
+    usage = 2,           ///< bad command line
+    invalid_input = 3,   ///< a bad model, pipeline or hardware file
+    plugin_missing = 4,  ///< a requested plugin or component is not available
+    strict = 5,          ///< --strict and the model has ops that cannot be counted
+    internal = 70        ///< a bug
 };
 
 /// A user-facing error: the message names the file, line, node or key at fault.

@@ -4,12 +4,11 @@
 /// calls that drive each kind of component.
 #pragma once
 
-#include <nnergy/framework/partition.hpp>
-#include <nnergy/framework/registry.hpp>
-
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nnergy/framework/partition.hpp>
+#include <nnergy/framework/registry.hpp>
 #include <string>
 #include <vector>
 

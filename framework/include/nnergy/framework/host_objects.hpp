@@ -4,11 +4,10 @@
 /// they reach them only through the functions of nnergy_host_api.
 #pragma once
 
-#include <nnergy/framework/host.hpp>
-#include <nnergy/framework/report.hpp>
-
 #include <filesystem>
 #include <memory>
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/report.hpp>
 #include <string>
 #include <utility>
 #include <vector>

@@ -4,11 +4,10 @@
 /// running them end to end.
 #pragma once
 
+#include <filesystem>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
 #include <nnergy/framework/shape_inference.hpp>
-
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,7 +67,8 @@ std::vector<std::filesystem::path> config_dirs();
 
 /// Resolves a hardware reference: a path (relative to base_dir) or a catalog name looked up in
 /// configs/hardware/<name>.toml. Throws listing the catalog when the name is unknown.
-std::filesystem::path resolve_hardware(const std::string& ref, const std::filesystem::path& base_dir,
+std::filesystem::path resolve_hardware(const std::string& ref,
+                                       const std::filesystem::path& base_dir,
                                        const source_location& where);
 
 /// Names of the hardware files in the catalog, sorted.

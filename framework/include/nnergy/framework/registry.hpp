@@ -35,7 +35,7 @@ struct component_entry {
     std::string name;
     nnergy_component_kind kind{};
     std::string description;
-    std::string file_extensions;  ///< frontends only
+    std::string file_extensions;    ///< frontends only
     nnergy_component descriptor{};  ///< the plugin's descriptor, read up to its struct_size
     const void* vtbl = nullptr;
     std::shared_ptr<plugin_library> library;

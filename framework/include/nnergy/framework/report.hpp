@@ -18,8 +18,8 @@ struct nnergy_value {
     int64_t int_value = 0;
     double float_value = 0;
     std::string string_value;
-    std::vector<std::string> keys;     ///< OBJECT member names, in insertion order
-    std::vector<nnergy_value> items;   ///< ARRAY elements or OBJECT member values
+    std::vector<std::string> keys;    ///< OBJECT member names, in insertion order
+    std::vector<nnergy_value> items;  ///< ARRAY elements or OBJECT member values
 
     static nnergy_value object() { return make(NNERGY_VALUE_OBJECT); }
     static nnergy_value array() { return make(NNERGY_VALUE_ARRAY); }

@@ -98,8 +98,10 @@ public:
     std::optional<uint32_t> find_tensor(std::string_view tensor_name) const;
 
     /// Validates and sorts: every node input is produced by exactly one node, is a graph input or
-    /// an initializer; no tensor has two producers; no cycles; graph outputs exist. Nodes are
-    /// reordered topologically (stable: the file order is kept where it is already valid).
+    /// an initializer; no tensor has two producers; no cycles; graph outputs exist; graph inputs
+    /// and initializers have a dtype; declared dtypes agree with what each known op yields and
+    /// accepts. Nodes are reordered topologically (stable: Kahn's algorithm taking the earliest
+    /// ready node in file order, so the file order is kept where it is already valid).
     /// Throws nnergy::error naming the source file and the node at fault.
     void finalize();
     bool finalized() const noexcept { return finalized_; }
@@ -108,6 +110,10 @@ public:
     /// Valid after finalize().
     const std::vector<uint32_t>& producers() const noexcept { return producer_; }
     const std::vector<std::vector<uint32_t>>& consumers() const noexcept { return consumers_; }
+    /// Element type of every tensor: the declared one, or the one the producing op yields where
+    /// none was declared (UNDEFINED only behind ops unknown to the host). Valid after finalize(),
+    /// which also rejects declared types that contradict an op (Add of float32 and float16).
+    const std::vector<nnergy_dtype>& dtypes() const noexcept { return dtype_; }
 
     /// "file: node 'name' (OpType)" for error messages.
     std::string describe_node(uint32_t index) const;
@@ -118,9 +124,13 @@ public:
     }
 
 private:
+    /// Kahn's algorithm over `nodes` (producer_ set); throws naming a node on a cycle.
+    void sort_nodes();
+
     std::unordered_map<std::string, uint32_t> tensor_index_;
     std::vector<uint32_t> producer_;
     std::vector<std::vector<uint32_t>> consumers_;
+    std::vector<nnergy_dtype> dtype_;
     bool finalized_ = false;
 };
 

@@ -39,6 +39,15 @@ struct bound_graph {
     std::vector<std::optional<std::vector<int64_t>>> int_values;
     std::vector<uint32_t> unknown_nodes;       ///< nodes whose op cannot be counted or inferred
     double total_params = 0;
+    /// Bytes node n reads through its input i, at read_bytes[read_offset[n] + i]: 0 for an
+    /// omitted input and for a control operand (Reshape's target shape, Slice's bounds, ...:
+    /// docs/counting.md), the part actually read for Gather and Slice data, else the whole
+    /// tensor. read_offset has one entry per node plus a final one.
+    std::vector<size_t> read_offset;
+    std::vector<double> read_bytes;
+    double input_read_bytes(uint32_t node, size_t input) const {
+        return read_bytes[read_offset[node] + input];
+    }
 
     double tensor_bytes(uint32_t t) const;
     double tensor_elements(uint32_t t) const;

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// The graph IR: building, validation and the stable topological sort.
+#include <algorithm>
+#include <functional>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/graph.hpp>
+#include <queue>
+#include <string>
+
+#include "op_rules.hpp"
+
+namespace nnergy {
+
+namespace {
+
+std::string where(const graph& g) {
+    if (!g.source_path.empty()) return g.source_path;
+    return g.name.empty() ? std::string("<model>") : g.name;
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+/// Rebuilds the name index of `g.tensors`, rejecting duplicate names.
+void index_tensors(const graph& g, std::unordered_map<std::string, uint32_t>& index) {
+    index.clear();
+    for (uint32_t i = 0; i < g.tensors.size(); ++i)
+        if (!index.emplace(g.tensors[i].name, i).second)
+            throw error(where(g) + ": tensor " + quoted(g.tensors[i].name) +
+                        " is defined twice (tensor names must be unique)");
+}
+
+/// "node 'conv1' (Conv)"
+std::string node_label(const node& n, uint32_t index) {
+    std::string s = "node ";
+    s += n.name.empty() ? "#" + std::to_string(index) : quoted(n.name);
+    s += " (";
+    if (!n.domain.empty() && n.domain != "ai.onnx") s += n.domain + ".";
+    s += n.op_type + ")";
+    return s;
+}
+
+}  // namespace
+
+// ---- node attributes ----
+
+const attribute* node::find_attribute(std::string_view attr_name) const noexcept {
+    for (const attribute& a : attributes)
+        if (a.name == attr_name) return &a;
+    return nullptr;
+}
+
+std::optional<int64_t> node::attr_int(std::string_view attr_name) const noexcept {
+    const attribute* a = find_attribute(attr_name);
+    if (!a) return std::nullopt;
+    if (const auto* v = std::get_if<int64_t>(&a->value)) return *v;
+    return std::nullopt;
+}
+
+std::optional<double> node::attr_float(std::string_view attr_name) const noexcept {
+    const attribute* a = find_attribute(attr_name);
+    if (!a) return std::nullopt;
+    if (const auto* v = std::get_if<double>(&a->value)) return *v;
+    // A JSON writer may drop the fraction of a whole number ("alpha": 1).
+    if (const auto* v = std::get_if<int64_t>(&a->value)) return static_cast<double>(*v);
+    return std::nullopt;
+}
+
+const std::string* node::attr_string(std::string_view attr_name) const noexcept {
+    const attribute* a = find_attribute(attr_name);
+    return a ? std::get_if<std::string>(&a->value) : nullptr;
+}
+
+const std::vector<int64_t>* node::attr_ints(std::string_view attr_name) const noexcept {
+    const attribute* a = find_attribute(attr_name);
+    return a ? std::get_if<std::vector<int64_t>>(&a->value) : nullptr;
+}
+
+// ---- building ----
+
+uint32_t graph::add_tensor(tensor t) {
+    if (t.name.empty()) throw error(where(*this) + ": a tensor has an empty name");
+    // `tensors` may have been filled directly; index it before checking for duplicates.
+    if (tensor_index_.size() != tensors.size()) index_tensors(*this, tensor_index_);
+    const auto index = static_cast<uint32_t>(tensors.size());
+    auto [it, inserted] = tensor_index_.emplace(t.name, index);
+    if (!inserted)
+        throw error(where(*this) + ": tensor " + quoted(t.name) +
+                    " is defined twice (tensor names must be unique)");
+    tensors.push_back(std::move(t));
+    finalized_ = false;
+    return index;
+}
+
+uint32_t graph::add_node(node n) {
+    const auto describe = [&] {
+        return where(*this) + ": node " + quoted(n.name) + " (" + n.op_type + ")";
+    };
+    for (uint32_t t : n.inputs)
+        if (t != NNERGY_NO_TENSOR && t >= tensors.size())
+            throw error(describe() + ": input tensor index " + std::to_string(t) +
+                        " is out of range (" + std::to_string(tensors.size()) + " tensors)");
+    for (uint32_t t : n.outputs)
+        if (t != NNERGY_NO_TENSOR && t >= tensors.size())
+            throw error(describe() + ": output tensor index " + std::to_string(t) +
+                        " is out of range (" + std::to_string(tensors.size()) + " tensors)");
+    nodes.push_back(std::move(n));
+    finalized_ = false;
+    return static_cast<uint32_t>(nodes.size() - 1);
+}
+
+std::optional<uint32_t> graph::find_tensor(std::string_view tensor_name) const {
+    if (tensor_index_.size() == tensors.size()) {
+        auto it = tensor_index_.find(std::string(tensor_name));
+        if (it != tensor_index_.end()) return it->second;
+        return std::nullopt;
+    }
+    for (uint32_t i = 0; i < tensors.size(); ++i)
+        if (tensors[i].name == tensor_name) return i;
+    return std::nullopt;
+}
+
+std::string graph::describe_node(uint32_t index) const {
+    std::string s = where(*this);
+    if (index >= nodes.size()) return s + ": node #" + std::to_string(index);
+    const node& n = nodes[index];
+    if (n.source_line > 0) s += ":" + std::to_string(n.source_line);
+    return s + ": " + node_label(n, index);
+}
+
+// ---- validation and sorting ----
+
+void graph::finalize() {
+    finalized_ = false;
+    const size_t tensor_count = tensors.size();
+    const size_t node_count = nodes.size();
+    const std::string file = where(*this);
+    const auto tname = [&](uint32_t t) { return quoted(tensors[t].name); };
+    if (tensor_index_.size() != tensor_count) index_tensors(*this, tensor_index_);
+
+    // Compact flags: the checks below touch tensors in random order, and the tensor structs
+    // are large enough for that to miss the cache on big graphs.
+    std::vector<uint8_t> is_input(tensor_count, 0);
+    std::vector<uint8_t> is_init(tensor_count, 0);
+    for (uint32_t t = 0; t < tensor_count; ++t) is_init[t] = tensors[t].is_initializer ? 1 : 0;
+    for (uint32_t t : inputs) {
+        if (t >= tensor_count)
+            throw error(file + ": graph input index " + std::to_string(t) + " is out of range");
+        if (is_input[t]) throw error(file + ": graph input " + tname(t) + " is listed twice");
+        is_input[t] = 1;
+        if (tensors[t].dtype == NNERGY_DTYPE_UNDEFINED)
+            throw error(file + ": graph input " + tname(t) + " has no element type");
+    }
+    for (uint32_t t = 0; t < tensor_count; ++t)
+        if (is_init[t] && tensors[t].dtype == NNERGY_DTYPE_UNDEFINED)
+            throw error(file + ": initializer " + tname(t) + " has no element type");
+
+    // Producers, in file order; the node indices are still the frontend's.
+    producer_.assign(tensor_count, NNERGY_NO_NODE);
+    for (uint32_t i = 0; i < node_count; ++i) {
+        for (uint32_t t : nodes[i].outputs) {
+            if (t == NNERGY_NO_TENSOR) continue;
+            if (t >= tensor_count)
+                throw error(describe_node(i) + ": output tensor index " + std::to_string(t) +
+                            " is out of range");
+            if (producer_[t] == i)
+                throw error(describe_node(i) + ": lists output " + tname(t) + " twice");
+            if (producer_[t] != NNERGY_NO_NODE)
+                throw error(describe_node(i) + ": output " + tname(t) + " is also produced by " +
+                            node_label(nodes[producer_[t]], producer_[t]) +
+                            " (a tensor has exactly one producer)");
+            if (is_input[t] || is_init[t])
+                throw error(describe_node(i) + ": output " + tname(t) + " is a graph " +
+                            (is_input[t] ? "input" : "initializer") +
+                            " (inputs and initializers are never produced by nodes)");
+            producer_[t] = i;
+        }
+    }
+    const auto is_source = [&](uint32_t t) {
+        return producer_[t] != NNERGY_NO_NODE || is_input[t] || is_init[t];
+    };
+    // Dangling inputs; and whether the file is already in topological order, the common case,
+    // in which every producer comes before its consumers and there can be no cycle.
+    // Consumers are listed on the way; they are rebuilt if the nodes must be reordered.
+    bool sorted = true;
+    consumers_.assign(tensor_count, {});
+    for (uint32_t i = 0; i < node_count; ++i) {
+        for (uint32_t t : nodes[i].inputs) {
+            if (t == NNERGY_NO_TENSOR) continue;
+            if (t >= tensor_count)
+                throw error(describe_node(i) + ": input tensor index " + std::to_string(t) +
+                            " is out of range");
+            if (!is_source(t))
+                throw error(describe_node(i) + ": input " + tname(t) +
+                            " is not produced by any node, not a graph input and not an "
+                            "initializer");
+            sorted = sorted && (producer_[t] == NNERGY_NO_NODE || producer_[t] < i);
+            auto& c = consumers_[t];
+            if (c.empty() || c.back() != i) c.push_back(i);  // a node reading x twice is one
+        }
+    }
+    {
+        std::vector<uint8_t> is_output(tensor_count, 0);
+        for (uint32_t t : outputs) {
+            if (t >= tensor_count)
+                throw error(file + ": graph output index " + std::to_string(t) +
+                            " is out of range");
+            if (is_output[t]) throw error(file + ": graph output " + tname(t) + " is listed twice");
+            is_output[t] = 1;
+            if (!is_source(t))
+                throw error(file + ": graph output " + tname(t) +
+                            " is not produced by any node, not a graph input and not an "
+                            "initializer");
+        }
+    }
+    if (!sorted) {
+        sort_nodes();
+        consumers_.assign(tensor_count, {});
+        for (uint32_t k = 0; k < node_count; ++k) {
+            for (uint32_t t : nodes[k].inputs) {
+                if (t == NNERGY_NO_TENSOR) continue;
+                auto& c = consumers_[t];
+                if (c.empty() || c.back() != k) c.push_back(k);
+            }
+        }
+    }
+    dtype_ = detail::infer_dtypes(*this);
+    finalized_ = true;
+}
+
+void graph::sort_nodes() {
+    const size_t tensor_count = tensors.size();
+    const size_t node_count = nodes.size();
+    // Consumer slots in CSR form for Kahn's algorithm.
+    std::vector<uint32_t> slot_start(tensor_count + 1, 0);
+    std::vector<uint32_t> in_degree(node_count, 0);
+    for (uint32_t i = 0; i < node_count; ++i) {
+        for (uint32_t t : nodes[i].inputs) {
+            if (t != NNERGY_NO_TENSOR && producer_[t] != NNERGY_NO_NODE) {
+                ++slot_start[t + 1];
+                ++in_degree[i];
+            }
+        }
+    }
+    for (size_t t = 0; t < tensor_count; ++t) slot_start[t + 1] += slot_start[t];
+    std::vector<uint32_t> slot_node(slot_start[tensor_count]);
+    {
+        std::vector<uint32_t> fill(slot_start.begin(), slot_start.end() - 1);
+        for (uint32_t i = 0; i < node_count; ++i)
+            for (uint32_t t : nodes[i].inputs)
+                if (t != NNERGY_NO_TENSOR && producer_[t] != NNERGY_NO_NODE)
+                    slot_node[fill[t]++] = i;
+    }
+
+    // Kahn's algorithm; the ready node earliest in the file goes first, which keeps the file
+    // order wherever it is already topological.
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
+    for (uint32_t i = 0; i < node_count; ++i)
+        if (in_degree[i] == 0) ready.push(i);
+    std::vector<uint32_t> order;
+    order.reserve(node_count);
+    while (!ready.empty()) {
+        const uint32_t i = ready.top();
+        ready.pop();
+        order.push_back(i);
+        for (uint32_t t : nodes[i].outputs) {
+            if (t == NNERGY_NO_TENSOR) continue;
+            for (uint32_t s = slot_start[t]; s < slot_start[t + 1]; ++s)
+                if (--in_degree[slot_node[s]] == 0) ready.push(slot_node[s]);
+        }
+    }
+    if (order.size() != node_count) {
+        // Every node left has an unsorted producer; walking producers from one of them must
+        // come back to a node already on the walk, and that closes a cycle.
+        uint32_t start = 0;
+        while (in_degree[start] == 0) ++start;
+        std::vector<int64_t> position(node_count, -1);
+        std::vector<uint32_t> walk;
+        uint32_t cur = start;
+        while (position[cur] < 0) {
+            position[cur] = static_cast<int64_t>(walk.size());
+            walk.push_back(cur);
+            for (uint32_t t : nodes[cur].inputs) {
+                if (t == NNERGY_NO_TENSOR) continue;
+                const uint32_t p = producer_[t];
+                if (p != NNERGY_NO_NODE && in_degree[p] > 0) {
+                    cur = p;
+                    break;
+                }
+            }
+        }
+        std::vector<uint32_t> cycle(walk.begin() + position[cur], walk.end());
+        // The walk went against the data flow; report it along the flow, starting at the node
+        // the walk came back to.
+        std::reverse(cycle.begin(), cycle.end());
+        std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), cur), cycle.end());
+        std::string path;
+        for (uint32_t i : cycle) path += quoted(nodes[i].name) + " -> ";
+        path += quoted(nodes[cycle.front()].name);
+        throw error(describe_node(cycle.front()) + ": is part of a cycle: " + path +
+                    " (a graph must be acyclic)");
+    }
+
+    std::vector<node> reordered;
+    reordered.reserve(node_count);
+    for (uint32_t i : order) reordered.push_back(std::move(nodes[i]));
+    nodes = std::move(reordered);
+    for (uint32_t k = 0; k < node_count; ++k)
+        for (uint32_t t : nodes[k].outputs)
+            if (t != NNERGY_NO_TENSOR) producer_[t] = k;
+}
+
+}  // namespace nnergy

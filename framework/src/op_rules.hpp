@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to the framework: the ops shape inference and counting know, their operand roles
+// and type rules, and the per-node context the inference and counting rules work on.
+#pragma once
+
+#include <cstdint>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/graph.hpp>
+#include <nnergy/framework/shape_inference.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nnergy::detail {
+
+enum class op_id : uint8_t {
+    Abs,
+    Add,
+    AveragePool,
+    BatchNormalization,
+    Cast,
+    Ceil,
+    Clip,
+    Concat,
+    Constant,
+    ConstantOfShape,
+    Conv,
+    ConvTranspose,
+    Div,
+    Dropout,
+    Elu,
+    Equal,
+    Erf,
+    Exp,
+    Expand,
+    Flatten,
+    Floor,
+    Gather,
+    Gelu,
+    Gemm,
+    GlobalAveragePool,
+    GlobalMaxPool,
+    Greater,
+    HardSigmoid,
+    HardSwish,
+    Identity,
+    LayerNormalization,
+    LeakyRelu,
+    Less,
+    Log,
+    LogSoftmax,
+    MatMul,
+    Max,
+    MaxPool,
+    Mean,
+    Min,
+    Mul,
+    Neg,
+    Not,
+    PRelu,
+    Pad,
+    Pow,
+    Range,
+    Reciprocal,
+    ReduceMax,
+    ReduceMean,
+    ReduceMin,
+    ReduceSum,
+    Relu,
+    Reshape,
+    Shape,
+    Sigmoid,
+    Slice,
+    Softmax,
+    Softplus,
+    Split,
+    Sqrt,
+    Squeeze,
+    Sub,
+    Sum,
+    Tanh,
+    Tile,
+    Transpose,
+    Unsqueeze,
+    Where,
+};
+
+/// How the first output's element type follows from the node.
+enum class dtype_rule : uint8_t {
+    like_input,     ///< the type of input `dtype_from`
+    int64,          ///< Shape
+    boolean,        ///< comparisons
+    cast_to,        ///< the `to` attribute (Cast)
+    constant_attr,  ///< which value_* attribute is set (Constant)
+    float_default,  ///< declared, else float32 (ConstantOfShape's default value is float32)
+};
+
+inline constexpr uint8_t any_count = 255;
+/// `same_dtype` bit meaning "every input, however many" (variadic ops).
+inline constexpr uint32_t all_inputs = 0xFFFFFFFFu;
+
+struct op_info {
+    std::string_view name;
+    op_id id;
+    uint8_t min_inputs;
+    uint8_t max_inputs;  ///< any_count: variadic
+    uint8_t min_outputs;
+    uint8_t max_outputs;
+    /// Inputs read as metadata (shapes, axes, bounds, ratios), not as tensor data: they add no
+    /// bytes and no parameters (docs/counting.md, "control operands").
+    uint32_t control_inputs;
+    /// Inputs that must hold integers (indices, shapes, axes).
+    uint32_t integer_inputs;
+    /// Inputs that must share one element type (the first of them gives it).
+    uint32_t same_dtype;
+    /// Initializer inputs that hold statistics, not parameters (BatchNormalization mean/var).
+    uint32_t not_params;
+    dtype_rule rule;
+    uint8_t dtype_from;
+};
+
+/// The op of a node, or nullptr when shape inference and counting do not know it.
+/// Only the default ONNX domain ("" or "ai.onnx") is known.
+const op_info* find_op(std::string_view op_type, std::string_view domain) noexcept;
+
+/// The known ops, in name order.
+const std::vector<op_info>& op_table();
+
+/// Element types of every tensor (declared, else inferred). Throws nnergy::error naming the node
+/// when declared types contradict an op. `g.nodes` must already be in topological order.
+std::vector<nnergy_dtype> infer_dtypes(const graph& g);
+
+/// ONNX TensorProto.DataType number to nnergy_dtype (Cast's `to`); nullopt for unsupported.
+std::optional<nnergy_dtype> dtype_from_onnx(int64_t onnx_type) noexcept;
+
+bool is_integer(nnergy_dtype t) noexcept;
+
+/// Thrown by an inference rule that needs values it cannot fold (a computed Reshape target):
+/// the driver then falls back on the declared output shapes, or reports `reason`.
+struct needs_declared {
+    std::string reason;
+};
+
+/// "[1, 3, 224, 224]".
+std::string shape_string(const std::vector<int64_t>& s);
+
+/// The view of one node that inference and counting rules work on.
+class node_ctx {
+public:
+    node_ctx(const graph& g, bound_graph& b, uint32_t index) noexcept
+        : g_(g), b_(b), n_(g.nodes[index]), index_(index) {}
+
+    const node& n() const noexcept { return n_; }
+    uint32_t index() const noexcept { return index_; }
+    const graph& g() const noexcept { return g_; }
+    bound_graph& b() const noexcept { return b_; }
+
+    size_t input_count() const noexcept { return n_.inputs.size(); }
+    size_t output_count() const noexcept { return n_.outputs.size(); }
+    bool has_input(size_t i) const noexcept {
+        return i < n_.inputs.size() && n_.inputs[i] != NNERGY_NO_TENSOR;
+    }
+    bool has_output(size_t i) const noexcept {
+        return i < n_.outputs.size() && n_.outputs[i] != NNERGY_NO_TENSOR;
+    }
+    const std::vector<int64_t>& shape(size_t i) const noexcept { return b_.shapes[n_.inputs[i]]; }
+    int64_t rank(size_t i) const noexcept { return static_cast<int64_t>(shape(i).size()); }
+    nnergy_dtype dtype(size_t i) const noexcept { return b_.dtypes[n_.inputs[i]]; }
+    const std::optional<std::vector<int64_t>>& values(size_t i) const noexcept {
+        return b_.int_values[n_.inputs[i]];
+    }
+    const std::vector<int64_t>& out_shape(size_t i) const noexcept {
+        return b_.shapes[n_.outputs[i]];
+    }
+    nnergy_dtype out_dtype(size_t i) const noexcept { return b_.dtypes[n_.outputs[i]]; }
+
+    /// Sets output `i`'s shape when the node has that output.
+    void set_shape(size_t i, std::vector<int64_t> s) const {
+        if (has_output(i)) b_.shapes[n_.outputs[i]] = std::move(s);
+    }
+    /// Records folded integer values of output `i` (small integer tensors only).
+    void set_values(size_t i, std::vector<int64_t> v) const;
+
+    /// "input 'x' [1, 3, 224, 224]"
+    std::string describe_input(size_t i) const;
+
+    [[noreturn]] void fail(const std::string& message) const;
+    /// Values of input `i` that the rule needs to be known constants.
+    const std::vector<int64_t>& need_values(size_t i, std::string_view what) const;
+
+    int64_t attr_int(std::string_view name, int64_t fallback) const noexcept {
+        return n_.attr_int(name).value_or(fallback);
+    }
+    double attr_float(std::string_view name, double fallback) const noexcept {
+        return n_.attr_float(name).value_or(fallback);
+    }
+    /// An ints attribute of exactly `count` entries, `fallback` repeated when absent.
+    std::vector<int64_t> attr_ints(std::string_view name, size_t count, int64_t fallback) const;
+    /// `axis` in [-rank, rank-1] made non-negative; fails naming `what` otherwise.
+    int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what) const;
+
+private:
+    const graph& g_;
+    bound_graph& b_;
+    const node& n_;
+    uint32_t index_;
+};
+
+/// Infers the shapes (and folds the integer values) of a node's outputs. Output element types
+/// are already in b.dtypes. Throws nnergy::error or needs_declared.
+void infer_shapes(const op_info& op, const node_ctx& ctx);
+
+/// MACs and FLOPs of a node whose shapes are known (docs/counting.md).
+void count_work(const op_info& op, const node_ctx& ctx, op_counts& out);
+
+/// Largest integer tensor whose values constant folding keeps.
+inline constexpr size_t max_folded_elements = 4096;
+
+/// Product of dims; fails through `ctx` on overflow.
+int64_t checked_elements(const std::vector<int64_t>& s, const node_ctx& ctx);
+
+}  // namespace nnergy::detail

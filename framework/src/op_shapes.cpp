@@ -1,0 +1,1091 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shape inference rules, one per known op (ONNX semantics), and constant folding of the small
+// integer tensors that feed Reshape, Expand, Slice and friends.
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "op_rules.hpp"
+
+namespace nnergy::detail {
+
+// ---- helpers shared by the rules ----
+
+std::string shape_string(const std::vector<int64_t>& s) {
+    std::string out = "[";
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (i) out += ", ";
+        out += std::to_string(s[i]);
+    }
+    return out + "]";
+}
+
+void node_ctx::set_values(size_t i, std::vector<int64_t> v) const {
+    if (!has_output(i) || v.size() > max_folded_elements) return;
+    const nnergy_dtype t = b_.dtypes[n_.outputs[i]];
+    if (!is_integer(t) && t != NNERGY_DTYPE_BOOL) return;
+    b_.int_values[n_.outputs[i]] = std::move(v);
+}
+
+std::string node_ctx::describe_input(size_t i) const {
+    const uint32_t t = n_.inputs[i];
+    return "input '" + g_.tensors[t].name + "' " + shape_string(b_.shapes[t]);
+}
+
+void node_ctx::fail(const std::string& message) const {
+    throw error(g_.describe_node(index_) + ": " + message);
+}
+
+const std::vector<int64_t>& node_ctx::need_values(size_t i, std::string_view what) const {
+    const auto& v = values(i);
+    if (!v)
+        throw needs_declared{std::string(what) + " (input '" + g_.tensors[n_.inputs[i]].name +
+                             "') is not a constant the host can fold"};
+    return *v;
+}
+
+std::vector<int64_t> node_ctx::attr_ints(std::string_view name, size_t count,
+                                         int64_t fallback) const {
+    const std::vector<int64_t>* v = n_.attr_ints(name);
+    if (!v) return std::vector<int64_t>(count, fallback);
+    if (v->size() != count)
+        fail("attribute '" + std::string(name) + "' has " + std::to_string(v->size()) +
+             " entries, expected " + std::to_string(count));
+    return *v;
+}
+
+int64_t node_ctx::normalize_axis(int64_t axis, int64_t rank, std::string_view what) const {
+    if (axis < -rank || axis >= rank)
+        fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+             std::to_string(rank));
+    return axis < 0 ? axis + rank : axis;
+}
+
+int64_t checked_elements(const std::vector<int64_t>& s, const node_ctx& ctx) {
+    int64_t n = 1;
+    for (int64_t d : s) {
+        if (d < 0) ctx.fail("negative dimension in " + shape_string(s));
+        if (__builtin_mul_overflow(n, d, &n))
+            ctx.fail("shape " + shape_string(s) + " has more elements than int64 can count");
+    }
+    return n;
+}
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+// Multidirectional (numpy) broadcasting of the inputs in [first, last).
+std::vector<int64_t> broadcast_inputs(const node_ctx& c, size_t first, size_t last) {
+    size_t rank = 0;
+    for (size_t k = first; k < last; ++k)
+        if (c.has_input(k)) rank = std::max(rank, c.shape(k).size());
+    std::vector<int64_t> out(rank, 1);
+    for (size_t k = first; k < last; ++k) {
+        if (!c.has_input(k)) continue;
+        const auto& s = c.shape(k);
+        const size_t offset = rank - s.size();
+        for (size_t j = 0; j < s.size(); ++j) {
+            int64_t& o = out[offset + j];
+            if (s[j] == o || s[j] == 1) continue;
+            if (o == 1) {
+                o = s[j];
+                continue;
+            }
+            std::string list;
+            for (size_t q = first; q < last; ++q) {
+                if (!c.has_input(q)) continue;
+                if (!list.empty()) list += ", ";
+                list += c.describe_input(q);
+            }
+            c.fail("inputs cannot be broadcast together: " + list);
+        }
+    }
+    return out;
+}
+
+// Flat index into an input of shape `in` (right-aligned, broadcast) for every element of `out`.
+std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+    size_t total = 1;
+    for (int64_t d : out) total *= static_cast<size_t>(d);
+    std::vector<size_t> map(total, 0);
+    const size_t offset = out.size() - in.size();
+    std::vector<size_t> stride(out.size(), 0);
+    size_t s = 1;
+    for (size_t j = in.size(); j-- > 0;) {
+        stride[offset + j] = in[j] == 1 ? 0 : s;
+        s *= static_cast<size_t>(in[j]);
+    }
+    std::vector<int64_t> idx(out.size(), 0);
+    for (size_t e = 0; e < total; ++e) {
+        size_t flat = 0;
+        for (size_t j = 0; j < out.size(); ++j) flat += static_cast<size_t>(idx[j]) * stride[j];
+        map[e] = flat;
+        for (size_t j = out.size(); j-- > 0;) {
+            if (++idx[j] < out[j]) break;
+            idx[j] = 0;
+        }
+    }
+    return map;
+}
+
+// Folds an elementwise op over integer inputs [first, last) whose values are all known.
+// `f` returns false when the value cannot be represented (overflow, division by zero).
+template <typename F>
+void fold_elementwise(const node_ctx& c, size_t first, size_t last,
+                      const std::vector<int64_t>& out_shape, F f) {
+    size_t total = 1;
+    for (int64_t d : out_shape) total *= static_cast<size_t>(d);
+    if (total > max_folded_elements) return;
+    std::vector<std::vector<size_t>> maps;
+    for (size_t k = first; k < last; ++k) {
+        if (!c.has_input(k) || !c.values(k)) return;
+        maps.push_back(broadcast_map(c.shape(k), out_shape));
+    }
+    std::vector<int64_t> result(total);
+    std::vector<int64_t> args(last - first);
+    for (size_t e = 0; e < total; ++e) {
+        for (size_t k = first; k < last; ++k) args[k - first] = (*c.values(k))[maps[k - first][e]];
+        if (!f(args, result[e])) return;
+    }
+    c.set_values(0, std::move(result));
+}
+
+void same_shape(const node_ctx& c) {
+    for (size_t k = 0; k < c.output_count(); ++k) c.set_shape(k, c.shape(0));
+}
+
+// ---- convolutions and pooling ----
+
+struct window {
+    size_t spatial = 0;
+    std::vector<int64_t> kernel, strides, dilations, pads;
+    std::string auto_pad;
+};
+
+window read_window(const node_ctx& c, const std::vector<int64_t>& kernel) {
+    window w;
+    w.spatial = kernel.size();
+    w.kernel = kernel;
+    w.strides = c.attr_ints("strides", w.spatial, 1);
+    w.dilations = c.attr_ints("dilations", w.spatial, 1);
+    w.pads = c.attr_ints("pads", 2 * w.spatial, 0);
+    const std::string* ap = c.n().attr_string("auto_pad");
+    w.auto_pad = ap ? *ap : "NOTSET";
+    if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" &&
+        w.auto_pad != "VALID")
+        c.fail("auto_pad '" + w.auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    for (size_t i = 0; i < w.spatial; ++i) {
+        if (w.strides[i] < 1) c.fail("strides must be >= 1");
+        if (w.dilations[i] < 1) c.fail("dilations must be >= 1");
+        if (w.kernel[i] < 1) c.fail("kernel dimensions must be >= 1");
+    }
+    for (int64_t p : w.pads)
+        if (p < 0) c.fail("pads must be >= 0");
+    return w;
+}
+
+// Output length of one spatial axis of a convolution or pooling window.
+int64_t window_output(const node_ctx& c, const window& w, size_t i, int64_t in, bool ceil_mode) {
+    const int64_t s = w.strides[i];
+    const int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t out = 0;
+    if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+        out = ceil_div(in, s);
+    } else {
+        const int64_t begin = w.auto_pad == "VALID" ? 0 : w.pads[i];
+        const int64_t end = w.auto_pad == "VALID" ? 0 : w.pads[i + w.spatial];
+        const int64_t span = in + begin + end - extent;
+        if (span < 0)
+            c.fail("window of extent " + std::to_string(extent) + " on axis " +
+                   std::to_string(i + 2) + " does not fit the padded input (" +
+                   std::to_string(in + begin + end) + ")");
+        out = (ceil_mode ? ceil_div(span, s) : span / s) + 1;
+        // A last window that would start in the end padding is dropped (PyTorch, ONNX 1.16).
+        if (ceil_mode && (out - 1) * s >= in + begin) --out;
+    }
+    return out;
+}
+
+void infer_conv(const node_ctx& c, bool transpose) {
+    const auto& x = c.shape(0);
+    const auto& w = c.shape(1);
+    if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
+    if (w.size() != x.size())
+        c.fail("weight " + c.describe_input(1) + " must have the input's rank " +
+               std::to_string(x.size()));
+    const int64_t group = c.attr_int("group", 1);
+    if (group < 1) c.fail("group must be >= 1");
+    const int64_t channels = x[1];
+    int64_t out_channels = 0;
+    if (!transpose) {
+        if (channels != w[1] * group)
+            c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(0) +
+                   " differ from weight channels " + std::to_string(w[1]) + " x group " +
+                   std::to_string(group) + " of " + c.describe_input(1));
+        out_channels = w[0];
+        if (out_channels % group != 0)
+            c.fail("output channels " + std::to_string(out_channels) +
+                   " are not divisible by group " + std::to_string(group));
+    } else {
+        if (channels != w[0])
+            c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(0) +
+                   " differ from weight dimension 0 of " + c.describe_input(1));
+        if (channels % group != 0)
+            c.fail("input channels " + std::to_string(channels) + " are not divisible by group " +
+                   std::to_string(group));
+        out_channels = w[1] * group;
+    }
+    const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+    if (const auto* ks = c.n().attr_ints("kernel_shape"); ks && *ks != kernel)
+        c.fail("kernel_shape " + shape_string(*ks) + " differs from the weight's spatial dims " +
+               shape_string(kernel));
+    if (c.has_input(2)) {
+        const auto& b = c.shape(2);
+        if (b.size() != 1 || b[0] != out_channels)
+            c.fail("bias " + c.describe_input(2) + " must have shape [" +
+                   std::to_string(out_channels) + "]");
+    }
+    const window win = read_window(c, kernel);
+    std::vector<int64_t> out{x[0], out_channels};
+    if (!transpose) {
+        for (size_t i = 0; i < win.spatial; ++i)
+            out.push_back(window_output(c, win, i, x[i + 2], false));
+    } else {
+        const auto output_padding = c.attr_ints("output_padding", win.spatial, 0);
+        const std::vector<int64_t>* output_shape = c.n().attr_ints("output_shape");
+        for (size_t i = 0; i < win.spatial; ++i) {
+            int64_t o = 0;
+            if (output_shape) {
+                if (output_shape->size() < win.spatial)
+                    c.fail("output_shape has fewer entries than spatial dims");
+                o = (*output_shape)[output_shape->size() - win.spatial + i];
+            } else if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") {
+                o = x[i + 2] * win.strides[i];
+            } else {
+                const bool valid = win.auto_pad == "VALID";
+                const int64_t extent = (kernel[i] - 1) * win.dilations[i] + 1;
+                o = win.strides[i] * (x[i + 2] - 1) + output_padding[i] + extent -
+                    (valid ? 0 : win.pads[i] + win.pads[i + win.spatial]);
+            }
+            if (o < 1) c.fail("output spatial dimension " + std::to_string(o) + " is < 1");
+            out.push_back(o);
+        }
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_pool(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
+    const std::vector<int64_t>* ks = c.n().attr_ints("kernel_shape");
+    if (!ks) c.fail("attribute 'kernel_shape' is required");
+    if (ks->size() != x.size() - 2)
+        c.fail("kernel_shape " + shape_string(*ks) + " does not match the " +
+               std::to_string(x.size() - 2) + " spatial dims of " + c.describe_input(0));
+    const window win = read_window(c, *ks);
+    const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+    std::vector<int64_t> out{x[0], x[1]};
+    for (size_t i = 0; i < win.spatial; ++i)
+        out.push_back(window_output(c, win, i, x[i + 2], ceil_mode));
+    c.set_shape(0, out);
+    c.set_shape(1, std::move(out));  // MaxPool's optional indices
+}
+
+void infer_global_pool(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
+    std::vector<int64_t> out(x.size(), 1);
+    out[0] = x[0];
+    out[1] = x[1];
+    c.set_shape(0, std::move(out));
+}
+
+// ---- matrix products and normalization ----
+
+void infer_gemm(const node_ctx& c) {
+    const auto& a = c.shape(0);
+    const auto& b = c.shape(1);
+    if (a.size() != 2 || b.size() != 2)
+        c.fail("Gemm needs 2-D inputs, got " + c.describe_input(0) + " and " + c.describe_input(1));
+    const bool ta = c.attr_int("transA", 0) != 0;
+    const bool tb = c.attr_int("transB", 0) != 0;
+    const int64_t m = ta ? a[1] : a[0];
+    const int64_t k = ta ? a[0] : a[1];
+    const int64_t kb = tb ? b[1] : b[0];
+    const int64_t n = tb ? b[0] : b[1];
+    if (k != kb)
+        c.fail("inner dimensions differ: " + c.describe_input(0) + (ta ? " (transposed)" : "") +
+               " x " + c.describe_input(1) + (tb ? " (transposed)" : "") + " (" +
+               std::to_string(k) + " vs " + std::to_string(kb) + ")");
+    if (c.has_input(2)) {
+        const auto& cs = c.shape(2);
+        const std::vector<int64_t> mn{m, n};
+        bool ok = cs.size() <= 2;
+        for (size_t j = 0; ok && j < cs.size(); ++j) {
+            const int64_t d = cs[cs.size() - 1 - j];
+            ok = d == 1 || d == mn[1 - j];
+        }
+        if (!ok)
+            c.fail("bias " + c.describe_input(2) + " cannot be broadcast to " + shape_string(mn));
+    }
+    c.set_shape(0, {m, n});
+}
+
+void infer_matmul(const node_ctx& c) {
+    std::vector<int64_t> a = c.shape(0);
+    std::vector<int64_t> b = c.shape(1);
+    if (a.empty() || b.empty()) c.fail("MatMul inputs must have rank >= 1");
+    const bool a_vec = a.size() == 1;
+    const bool b_vec = b.size() == 1;
+    if (a_vec) a.insert(a.begin(), 1);
+    if (b_vec) b.push_back(1);
+    const int64_t m = a[a.size() - 2];
+    const int64_t k = a[a.size() - 1];
+    const int64_t kb = b[b.size() - 2];
+    const int64_t n = b[b.size() - 1];
+    if (k != kb)
+        c.fail("inner dimensions differ: " + c.describe_input(0) + " x " + c.describe_input(1) +
+               " (" + std::to_string(k) + " vs " + std::to_string(kb) + ")");
+    const size_t batch_rank = std::max(a.size(), b.size()) - 2;
+    std::vector<int64_t> out(batch_rank, 1);
+    for (const auto* s : {&a, &b}) {
+        const size_t r = s->size() - 2;
+        for (size_t j = 0; j < r; ++j) {
+            int64_t& o = out[batch_rank - r + j];
+            const int64_t d = (*s)[j];
+            if (d == o || d == 1) continue;
+            if (o != 1)
+                c.fail("batch dimensions cannot be broadcast: " + c.describe_input(0) + " x " +
+                       c.describe_input(1));
+            o = d;
+        }
+    }
+    if (!a_vec) out.push_back(m);
+    if (!b_vec) out.push_back(n);
+    c.set_shape(0, std::move(out));
+}
+
+void infer_batch_norm(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    if (x.size() < 2) c.fail(c.describe_input(0) + " must have rank >= 2 (N, C, ...)");
+    const int64_t ch = x[1];
+    for (size_t k = 1; k <= 4; ++k) {
+        const auto& s = c.shape(k);
+        if (s.size() != 1 || s[0] != ch)
+            c.fail(c.describe_input(k) + " must have shape [" + std::to_string(ch) +
+                   "] (the channels of " + c.describe_input(0) + ")");
+    }
+    c.set_shape(0, x);
+    for (size_t k = 1; k < c.output_count(); ++k) c.set_shape(k, {ch});
+}
+
+void infer_layer_norm(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    const int64_t axis = c.normalize_axis(c.attr_int("axis", -1), r, "axis");
+    // Scale and bias broadcast onto the normalized dims x[axis:].
+    for (size_t k = 1; k <= 2; ++k) {
+        if (!c.has_input(k)) continue;
+        const auto& s = c.shape(k);
+        bool ok = static_cast<int64_t>(s.size()) <= r - axis;
+        for (size_t j = 0; ok && j < s.size(); ++j) {
+            const int64_t d = s[s.size() - 1 - j];
+            ok = d == 1 || d == x[x.size() - 1 - j];
+        }
+        if (!ok)
+            c.fail(c.describe_input(k) + " cannot be broadcast onto the normalized dims of " +
+                   c.describe_input(0));
+    }
+    c.set_shape(0, x);
+    std::vector<int64_t> stat(x.begin(), x.begin() + axis);
+    stat.resize(x.size(), 1);
+    c.set_shape(1, stat);
+    c.set_shape(2, std::move(stat));
+}
+
+// ---- shape manipulation ----
+
+void infer_reshape(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    std::vector<int64_t> target;
+    if (c.has_input(1)) {
+        target = c.need_values(1, "the target shape");
+    } else if (const auto* attr = c.n().attr_ints("shape")) {
+        target = *attr;  // opset < 5
+    } else {
+        c.fail("needs a target shape (input 1)");
+    }
+    const bool allowzero = c.attr_int("allowzero", 0) != 0;
+    const int64_t in_elements = checked_elements(x, c);
+    const auto bad = [&](const std::string& why) {
+        c.fail("cannot reshape " + c.describe_input(0) + " (" + std::to_string(in_elements) +
+               " elements) to " + shape_string(target) + ": " + why);
+    };
+    std::vector<int64_t> out(target.size());
+    size_t inferred = target.size();
+    bool has_zero = false;
+    int64_t known = 1;
+    for (size_t i = 0; i < target.size(); ++i) {
+        const int64_t v = target[i];
+        if (v == -1) {
+            if (inferred != target.size()) bad("more than one -1");
+            inferred = i;
+            continue;
+        }
+        if (v < -1) bad("dimension " + std::to_string(v) + " is invalid");
+        int64_t d = v;
+        if (v == 0 && !allowzero) {
+            if (i >= x.size())
+                bad("0 at position " + std::to_string(i) + " copies a missing input dimension");
+            d = x[i];
+        }
+        has_zero = has_zero || (v == 0 && allowzero);
+        out[i] = d;
+        if (__builtin_mul_overflow(known, d, &known)) bad("too many elements");
+    }
+    if (inferred != target.size()) {
+        if (has_zero) bad("-1 together with a literal 0 (allowzero) is ambiguous");
+        if (known == 0 || in_elements % known != 0)
+            bad("the other dimensions (" + std::to_string(known) +
+                " elements) do not divide the input");
+        out[inferred] = in_elements / known;
+    } else if (known != in_elements) {
+        bad("element counts differ (" + std::to_string(known) + ")");
+    }
+    c.set_shape(0, std::move(out));
+    if (c.values(0)) c.set_values(0, *c.values(0));
+}
+
+void infer_flatten(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    int64_t axis = c.attr_int("axis", 1);
+    if (axis < -r || axis > r)
+        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+    if (axis < 0) axis += r;
+    const std::vector<int64_t> outer(x.begin(), x.begin() + axis);
+    const std::vector<int64_t> inner(x.begin() + axis, x.end());
+    c.set_shape(0, {checked_elements(outer, c), checked_elements(inner, c)});
+}
+
+void infer_transpose(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const size_t r = x.size();
+    std::vector<int64_t> perm;
+    if (const auto* p = c.n().attr_ints("perm")) {
+        perm = *p;
+    } else {
+        for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    }
+    if (perm.size() != r)
+        c.fail("perm " + shape_string(perm) + " does not match the rank of " + c.describe_input(0));
+    std::vector<bool> seen(r, false);
+    std::vector<int64_t> out(r);
+    for (size_t i = 0; i < r; ++i) {
+        const int64_t p = perm[i];
+        if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)])
+            c.fail("perm " + shape_string(perm) + " is not a permutation of 0.." +
+                   std::to_string(r - 1));
+        seen[static_cast<size_t>(p)] = true;
+        out[i] = x[static_cast<size_t>(p)];
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_concat(const node_ctx& c) {
+    const auto axis_attr = c.n().attr_int("axis");
+    if (!axis_attr) c.fail("attribute 'axis' is required");
+    const auto& first = c.shape(0);
+    const int64_t r = c.rank(0);
+    if (r == 0) c.fail("cannot concatenate scalars (" + c.describe_input(0) + ")");
+    const auto axis = static_cast<size_t>(c.normalize_axis(*axis_attr, r, "axis"));
+    std::vector<int64_t> out = first;
+    out[axis] = 0;
+    bool fold = true;
+    for (size_t k = 0; k < c.input_count(); ++k) {
+        const auto& s = c.shape(k);
+        bool ok = s.size() == first.size();
+        for (size_t j = 0; ok && j < s.size(); ++j) ok = j == axis || s[j] == first[j];
+        if (!ok)
+            c.fail(c.describe_input(k) + " does not match " + c.describe_input(0) +
+                   " outside axis " + std::to_string(axis));
+        out[axis] += s[axis];
+        fold = fold && c.values(k).has_value();
+    }
+    if (fold && r == 1) {
+        std::vector<int64_t> v;
+        for (size_t k = 0; k < c.input_count(); ++k)
+            v.insert(v.end(), c.values(k)->begin(), c.values(k)->end());
+        c.set_shape(0, std::move(out));
+        c.set_values(0, std::move(v));
+        return;
+    }
+    c.set_shape(0, std::move(out));
+}
+
+// Axes from the `axes` attribute (older opsets) or input 1 (newer ones); nullopt when neither.
+std::optional<std::vector<int64_t>> read_axes(const node_ctx& c) {
+    if (c.has_input(1)) return c.need_values(1, "axes");
+    if (const auto* a = c.n().attr_ints("axes")) return *a;
+    return std::nullopt;
+}
+
+// Normalizes axes against `rank` and rejects repeats.
+std::vector<int64_t> normalize_axes(const node_ctx& c, std::vector<int64_t> axes, int64_t rank) {
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (int64_t& a : axes) {
+        a = c.normalize_axis(a, rank, "axis");
+        if (seen[static_cast<size_t>(a)]) c.fail("axis " + std::to_string(a) + " is repeated");
+        seen[static_cast<size_t>(a)] = true;
+    }
+    return axes;
+}
+
+void infer_squeeze(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    std::vector<bool> drop(x.size(), false);
+    if (auto axes = read_axes(c)) {
+        for (int64_t a : normalize_axes(c, *axes, c.rank(0))) {
+            if (x[static_cast<size_t>(a)] != 1)
+                c.fail("cannot squeeze axis " + std::to_string(a) + " of " + c.describe_input(0) +
+                       ": its size is not 1");
+            drop[static_cast<size_t>(a)] = true;
+        }
+    } else {
+        for (size_t j = 0; j < x.size(); ++j) drop[j] = x[j] == 1;
+    }
+    std::vector<int64_t> out;
+    for (size_t j = 0; j < x.size(); ++j)
+        if (!drop[j]) out.push_back(x[j]);
+    c.set_shape(0, std::move(out));
+    if (c.values(0)) c.set_values(0, *c.values(0));
+}
+
+void infer_unsqueeze(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    auto axes = read_axes(c);
+    if (!axes) c.fail("needs axes (attribute 'axes' or input 1)");
+    const auto rank = static_cast<int64_t>(x.size() + axes->size());
+    std::vector<bool> is_new(static_cast<size_t>(rank), false);
+    for (int64_t a : normalize_axes(c, *axes, rank)) is_new[static_cast<size_t>(a)] = true;
+    std::vector<int64_t> out;
+    size_t next = 0;
+    for (size_t j = 0; j < static_cast<size_t>(rank); ++j) out.push_back(is_new[j] ? 1 : x[next++]);
+    c.set_shape(0, std::move(out));
+    if (c.values(0)) c.set_values(0, *c.values(0));
+}
+
+void infer_reduce(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const bool keepdims = c.attr_int("keepdims", 1) != 0;
+    std::vector<int64_t> axes = read_axes(c).value_or(std::vector<int64_t>{});
+    std::vector<bool> reduce(x.size(), false);
+    if (axes.empty()) {
+        if (c.attr_int("noop_with_empty_axes", 0) != 0) {
+            c.set_shape(0, x);
+            return;
+        }
+        std::fill(reduce.begin(), reduce.end(), true);
+    } else {
+        for (int64_t a : normalize_axes(c, axes, c.rank(0))) reduce[static_cast<size_t>(a)] = true;
+    }
+    std::vector<int64_t> out;
+    for (size_t j = 0; j < x.size(); ++j) {
+        if (!reduce[j])
+            out.push_back(x[j]);
+        else if (keepdims)
+            out.push_back(1);
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_shape_op(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    const auto clamp = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
+    const int64_t start = clamp(c.attr_int("start", 0));
+    const int64_t end = clamp(c.attr_int("end", r));
+    std::vector<int64_t> v;
+    for (int64_t i = start; i < end; ++i) v.push_back(x[static_cast<size_t>(i)]);
+    c.set_shape(0, {static_cast<int64_t>(v.size())});
+    c.set_values(0, std::move(v));
+}
+
+void infer_gather(const node_ctx& c) {
+    const auto& data = c.shape(0);
+    const auto& idx = c.shape(1);
+    const int64_t r = c.rank(0);
+    if (r == 0) c.fail("cannot gather from a scalar (" + c.describe_input(0) + ")");
+    const auto axis = static_cast<size_t>(c.normalize_axis(c.attr_int("axis", 0), r, "axis"));
+    std::vector<int64_t> out(data.begin(), data.begin() + static_cast<int64_t>(axis));
+    out.insert(out.end(), idx.begin(), idx.end());
+    out.insert(out.end(), data.begin() + static_cast<int64_t>(axis) + 1, data.end());
+    const int64_t dim = data[axis];
+    std::vector<int64_t> indices;
+    if (c.values(1)) {
+        indices = *c.values(1);
+        for (int64_t& i : indices) {
+            if (i < -dim || i >= dim)
+                c.fail("index " + std::to_string(i) + " is out of range for axis " +
+                       std::to_string(axis) + " of " + c.describe_input(0));
+            if (i < 0) i += dim;
+        }
+    }
+    if (c.values(0) && c.values(1)) {
+        const std::vector<int64_t> outer_dims(data.begin(),
+                                              data.begin() + static_cast<int64_t>(axis));
+        const std::vector<int64_t> inner_dims(data.begin() + static_cast<int64_t>(axis) + 1,
+                                              data.end());
+        const int64_t outer = checked_elements(outer_dims, c);
+        const int64_t inner = checked_elements(inner_dims, c);
+        const auto& src = *c.values(0);
+        std::vector<int64_t> v;
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i : indices)
+                for (int64_t q = 0; q < inner; ++q)
+                    v.push_back(src[static_cast<size_t>((o * dim + i) * inner + q)]);
+        c.set_shape(0, std::move(out));
+        c.set_values(0, std::move(v));
+        return;
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_slice(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.has_input(1) || c.has_input(2)) {
+        if (!c.has_input(1) || !c.has_input(2)) c.fail("needs both starts and ends inputs");
+        starts = c.need_values(1, "starts");
+        ends = c.need_values(2, "ends");
+        if (c.has_input(3)) axes = c.need_values(3, "axes");
+        if (c.has_input(4)) steps = c.need_values(4, "steps");
+    } else {
+        const auto* s = c.n().attr_ints("starts");
+        const auto* e = c.n().attr_ints("ends");
+        if (!s || !e) c.fail("needs starts and ends (inputs 1 and 2)");
+        starts = *s;
+        ends = *e;
+        if (const auto* a = c.n().attr_ints("axes")) axes = *a;
+    }
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+        c.fail("starts, ends, axes and steps must have the same length");
+    axes = normalize_axes(c, axes, r);
+    std::vector<int64_t> out = x;
+    std::vector<int64_t> first(x.size(), 0), step(x.size(), 1);
+    for (size_t i = 0; i < axes.size(); ++i) {
+        const auto a = static_cast<size_t>(axes[i]);
+        const int64_t d = x[a];
+        const int64_t st = steps[i];
+        if (st == 0) c.fail("slice step 0 on axis " + std::to_string(a));
+        int64_t s = starts[i];
+        int64_t e = ends[i];
+        // Far-negative bounds (INT64_MIN is common) become -1 without overflowing.
+        if (s < 0) s = s < -d ? -1 : s + d;
+        if (e < 0) e = e < -d ? -1 : e + d;
+        int64_t len = 0;
+        if (st > 0) {
+            s = std::clamp(s, int64_t{0}, d);
+            e = std::clamp(e, int64_t{0}, d);
+            len = e > s ? (e - s + st - 1) / st : 0;
+        } else if (d > 0) {
+            s = std::clamp(s, int64_t{0}, d - 1);
+            e = std::clamp(e, int64_t{-1}, d - 1);
+            len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+        }
+        out[a] = len;
+        first[a] = s;
+        step[a] = st;
+    }
+    if (c.values(0) && r == 1) {
+        std::vector<int64_t> v;
+        for (int64_t i = 0; i < out[0]; ++i)
+            v.push_back((*c.values(0))[static_cast<size_t>(first[0] + i * step[0])]);
+        c.set_shape(0, std::move(out));
+        c.set_values(0, std::move(v));
+        return;
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_split(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto axis =
+        static_cast<size_t>(c.normalize_axis(c.attr_int("axis", 0), c.rank(0), "axis"));
+    const int64_t d = x[axis];
+    const auto n = static_cast<int64_t>(c.output_count());
+    std::vector<int64_t> sizes;
+    if (c.has_input(1)) {
+        sizes = c.need_values(1, "split sizes");
+    } else if (const auto* s = c.n().attr_ints("split")) {
+        sizes = *s;
+    } else {
+        const auto num = c.n().attr_int("num_outputs");
+        if (num && *num != n)
+            c.fail("num_outputs " + std::to_string(*num) + " differs from the " +
+                   std::to_string(n) + " outputs");
+        if (!num && d % n != 0)
+            c.fail("axis " + std::to_string(axis) + " of " + c.describe_input(0) +
+                   " does not split evenly into " + std::to_string(n) + " outputs");
+        const int64_t chunk = ceil_div(d, n);
+        for (int64_t i = 0; i < n; ++i)
+            sizes.push_back(std::clamp(d - i * chunk, int64_t{0}, chunk));
+    }
+    if (static_cast<int64_t>(sizes.size()) != n)
+        c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+        if (s < 0) c.fail("negative split size " + std::to_string(s));
+        total += s;
+    }
+    if (total != d)
+        c.fail("split sizes " + shape_string(sizes) + " do not add up to axis " +
+               std::to_string(axis) + " of " + c.describe_input(0));
+    for (size_t k = 0; k < sizes.size(); ++k) {
+        std::vector<int64_t> out = x;
+        out[axis] = sizes[k];
+        c.set_shape(k, std::move(out));
+    }
+}
+
+void infer_expand(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto& target = c.need_values(1, "the target shape");
+    const size_t rank = std::max(x.size(), target.size());
+    std::vector<int64_t> out(rank, 1);
+    for (size_t j = 0; j < rank; ++j) {
+        const int64_t a = j + x.size() >= rank ? x[j + x.size() - rank] : 1;
+        const int64_t b = j + target.size() >= rank ? target[j + target.size() - rank] : 1;
+        if (b < 0) c.fail("target shape " + shape_string(target) + " has a negative dimension");
+        if (a != b && a != 1 && b != 1)
+            c.fail("cannot expand " + c.describe_input(0) + " to " + shape_string(target));
+        out[j] = a == 1 ? b : a;
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_tile(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto& repeats = c.need_values(1, "repeats");
+    if (repeats.size() != x.size())
+        c.fail("repeats " + shape_string(repeats) + " do not match the rank of " +
+               c.describe_input(0));
+    std::vector<int64_t> out(x.size());
+    for (size_t j = 0; j < x.size(); ++j) {
+        if (repeats[j] < 0) c.fail("negative repeat " + std::to_string(repeats[j]));
+        out[j] = x[j] * repeats[j];
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_pad(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    std::vector<int64_t> pads;
+    if (c.has_input(1)) {
+        pads = c.need_values(1, "pads");
+    } else if (const auto* p = c.n().attr_ints("pads")) {
+        pads = *p;  // opset < 11
+    } else {
+        c.fail("needs pads (input 1)");
+    }
+    std::vector<int64_t> axes;
+    if (c.has_input(3)) {
+        axes = normalize_axes(c, c.need_values(3, "axes"), r);
+    } else {
+        for (int64_t j = 0; j < r; ++j) axes.push_back(j);
+    }
+    if (pads.size() != 2 * axes.size())
+        c.fail("pads " + shape_string(pads) + " need 2 entries per padded axis (" +
+               std::to_string(axes.size()) + " axes)");
+    std::vector<int64_t> out = x;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        const auto a = static_cast<size_t>(axes[i]);
+        out[a] = x[a] + pads[i] + pads[i + axes.size()];
+        if (out[a] < 0)
+            c.fail("pads " + shape_string(pads) + " crop axis " + std::to_string(a) + " below 0");
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_range(const node_ctx& c) {
+    int64_t v[3];
+    for (size_t k = 0; k < 3; ++k) {
+        const auto& vals = c.need_values(k, k == 0 ? "start" : k == 1 ? "limit" : "delta");
+        if (vals.size() != 1) c.fail(c.describe_input(k) + " must be a scalar");
+        v[k] = vals[0];
+    }
+    if (v[2] == 0) c.fail("delta is 0");
+    // max(ceil((limit - start) / delta), 0)
+    int64_t diff = 0;
+    if (__builtin_sub_overflow(v[1], v[0], &diff)) c.fail("limit - start overflows");
+    int64_t n = 0;
+    if (v[2] > 0 && diff > 0) n = ceil_div(diff, v[2]);
+    if (v[2] < 0 && diff < 0) n = ceil_div(-diff, -v[2]);
+    c.set_shape(0, {n});
+    if (static_cast<size_t>(n) <= max_folded_elements) {
+        std::vector<int64_t> vals(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) vals[static_cast<size_t>(i)] = v[0] + i * v[2];
+        c.set_values(0, std::move(vals));
+    }
+}
+
+void infer_constant(const node_ctx& c) {
+    const node& n = c.n();
+    if (auto v = n.attr_int("value_int")) {
+        c.set_shape(0, {});
+        c.set_values(0, {*v});
+    } else if (const auto* vs = n.attr_ints("value_ints")) {
+        c.set_shape(0, {static_cast<int64_t>(vs->size())});
+        c.set_values(0, *vs);
+    } else if (n.attr_float("value_float")) {
+        c.set_shape(0, {});
+    } else if (const attribute* a = n.find_attribute("value_floats")) {
+        const auto* fs = std::get_if<std::vector<double>>(&a->value);
+        if (!fs) c.fail("attribute 'value_floats' must be a list of floats");
+        c.set_shape(0, {static_cast<int64_t>(fs->size())});
+    } else {
+        throw needs_declared{
+            "its value is a tensor attribute the graph does not carry (only "
+            "value_int, value_ints, value_float and value_floats are read)"};
+    }
+}
+
+void infer_constant_of_shape(const node_ctx& c) {
+    std::vector<int64_t> s = c.need_values(0, "the shape");
+    for (int64_t d : s)
+        if (d < 0) c.fail("shape " + shape_string(s) + " has a negative dimension");
+    c.set_shape(0, std::move(s));
+}
+
+bool checked(bool overflow) { return !overflow; }
+
+}  // namespace
+
+void infer_shapes(const op_info& op, const node_ctx& c) {
+    switch (op.id) {
+        case op_id::Abs:
+        case op_id::Ceil:
+        case op_id::Elu:
+        case op_id::Erf:
+        case op_id::Exp:
+        case op_id::Floor:
+        case op_id::Gelu:
+        case op_id::HardSigmoid:
+        case op_id::HardSwish:
+        case op_id::LeakyRelu:
+        case op_id::Log:
+        case op_id::Reciprocal:
+        case op_id::Relu:
+        case op_id::Sigmoid:
+        case op_id::Softplus:
+        case op_id::Sqrt:
+        case op_id::Tanh:
+        case op_id::Not:
+        case op_id::Clip:
+        case op_id::Dropout:
+            same_shape(c);
+            return;
+        case op_id::Neg:
+            same_shape(c);
+            if (c.values(0)) {
+                std::vector<int64_t> v = *c.values(0);
+                for (int64_t& e : v) {
+                    if (e == std::numeric_limits<int64_t>::min()) return;
+                    e = -e;
+                }
+                c.set_values(0, std::move(v));
+            }
+            return;
+        case op_id::Identity:
+        case op_id::Cast:
+            same_shape(c);
+            if (c.values(0) && (is_integer(c.dtype(0)) || c.dtype(0) == NNERGY_DTYPE_BOOL))
+                c.set_values(0, *c.values(0));
+            return;
+        case op_id::Softmax:
+        case op_id::LogSoftmax:
+            if (auto axis = c.n().attr_int("axis")) c.normalize_axis(*axis, c.rank(0), "axis");
+            same_shape(c);
+            return;
+        case op_id::Add:
+        case op_id::Sub:
+        case op_id::Mul:
+        case op_id::Div:
+        case op_id::Pow:
+        case op_id::Equal:
+        case op_id::Less:
+        case op_id::Greater:
+        case op_id::Where:
+        case op_id::Max:
+        case op_id::Min:
+        case op_id::Sum:
+        case op_id::Mean: {
+            auto out = broadcast_inputs(c, 0, c.input_count());
+            c.set_shape(0, out);
+            const auto fold = [&](auto f) { fold_elementwise(c, 0, c.input_count(), out, f); };
+            using args = const std::vector<int64_t>&;
+            switch (op.id) {
+                case op_id::Add:
+                    fold([](args a, int64_t& r) {
+                        return checked(__builtin_add_overflow(a[0], a[1], &r));
+                    });
+                    break;
+                case op_id::Sub:
+                    fold([](args a, int64_t& r) {
+                        return checked(__builtin_sub_overflow(a[0], a[1], &r));
+                    });
+                    break;
+                case op_id::Mul:
+                    fold([](args a, int64_t& r) {
+                        return checked(__builtin_mul_overflow(a[0], a[1], &r));
+                    });
+                    break;
+                case op_id::Div:  // integer division truncates toward zero, as in C
+                    fold([](args a, int64_t& r) {
+                        if (a[1] == 0 ||
+                            (a[1] == -1 && a[0] == std::numeric_limits<int64_t>::min()))
+                            return false;
+                        r = a[0] / a[1];
+                        return true;
+                    });
+                    break;
+                case op_id::Equal:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] == a[1];
+                        return true;
+                    });
+                    break;
+                case op_id::Less:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] < a[1];
+                        return true;
+                    });
+                    break;
+                case op_id::Greater:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] > a[1];
+                        return true;
+                    });
+                    break;
+                case op_id::Where:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] != 0 ? a[1] : a[2];
+                        return true;
+                    });
+                    break;
+                case op_id::Max:
+                    fold([](args a, int64_t& r) {
+                        r = *std::max_element(a.begin(), a.end());
+                        return true;
+                    });
+                    break;
+                case op_id::Min:
+                    fold([](args a, int64_t& r) {
+                        r = *std::min_element(a.begin(), a.end());
+                        return true;
+                    });
+                    break;
+                default:
+                    break;
+            }
+            return;
+        }
+        case op_id::PRelu: {
+            const auto out = broadcast_inputs(c, 0, 2);
+            if (out != c.shape(0))
+                c.fail("slope " + c.describe_input(1) + " must broadcast onto " +
+                       c.describe_input(0));
+            c.set_shape(0, out);
+            return;
+        }
+        case op_id::Conv:
+            infer_conv(c, false);
+            return;
+        case op_id::ConvTranspose:
+            infer_conv(c, true);
+            return;
+        case op_id::MaxPool:
+        case op_id::AveragePool:
+            infer_pool(c);
+            return;
+        case op_id::GlobalAveragePool:
+        case op_id::GlobalMaxPool:
+            infer_global_pool(c);
+            return;
+        case op_id::Gemm:
+            infer_gemm(c);
+            return;
+        case op_id::MatMul:
+            infer_matmul(c);
+            return;
+        case op_id::BatchNormalization:
+            infer_batch_norm(c);
+            return;
+        case op_id::LayerNormalization:
+            infer_layer_norm(c);
+            return;
+        case op_id::Reshape:
+            infer_reshape(c);
+            return;
+        case op_id::Flatten:
+            infer_flatten(c);
+            return;
+        case op_id::Transpose:
+            infer_transpose(c);
+            return;
+        case op_id::Concat:
+            infer_concat(c);
+            return;
+        case op_id::Squeeze:
+            infer_squeeze(c);
+            return;
+        case op_id::Unsqueeze:
+            infer_unsqueeze(c);
+            return;
+        case op_id::ReduceMax:
+        case op_id::ReduceMean:
+        case op_id::ReduceMin:
+        case op_id::ReduceSum:
+            infer_reduce(c);
+            return;
+        case op_id::Shape:
+            infer_shape_op(c);
+            return;
+        case op_id::Gather:
+            infer_gather(c);
+            return;
+        case op_id::Slice:
+            infer_slice(c);
+            return;
+        case op_id::Split:
+            infer_split(c);
+            return;
+        case op_id::Expand:
+            infer_expand(c);
+            return;
+        case op_id::Tile:
+            infer_tile(c);
+            return;
+        case op_id::Pad:
+            infer_pad(c);
+            return;
+        case op_id::Range:
+            infer_range(c);
+            return;
+        case op_id::Constant:
+            infer_constant(c);
+            return;
+        case op_id::ConstantOfShape:
+            infer_constant_of_shape(c);
+            return;
+    }
+}
+
+}  // namespace nnergy::detail

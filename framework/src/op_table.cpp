@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ops the host knows: operand roles, arity and element-type rules.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "op_rules.hpp"
+
+namespace nnergy::detail {
+
+namespace {
+
+constexpr uint32_t bit(unsigned i) { return 1u << i; }
+
+// Positional so that every field is always spelled out or defaulted in one place.
+constexpr op_info make(std::string_view name, op_id id, uint8_t min_in, uint8_t max_in,
+                       uint8_t min_out = 1, uint8_t max_out = 1, uint32_t control = 0,
+                       uint32_t integer = 0, uint32_t same = 0,
+                       dtype_rule rule = dtype_rule::like_input, uint8_t from = 0,
+                       uint32_t not_params = 0) {
+    return op_info{name,    id,      min_in, max_in,     min_out, max_out,
+                   control, integer, same,   not_params, rule,    from};
+}
+
+op_info unary(std::string_view name, op_id id) { return make(name, id, 1, 1); }
+op_info binary(std::string_view name, op_id id) {
+    return make(name, id, 2, 2, 1, 1, 0, 0, bit(0) | bit(1));
+}
+op_info compare(std::string_view name, op_id id) {
+    return make(name, id, 2, 2, 1, 1, 0, 0, bit(0) | bit(1), dtype_rule::boolean);
+}
+op_info variadic(std::string_view name, op_id id) {
+    return make(name, id, 1, any_count, 1, 1, 0, 0, all_inputs);
+}
+// Ops whose input 1 is an optional list of axes (opset 13+ / 18+ form of an attribute).
+op_info with_axes(std::string_view name, op_id id) {
+    return make(name, id, 1, 2, 1, 1, bit(1), bit(1));
+}
+
+std::vector<op_info> build_table() {
+    using r = dtype_rule;
+    std::vector<op_info> t{
+        unary("Abs", op_id::Abs),
+        binary("Add", op_id::Add),
+        unary("AveragePool", op_id::AveragePool),
+        // scale, bias, mean and var may have their own types (opset 15); mean/var are
+        // running statistics, not parameters.
+        make("BatchNormalization", op_id::BatchNormalization, 5, 5, 1, 5, 0, 0, 0, r::like_input, 0,
+             bit(3) | bit(4)),
+        make("Cast", op_id::Cast, 1, 1, 1, 1, 0, 0, 0, r::cast_to),
+        unary("Ceil", op_id::Ceil),
+        make("Clip", op_id::Clip, 1, 3, 1, 1, bit(1) | bit(2), 0, bit(0) | bit(1) | bit(2)),
+        variadic("Concat", op_id::Concat),
+        make("Constant", op_id::Constant, 0, 0, 1, 1, 0, 0, 0, r::constant_attr),
+        make("ConstantOfShape", op_id::ConstantOfShape, 1, 1, 1, 1, bit(0), bit(0), 0,
+             r::float_default),
+        make("Conv", op_id::Conv, 2, 3, 1, 1, 0, 0, bit(0) | bit(1) | bit(2)),
+        make("ConvTranspose", op_id::ConvTranspose, 2, 3, 1, 1, 0, 0, bit(0) | bit(1) | bit(2)),
+        binary("Div", op_id::Div),
+        // ratio and training_mode (opset 12+) are scalars that steer the op.
+        make("Dropout", op_id::Dropout, 1, 3, 1, 2, bit(1) | bit(2)),
+        unary("Elu", op_id::Elu),
+        compare("Equal", op_id::Equal),
+        unary("Erf", op_id::Erf),
+        unary("Exp", op_id::Exp),
+        make("Expand", op_id::Expand, 2, 2, 1, 1, bit(1), bit(1)),
+        unary("Flatten", op_id::Flatten),
+        unary("Floor", op_id::Floor),
+        make("Gather", op_id::Gather, 2, 2, 1, 1, 0, bit(1)),
+        unary("Gelu", op_id::Gelu),
+        make("Gemm", op_id::Gemm, 2, 3, 1, 1, 0, 0, bit(0) | bit(1) | bit(2)),
+        unary("GlobalAveragePool", op_id::GlobalAveragePool),
+        unary("GlobalMaxPool", op_id::GlobalMaxPool),
+        compare("Greater", op_id::Greater),
+        unary("HardSigmoid", op_id::HardSigmoid),
+        unary("HardSwish", op_id::HardSwish),
+        unary("Identity", op_id::Identity),
+        make("LayerNormalization", op_id::LayerNormalization, 2, 3, 1, 3, 0, 0,
+             bit(0) | bit(1) | bit(2)),
+        unary("LeakyRelu", op_id::LeakyRelu),
+        compare("Less", op_id::Less),
+        unary("Log", op_id::Log),
+        unary("LogSoftmax", op_id::LogSoftmax),
+        binary("MatMul", op_id::MatMul),
+        variadic("Max", op_id::Max),
+        make("MaxPool", op_id::MaxPool, 1, 1, 1, 2),
+        variadic("Mean", op_id::Mean),
+        variadic("Min", op_id::Min),
+        binary("Mul", op_id::Mul),
+        unary("Neg", op_id::Neg),
+        make("Not", op_id::Not, 1, 1, 1, 1, 0, 0, 0, r::boolean),
+        binary("PRelu", op_id::PRelu),
+        // pads, constant_value and axes steer the op; data and constant_value share a type.
+        make("Pad", op_id::Pad, 1, 4, 1, 1, bit(1) | bit(2) | bit(3), bit(1) | bit(3),
+             bit(0) | bit(2)),
+        make("Pow", op_id::Pow, 2, 2),
+        make("Range", op_id::Range, 3, 3, 1, 1, 0, 0, bit(0) | bit(1) | bit(2)),
+        unary("Reciprocal", op_id::Reciprocal),
+        with_axes("ReduceMax", op_id::ReduceMax),
+        with_axes("ReduceMean", op_id::ReduceMean),
+        with_axes("ReduceMin", op_id::ReduceMin),
+        with_axes("ReduceSum", op_id::ReduceSum),
+        unary("Relu", op_id::Relu),
+        make("Reshape", op_id::Reshape, 1, 2, 1, 1, bit(1), bit(1)),
+        // Shape reads only the metadata of its input.
+        make("Shape", op_id::Shape, 1, 1, 1, 1, bit(0), 0, 0, r::int64),
+        unary("Sigmoid", op_id::Sigmoid),
+        make("Slice", op_id::Slice, 1, 5, 1, 1, bit(1) | bit(2) | bit(3) | bit(4),
+             bit(1) | bit(2) | bit(3) | bit(4)),
+        unary("Softmax", op_id::Softmax),
+        unary("Softplus", op_id::Softplus),
+        make("Split", op_id::Split, 1, 2, 1, any_count, bit(1), bit(1)),
+        unary("Sqrt", op_id::Sqrt),
+        with_axes("Squeeze", op_id::Squeeze),
+        binary("Sub", op_id::Sub),
+        variadic("Sum", op_id::Sum),
+        unary("Tanh", op_id::Tanh),
+        make("Tile", op_id::Tile, 2, 2, 1, 1, bit(1), bit(1)),
+        unary("Transpose", op_id::Transpose),
+        with_axes("Unsqueeze", op_id::Unsqueeze),
+        make("Where", op_id::Where, 3, 3, 1, 1, 0, 0, bit(1) | bit(2), r::like_input, 1),
+    };
+    std::sort(t.begin(), t.end(),
+              [](const op_info& a, const op_info& b) { return a.name < b.name; });
+    return t;
+}
+
+bool in_mask(uint32_t mask, size_t slot) {
+    if (mask == all_inputs) return true;
+    return slot < 32 && ((mask >> slot) & 1u) != 0;
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+}  // namespace
+
+const std::vector<op_info>& op_table() {
+    static const std::vector<op_info> table = build_table();
+    return table;
+}
+
+const op_info* find_op(std::string_view op_type, std::string_view domain) noexcept {
+    if (!domain.empty() && domain != "ai.onnx") return nullptr;
+    static const std::unordered_map<std::string_view, const op_info*> index = [] {
+        std::unordered_map<std::string_view, const op_info*> m;
+        for (const op_info& op : op_table()) m.emplace(op.name, &op);
+        return m;
+    }();
+    auto it = index.find(op_type);
+    return it == index.end() ? nullptr : it->second;
+}
+
+bool is_integer(nnergy_dtype t) noexcept {
+    switch (t) {
+        case NNERGY_DTYPE_INT8:
+        case NNERGY_DTYPE_UINT8:
+        case NNERGY_DTYPE_INT16:
+        case NNERGY_DTYPE_UINT16:
+        case NNERGY_DTYPE_INT32:
+        case NNERGY_DTYPE_UINT32:
+        case NNERGY_DTYPE_INT64:
+        case NNERGY_DTYPE_UINT64:
+        case NNERGY_DTYPE_INT4:
+        case NNERGY_DTYPE_UINT4:
+            return true;
+        default:
+            return false;
+    }
+}
+
+std::optional<nnergy_dtype> dtype_from_onnx(int64_t onnx_type) noexcept {
+    switch (onnx_type) {
+        case 1:
+            return NNERGY_DTYPE_FLOAT32;
+        case 2:
+            return NNERGY_DTYPE_UINT8;
+        case 3:
+            return NNERGY_DTYPE_INT8;
+        case 4:
+            return NNERGY_DTYPE_UINT16;
+        case 5:
+            return NNERGY_DTYPE_INT16;
+        case 6:
+            return NNERGY_DTYPE_INT32;
+        case 7:
+            return NNERGY_DTYPE_INT64;
+        case 9:
+            return NNERGY_DTYPE_BOOL;
+        case 10:
+            return NNERGY_DTYPE_FLOAT16;
+        case 11:
+            return NNERGY_DTYPE_FLOAT64;
+        case 12:
+            return NNERGY_DTYPE_UINT32;
+        case 13:
+            return NNERGY_DTYPE_UINT64;
+        case 16:
+            return NNERGY_DTYPE_BFLOAT16;
+        case 17:
+        case 18:
+            return NNERGY_DTYPE_FLOAT8_E4M3;
+        case 19:
+        case 20:
+            return NNERGY_DTYPE_FLOAT8_E5M2;
+        case 21:
+            return NNERGY_DTYPE_UINT4;
+        case 22:
+            return NNERGY_DTYPE_INT4;
+        default:
+            return std::nullopt;
+    }
+}
+
+namespace {
+
+void check_arity(const graph& g, uint32_t index, const op_info& op) {
+    const node& n = g.nodes[index];
+    const auto range = [](uint8_t lo, uint8_t hi) {
+        if (hi == any_count) return "at least " + std::to_string(lo);
+        if (lo == hi) return std::to_string(lo);
+        return std::to_string(lo) + " to " + std::to_string(hi);
+    };
+    if (n.inputs.size() < op.min_inputs ||
+        (op.max_inputs != any_count && n.inputs.size() > op.max_inputs))
+        throw error(g.describe_node(index) + ": has " + std::to_string(n.inputs.size()) +
+                    " inputs, " + std::string(op.name) + " takes " +
+                    range(op.min_inputs, op.max_inputs));
+    if (n.outputs.size() < op.min_outputs ||
+        (op.max_outputs != any_count && n.outputs.size() > op.max_outputs))
+        throw error(g.describe_node(index) + ": has " + std::to_string(n.outputs.size()) +
+                    " outputs, " + std::string(op.name) + " yields " +
+                    range(op.min_outputs, op.max_outputs));
+    // Required operands are the leading ones (all of them for variadic ops); only optional
+    // ones may be omitted.
+    const size_t required = op.max_inputs == any_count ? n.inputs.size() : op.min_inputs;
+    for (size_t i = 0; i < required; ++i)
+        if (n.inputs[i] == NNERGY_NO_TENSOR)
+            throw error(g.describe_node(index) + ": required input " + std::to_string(i) +
+                        " is missing");
+    if (op.min_outputs > 0 && n.outputs[0] == NNERGY_NO_TENSOR)
+        throw error(g.describe_node(index) + ": its first output is missing");
+}
+
+nnergy_dtype stash_type(const graph& g, uint32_t index) {
+    const int64_t v = g.nodes[index].attr_int("stash_type").value_or(1);
+    auto t = dtype_from_onnx(v);
+    if (!t)
+        throw error(g.describe_node(index) + ": stash_type " + std::to_string(v) +
+                    " is not an ONNX element type nnergy knows");
+    return *t;
+}
+
+}  // namespace
+
+std::vector<nnergy_dtype> infer_dtypes(const graph& g) {
+    std::vector<nnergy_dtype> dt(g.tensors.size());
+    for (size_t t = 0; t < g.tensors.size(); ++t) dt[t] = g.tensors[t].dtype;
+    const auto tname = [&](uint32_t t) { return quoted(g.tensors[t].name); };
+
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+        const node& n = g.nodes[i];
+        const op_info* op = find_op(n.op_type, n.domain);
+        if (!op) continue;  // unknown ops keep their declared output types
+        check_arity(g, i, *op);
+
+        nnergy_dtype group = NNERGY_DTYPE_UNDEFINED;
+        uint32_t group_tensor = NNERGY_NO_TENSOR;
+        for (size_t k = 0; k < n.inputs.size(); ++k) {
+            const uint32_t t = n.inputs[k];
+            if (t == NNERGY_NO_TENSOR || dt[t] == NNERGY_DTYPE_UNDEFINED) continue;
+            if (in_mask(op->integer_inputs, k) && !is_integer(dt[t]))
+                throw error(g.describe_node(i) + ": input " + tname(t) + " is " +
+                            std::string(dtype_name(dt[t])) + ", but " + std::string(op->name) +
+                            " needs integers there (int64 or int32)");
+            if (!in_mask(op->same_dtype, k)) continue;
+            if (group == NNERGY_DTYPE_UNDEFINED) {
+                group = dt[t];
+                group_tensor = t;
+            } else if (dt[t] != group) {
+                throw error(g.describe_node(i) + ": input " + tname(t) + " is " +
+                            std::string(dtype_name(dt[t])) + " but input " + tname(group_tensor) +
+                            " is " + std::string(dtype_name(group)) + " (" + std::string(op->name) +
+                            " needs one element type; insert a Cast to mix them)");
+            }
+        }
+        if ((op->id == op_id::Where || op->id == op_id::Not) &&
+            dt[n.inputs[0]] != NNERGY_DTYPE_UNDEFINED && dt[n.inputs[0]] != NNERGY_DTYPE_BOOL)
+            throw error(g.describe_node(i) + ": input " + tname(n.inputs[0]) + " is " +
+                        std::string(dtype_name(dt[n.inputs[0]])) + ", but " +
+                        std::string(op->name) + " needs bool there");
+
+        nnergy_dtype first = NNERGY_DTYPE_UNDEFINED;
+        switch (op->rule) {
+            case dtype_rule::like_input: {
+                const size_t k = op->dtype_from;
+                if (k < n.inputs.size() && n.inputs[k] != NNERGY_NO_TENSOR) first = dt[n.inputs[k]];
+                if (first == NNERGY_DTYPE_UNDEFINED && in_mask(op->same_dtype, k)) first = group;
+                break;
+            }
+            case dtype_rule::int64:
+                first = NNERGY_DTYPE_INT64;
+                break;
+            case dtype_rule::boolean:
+                first = NNERGY_DTYPE_BOOL;
+                break;
+            case dtype_rule::cast_to: {
+                if (auto to = n.attr_int("to")) {
+                    auto t = dtype_from_onnx(*to);
+                    if (!t)
+                        throw error(g.describe_node(i) + ": 'to' = " + std::to_string(*to) +
+                                    " is not an ONNX element type nnergy knows");
+                    first = *t;
+                } else if (const std::string* s = n.attr_string("to")) {
+                    auto t = dtype_from_name(*s);
+                    if (!t)
+                        throw error(g.describe_node(i) + ": 'to' = '" + *s +
+                                    "' is not an element type name");
+                    first = *t;
+                } else {
+                    throw error(g.describe_node(i) + ": Cast needs a 'to' attribute");
+                }
+                break;
+            }
+            case dtype_rule::constant_attr:
+                if (n.attr_int("value_int") || n.attr_ints("value_ints")) {
+                    first = NNERGY_DTYPE_INT64;
+                } else if (n.find_attribute("value_float") || n.find_attribute("value_floats")) {
+                    first = NNERGY_DTYPE_FLOAT32;
+                }
+                break;
+            case dtype_rule::float_default:
+                first = dt[n.outputs[0]] != NNERGY_DTYPE_UNDEFINED ? dt[n.outputs[0]]
+                                                                   : NNERGY_DTYPE_FLOAT32;
+                break;
+        }
+
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            const uint32_t o = n.outputs[k];
+            if (o == NNERGY_NO_TENSOR) continue;
+            nnergy_dtype d = first;
+            if (k > 0) {
+                switch (op->id) {
+                    case op_id::MaxPool:
+                        d = NNERGY_DTYPE_INT64;  // indices
+                        break;
+                    case op_id::Dropout:
+                        d = NNERGY_DTYPE_BOOL;  // mask
+                        break;
+                    case op_id::LayerNormalization:
+                        d = stash_type(g, i);  // mean and inverse standard deviation
+                        break;
+                    case op_id::BatchNormalization:
+                        d = dt[n.inputs[3]];  // running mean / variance
+                        break;
+                    default:
+                        break;
+                }
+            }
+            const nnergy_dtype declared = dt[o];  // still the declared type: one producer
+            if (d == NNERGY_DTYPE_UNDEFINED) continue;
+            if (declared != NNERGY_DTYPE_UNDEFINED && declared != d)
+                throw error(g.describe_node(i) + ": output " + tname(o) + " is declared " +
+                            std::string(dtype_name(declared)) + " but " + std::string(op->name) +
+                            " yields " + std::string(dtype_name(d)) + " here");
+            dt[o] = d;
+        }
+    }
+    return dt;
+}
+
+}  // namespace nnergy::detail
+
+namespace nnergy {
+
+bool is_known_op(std::string_view op_type) noexcept {
+    return detail::find_op(op_type, {}) != nullptr;
+}
+
+std::vector<std::string> known_ops() {
+    std::vector<std::string> names;
+    for (const detail::op_info& op : detail::op_table()) names.emplace_back(op.name);
+    return names;  // the table is sorted by name
+}
+
+}  // namespace nnergy

@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shape inference: binding symbols, every known op's output shape, constant folding of shape
+// sub-graphs, and the errors bad models get.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/shape_inference.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace nnergy;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using shape = std::vector<int64_t>;
+
+// A dimension written in a test: a number or a symbol.
+struct D {
+    dim d;
+    D(int v) : d(dim::of(v)) {}
+    D(int64_t v) : d(dim::of(v)) {}
+    D(const char* s) : d(dim::named(s)) {}
+};
+
+attribute ai(const char* n, int64_t v) { return {n, v}; }
+attribute as(const char* n, const char* v) { return {n, std::string(v)}; }
+attribute ais(const char* n, std::vector<int64_t> v) { return {n, std::move(v)}; }
+
+struct model {
+    graph g;
+    std::optional<bound_graph> b;
+    model() { g.source_path = "model.json"; }
+
+    uint32_t add_tensor(const std::string& name, nnergy_dtype dt, std::optional<std::vector<D>> s,
+                        bool init) {
+        tensor t;
+        t.name = name;
+        t.dtype = dt;
+        if (s) {
+            t.shape.emplace();
+            for (const D& d : *s) t.shape->push_back(d.d);
+        }
+        t.is_initializer = init;
+        return g.add_tensor(std::move(t));
+    }
+    uint32_t input(const std::string& name, std::vector<D> s,
+                   nnergy_dtype dt = NNERGY_DTYPE_FLOAT32) {
+        const uint32_t t = add_tensor(name, dt, std::move(s), false);
+        g.inputs.push_back(t);
+        return t;
+    }
+    uint32_t weight(const std::string& name, std::vector<D> s,
+                    nnergy_dtype dt = NNERGY_DTYPE_FLOAT32) {
+        return add_tensor(name, dt, std::move(s), true);
+    }
+    // An int64 shape constant: 1-D, or a scalar when `scalar`.
+    uint32_t ints(const std::string& name, std::vector<int64_t> v, bool scalar = false) {
+        std::vector<D> s;
+        if (!scalar) s.push_back(D(static_cast<int64_t>(v.size())));
+        const uint32_t t = add_tensor(name, NNERGY_DTYPE_INT64, s, true);
+        g.tensors[t].int_values = std::move(v);
+        return t;
+    }
+    // An intermediate tensor with a declared shape and type.
+    uint32_t declare(const std::string& name, std::vector<D> s,
+                     nnergy_dtype dt = NNERGY_DTYPE_FLOAT32) {
+        return add_tensor(name, dt, std::move(s), false);
+    }
+    uint32_t id(const std::string& name) {
+        if (name.empty()) return NNERGY_NO_TENSOR;
+        if (auto t = g.find_tensor(name)) return *t;
+        return add_tensor(name, NNERGY_DTYPE_UNDEFINED, std::nullopt, false);
+    }
+    void node(const std::string& name, const std::string& op, std::vector<std::string> ins,
+              std::vector<std::string> outs, std::vector<attribute> attrs = {}) {
+        nnergy::node n;
+        n.name = name;
+        n.op_type = op;
+        for (auto& i : ins) n.inputs.push_back(id(i));
+        for (auto& o : outs) n.outputs.push_back(id(o));
+        n.attributes = std::move(attrs);
+        g.add_node(std::move(n));
+    }
+    void output(const std::string& name) { g.outputs.push_back(id(name)); }
+
+    const bound_graph& bind(const dim_bindings& dims = {}) {
+        if (!g.finalized()) g.finalize();
+        b = nnergy::bind(g, dims);
+        return *b;
+    }
+    shape shape_of(const std::string& name) const { return b->shapes[*g.find_tensor(name)]; }
+    std::optional<std::vector<int64_t>> values_of(const std::string& name) const {
+        return b->int_values[*g.find_tensor(name)];
+    }
+    nnergy_dtype dtype_of(const std::string& name) const { return b->dtypes[*g.find_tensor(name)]; }
+    std::string bind_error(const dim_bindings& dims = {}) {
+        try {
+            bind(dims);
+        } catch (const nnergy::error& e) {
+            return e.what();
+        }
+        FAIL("bind() accepted an invalid model");
+        return {};
+    }
+};
+
+// Shape of `op`'s single output for one input of shape `x` (and attributes).
+shape unary_shape(const std::string& op, std::vector<D> x, std::vector<attribute> attrs = {}) {
+    model m;
+    m.input("x", std::move(x));
+    m.node("n", op, {"x"}, {"y"}, std::move(attrs));
+    m.output("y");
+    m.bind();
+    return m.shape_of("y");
+}
+
+shape binary_shape(const std::string& op, std::vector<D> a, std::vector<D> b,
+                   std::vector<attribute> attrs = {}) {
+    model m;
+    m.input("a", std::move(a));
+    m.input("b", std::move(b));
+    m.node("n", op, {"a", "b"}, {"y"}, std::move(attrs));
+    m.output("y");
+    m.bind();
+    return m.shape_of("y");
+}
+
+}  // namespace
+
+TEST_CASE("symbols are bound and listed", "[shape]") {
+    model m;
+    m.input("x", {"batch", "seq", 16});
+    m.input("mask", {"seq", "heads"});
+    m.node("relu", "Relu", {"x"}, {"y"});
+    m.output("y");
+    CHECK(symbols_of(m.g) == std::vector<std::string>{"batch", "heads", "seq"});
+    // All unbound symbols at once, sorted.
+    CHECK(m.bind_error() ==
+          "model.json: unbound dimension symbols: batch, heads, seq (bind them with --dim "
+          "NAME=VALUE or [model] dims)");
+    CHECK_THAT(m.bind_error({{"batch", 2}}),
+               Contains("unbound dimension symbols: heads, seq (bind"));
+    CHECK_THAT(m.bind_error({{"batch", 0}, {"seq", 4}, {"heads", 2}}),
+               Contains("'batch' is bound to 0"));
+    m.bind({{"batch", 2}, {"seq", 7}, {"heads", 3}, {"unused", 5}});
+    CHECK(m.shape_of("x") == shape{2, 7, 16});
+    CHECK(m.shape_of("y") == shape{2, 7, 16});
+    CHECK(m.shape_of("mask") == shape{7, 3});
+}
+
+TEST_CASE("graph inputs need complete shapes", "[shape][errors]") {
+    model m;
+    m.add_tensor("x", NNERGY_DTYPE_FLOAT32, std::nullopt, false);
+    m.g.inputs.push_back(0);
+    m.node("relu", "Relu", {"x"}, {"y"});
+    CHECK_THAT(m.bind_error(), Contains("graph input 'x' has no shape"));
+
+    model u;
+    u.input("x", {2, -1});
+    u.node("relu", "Relu", {"x"}, {"y"});
+    CHECK_THAT(u.bind_error(), Contains("graph input 'x' [2, ?]: dimension 1 is unknown"));
+}
+
+TEST_CASE("Conv output shapes", "[shape][conv]") {
+    const auto conv = [](std::vector<D> x, std::vector<D> w, std::vector<attribute> attrs,
+                         bool bias = false) {
+        model m;
+        m.input("x", std::move(x));
+        const int64_t out_channels = w.front().d.value;
+        m.weight("w", std::move(w));
+        std::vector<std::string> ins{"x", "w"};
+        if (bias) {
+            m.weight("b", {out_channels});
+            ins.push_back("b");
+        }
+        m.node("conv", "Conv", ins, {"y"}, std::move(attrs));
+        m.output("y");
+        m.bind();
+        return m.shape_of("y");
+    };
+    // 3x3, pad 1, stride 1: (56 + 1 + 1 - 3) / 1 + 1 = 56
+    CHECK(conv({1, 64, 56, 56}, {64, 64, 3, 3}, {ais("pads", {1, 1, 1, 1})}, true) ==
+          shape{1, 64, 56, 56});
+    // 7x7, stride 2, pad 3: (224 + 6 - 7) / 2 + 1 = 111 + 1 = 112
+    CHECK(conv({1, 3, 224, 224}, {64, 3, 7, 7},
+               {ais("strides", {2, 2}), ais("pads", {3, 3, 3, 3})}) == shape{1, 64, 112, 112});
+    // dilation 2: extent (3 - 1) * 2 + 1 = 5, no pad: 20 - 5 + 1 = 16
+    CHECK(conv({1, 8, 20, 20}, {8, 8, 3, 3}, {ais("dilations", {2, 2})}) == shape{1, 8, 16, 16});
+    // groups: C_in 32 = 8 per group x 4 groups
+    CHECK(conv({1, 32, 14, 14}, {64, 8, 3, 3}, {ai("group", 4), ais("pads", {1, 1, 1, 1})}) ==
+          shape{1, 64, 14, 14});
+    // depthwise: group = C_in = 32, weight [32, 1, 3, 3]
+    CHECK(conv({2, 32, 14, 14}, {32, 1, 3, 3}, {ai("group", 32), ais("pads", {1, 1, 1, 1})}) ==
+          shape{2, 32, 14, 14});
+    // asymmetric pads [h_begin, w_begin, h_end, w_end] = [0, 1, 2, 3]:
+    // H: 10 + 0 + 2 - 3 + 1 = 10; W: 10 + 1 + 3 - 3 + 1 = 12
+    CHECK(conv({1, 1, 10, 10}, {1, 1, 3, 3}, {ais("pads", {0, 1, 2, 3})}) == shape{1, 1, 10, 12});
+    // SAME_UPPER, stride 2: ceil(7 / 2) = 4 (pads attribute ignored)
+    CHECK(conv({1, 4, 7, 7}, {4, 4, 3, 3},
+               {as("auto_pad", "SAME_UPPER"), ais("strides", {2, 2})}) == shape{1, 4, 4, 4});
+    // VALID, stride 2: (7 - 3) / 2 + 1 = 3
+    CHECK(conv({1, 4, 7, 7}, {4, 4, 3, 3}, {as("auto_pad", "VALID"), ais("strides", {2, 2})}) ==
+          shape{1, 4, 3, 3});
+    // 1-D convolution: 10 - 3 + 1 = 8
+    CHECK(conv({2, 4, 10}, {8, 4, 3}, {}) == shape{2, 8, 8});
+    // 3-D convolution, stride 2 on depth only: (8 - 3) / 2 + 1 = 3; 16 - 3 + 1 = 14
+    CHECK(conv({1, 2, 8, 16, 16}, {4, 2, 3, 3, 3}, {ais("strides", {2, 1, 1})}) ==
+          shape{1, 4, 3, 14, 14});
+}
+
+TEST_CASE("Conv errors name the node and the shapes", "[shape][conv][errors]") {
+    model m;
+    m.input("x", {1, 16, 8, 8});
+    m.weight("w", {32, 8, 3, 3});  // expects 8 x group(1) = 8 input channels
+    m.node("conv1", "Conv", {"x", "w"}, {"y"});
+    CHECK(m.bind_error() ==
+          "model.json: node 'conv1' (Conv): input channels 16 of input 'x' [1, 16, 8, 8] differ "
+          "from weight channels 8 x group 1 of input 'w' [32, 8, 3, 3]");
+
+    model bias;
+    bias.input("x", {1, 8, 8, 8});
+    bias.weight("w", {32, 8, 3, 3});
+    bias.weight("b", {16});
+    bias.node("conv1", "Conv", {"x", "w", "b"}, {"y"});
+    CHECK_THAT(bias.bind_error(), Contains("bias input 'b' [16] must have shape [32]"));
+
+    model big;
+    big.input("x", {1, 1, 2, 2});
+    big.weight("w", {1, 1, 3, 3});
+    big.node("conv1", "Conv", {"x", "w"}, {"y"});
+    CHECK_THAT(big.bind_error(), Contains("node 'conv1' (Conv)") && Contains("does not fit"));
+
+    model pad;
+    pad.input("x", {1, 1, 8, 8});
+    pad.weight("w", {1, 1, 3, 3});
+    pad.node("conv1", "Conv", {"x", "w"}, {"y"}, {ais("pads", {1, 1})});
+    CHECK_THAT(pad.bind_error(), Contains("attribute 'pads' has 2 entries, expected 4"));
+}
+
+TEST_CASE("ConvTranspose output shapes", "[shape][conv]") {
+    model m;
+    m.input("x", {1, 16, 8, 8});
+    m.weight("w", {16, 8, 4, 4});  // [C_in, C_out / group, kh, kw]
+    m.node("up", "ConvTranspose", {"x", "w"}, {"y"},
+           {ais("strides", {2, 2}), ais("pads", {1, 1, 1, 1})});
+    m.output("y");
+    m.bind();
+    // 2 * (8 - 1) + 0 + 4 - 1 - 1 = 16
+    CHECK(m.shape_of("y") == shape{1, 8, 16, 16});
+}
+
+TEST_CASE("Gemm and MatMul shapes", "[shape][matmul]") {
+    model g;
+    g.input("a", {4, 3});
+    g.weight("b", {5, 3});
+    g.weight("c", {5});
+    g.node("fc", "Gemm", {"a", "b", "c"}, {"y"}, {ai("transB", 1)});
+    g.output("y");
+    g.bind();
+    CHECK(g.shape_of("y") == shape{4, 5});
+
+    model t;
+    t.input("a", {3, 4});
+    t.weight("b", {3, 5});
+    t.node("fc", "Gemm", {"a", "b"}, {"y"}, {ai("transA", 1)});
+    t.output("y");
+    t.bind();
+    CHECK(t.shape_of("y") == shape{4, 5});
+
+    CHECK(binary_shape("MatMul", {2, 3, 4}, {4, 5}) == shape{2, 3, 5});
+    CHECK(binary_shape("MatMul", {2, 1, 3, 4}, {7, 4, 5}) == shape{2, 7, 3, 5});
+    CHECK(binary_shape("MatMul", {4}, {4, 5}) == shape{5});
+    CHECK(binary_shape("MatMul", {3, 4}, {4}) == shape{3});
+    CHECK(binary_shape("MatMul", {4}, {4}) == shape{});
+    CHECK(binary_shape("MatMul", {6, 2, 3, 4}, {4}) == shape{6, 2, 3});
+}
+
+TEST_CASE("incompatible MatMul and Gemm shapes", "[shape][matmul][errors]") {
+    model m;
+    m.input("a", {2, 3});
+    m.input("b", {4, 5});
+    m.node("mm", "MatMul", {"a", "b"}, {"y"});
+    CHECK(m.bind_error() ==
+          "model.json: node 'mm' (MatMul): inner dimensions differ: input 'a' [2, 3] x input "
+          "'b' [4, 5] (3 vs 4)");
+
+    model batch;
+    batch.input("a", {2, 3, 4});
+    batch.input("b", {5, 4, 6});
+    batch.node("mm", "MatMul", {"a", "b"}, {"y"});
+    CHECK_THAT(batch.bind_error(), Contains("batch dimensions cannot be broadcast"));
+
+    model gemm;
+    gemm.input("a", {4, 3});
+    gemm.weight("b", {4, 5});
+    gemm.node("fc", "Gemm", {"a", "b"}, {"y"});
+    CHECK_THAT(gemm.bind_error(), Contains("node 'fc' (Gemm): inner dimensions differ"));
+}
+
+TEST_CASE("broadcasting elementwise ops", "[shape][elementwise]") {
+    CHECK(binary_shape("Add", {2, 1, 4}, {3, 1}) == shape{2, 3, 4});
+    CHECK(binary_shape("Mul", {5}, {}) == shape{5});
+    CHECK(binary_shape("Sub", {1}, {3, 1, 2}) == shape{3, 1, 2});
+    CHECK(binary_shape("Div", {8, 1, 6, 1}, {7, 1, 5}) == shape{8, 7, 6, 5});
+    CHECK(binary_shape("Pow", {2, 3}, {1}) == shape{2, 3});
+    CHECK(binary_shape("PRelu", {1, 8, 4, 4}, {8, 1, 1}) == shape{1, 8, 4, 4});
+
+    model sum;
+    sum.input("a", {3, 1});
+    sum.input("b", {1, 4});
+    sum.input("c", {4});
+    sum.input("cond", {3, 4}, NNERGY_DTYPE_BOOL);
+    sum.node("s", "Sum", {"a", "b", "c"}, {"y"});
+    sum.node("w", "Where", {"cond", "a", "b"}, {"z"});
+    sum.output("y");
+    sum.output("z");
+    sum.bind();
+    CHECK(sum.shape_of("y") == shape{3, 4});
+    CHECK(sum.shape_of("z") == shape{3, 4});
+
+    model bad;
+    bad.input("a", {2, 3});
+    bad.input("b", {4});
+    bad.node("add1", "Add", {"a", "b"}, {"y"});
+    CHECK(bad.bind_error() ==
+          "model.json: node 'add1' (Add): inputs cannot be broadcast together: input 'a' [2, 3], "
+          "input 'b' [4]");
+}
+
+TEST_CASE("unary ops keep the shape", "[shape][elementwise]") {
+    for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Neg", "Identity",
+                           "Gelu", "LeakyRelu", "Softmax", "Abs", "HardSwish", "Clip"}) {
+        INFO(op);
+        CHECK(unary_shape(op, {2, 3, 5}) == shape{2, 3, 5});
+    }
+    model d;
+    d.input("x", {4, 6});
+    d.node("drop", "Dropout", {"x"}, {"y", "mask"});
+    d.output("y");
+    d.bind();
+    CHECK(d.shape_of("mask") == shape{4, 6});
+    CHECK(d.dtype_of("mask") == NNERGY_DTYPE_BOOL);
+
+    CHECK_THAT(
+        [] {
+            model s;
+            s.input("x", {2, 3});
+            s.node("sm", "Softmax", {"x"}, {"y"}, {ai("axis", 2)});
+            return s.bind_error();
+        }(),
+        Contains("node 'sm' (Softmax): axis 2 is out of range for rank 2"));
+}
+
+TEST_CASE("normalization shapes", "[shape][norm]") {
+    model m;
+    m.input("x", {2, 5, 8});
+    m.weight("g", {8});
+    m.weight("bias", {8});
+    m.node("ln", "LayerNormalization", {"x", "g", "bias"}, {"y", "mean", "inv"}, {ai("axis", -1)});
+    m.output("y");
+    m.bind();
+    CHECK(m.shape_of("y") == shape{2, 5, 8});
+    CHECK(m.shape_of("mean") == shape{2, 5, 1});
+    CHECK(m.shape_of("inv") == shape{2, 5, 1});
+
+    model bn;
+    bn.input("x", {2, 4, 3, 3});
+    for (const char* n : {"s", "b", "mu", "var"}) bn.weight(n, {4});
+    bn.node("bn", "BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y"});
+    bn.output("y");
+    bn.bind();
+    CHECK(bn.shape_of("y") == shape{2, 4, 3, 3});
+
+    model bad;
+    bad.input("x", {2, 4, 3, 3});
+    for (const char* n : {"s", "b", "mu"}) bad.weight(n, {4});
+    bad.weight("var", {5});
+    bad.node("bn", "BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y"});
+    CHECK_THAT(bad.bind_error(), Contains("node 'bn' (BatchNormalization): input 'var' [5] must "
+                                          "have shape [4]"));
+}
+
+TEST_CASE("pooling shapes", "[shape][pool]") {
+    // 3x3 stride 2 pad 1 (ResNet stem): (112 + 2 - 3) / 2 + 1 = 55 + 1 = 56
+    CHECK(unary_shape("MaxPool", {1, 64, 112, 112},
+                      {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}),
+                       ais("pads", {1, 1, 1, 1})}) == shape{1, 64, 56, 56});
+    // floor: (6 - 3) / 2 + 1 = 2; ceil_mode: ceil(3 / 2) + 1 = 3
+    CHECK(unary_shape("MaxPool", {1, 1, 6, 6},
+                      {ais("kernel_shape", {3, 3}), ais("strides", {2, 2})}) == shape{1, 1, 2, 2});
+    CHECK(unary_shape("AveragePool", {1, 1, 6, 6},
+                      {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}), ai("ceil_mode", 1)}) ==
+          shape{1, 1, 3, 3});
+    // ceil_mode whose last window would start in the end padding: 5 + 1 + 1 - 2 = 5,
+    // ceil(5 / 2) + 1 = 4, but window 4 starts at 3 * 2 = 6 >= 5 + 1, so 3 windows remain.
+    CHECK(unary_shape("MaxPool", {1, 1, 5, 5},
+                      {ais("kernel_shape", {2, 2}), ais("strides", {2, 2}),
+                       ais("pads", {1, 1, 1, 1}), ai("ceil_mode", 1)}) == shape{1, 1, 3, 3});
+    CHECK(unary_shape("AveragePool", {1, 3, 8, 8},
+                      {ais("kernel_shape", {2, 2}), ais("strides", {2, 2})}) == shape{1, 3, 4, 4});
+    CHECK(unary_shape("MaxPool", {1, 3, 7, 7},
+                      {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}),
+                       as("auto_pad", "SAME_UPPER")}) == shape{1, 3, 4, 4});
+    CHECK(unary_shape("GlobalAveragePool", {2, 512, 7, 7}) == shape{2, 512, 1, 1});
+    CHECK(unary_shape("GlobalMaxPool", {2, 16, 5}) == shape{2, 16, 1});
+
+    model m;
+    m.input("x", {1, 1, 4, 4});
+    m.node("pool", "MaxPool", {"x"}, {"y"});
+    CHECK_THAT(m.bind_error(),
+               Contains("node 'pool' (MaxPool): attribute 'kernel_shape' is required"));
+}
+
+TEST_CASE("Flatten, Transpose, Concat, Squeeze, Unsqueeze, Reduce", "[shape][layout]") {
+    CHECK(unary_shape("Flatten", {2, 3, 4, 5}) == shape{2, 60});
+    CHECK(unary_shape("Flatten", {2, 3, 4, 5}, {ai("axis", 0)}) == shape{1, 120});
+    CHECK(unary_shape("Flatten", {2, 3, 4, 5}, {ai("axis", -1)}) == shape{24, 5});
+    CHECK(unary_shape("Transpose", {2, 3, 4}) == shape{4, 3, 2});
+    CHECK(unary_shape("Transpose", {1, 3, 8, 9}, {ais("perm", {0, 2, 3, 1})}) == shape{1, 8, 9, 3});
+    CHECK(binary_shape("Concat", {2, 3, 4}, {2, 5, 4}, {ai("axis", 1)}) == shape{2, 8, 4});
+    CHECK(binary_shape("Concat", {2, 3}, {2, 3}, {ai("axis", -2)}) == shape{4, 3});
+    CHECK(unary_shape("Squeeze", {1, 3, 1, 4}) == shape{3, 4});
+    CHECK(unary_shape("Squeeze", {1, 3, 1, 4}, {ais("axes", {-2})}) == shape{1, 3, 4});
+    CHECK(unary_shape("Unsqueeze", {3, 4}, {ais("axes", {0, 3})}) == shape{1, 3, 4, 1});
+    CHECK(unary_shape("Unsqueeze", {3, 4}, {ais("axes", {-1})}) == shape{3, 4, 1});
+    CHECK(unary_shape("ReduceMean", {2, 3, 4}, {ais("axes", {-1})}) == shape{2, 3, 1});
+    CHECK(unary_shape("ReduceMean", {2, 3, 4}, {ais("axes", {0, 2}), ai("keepdims", 0)}) ==
+          shape{3});
+    CHECK(unary_shape("ReduceSum", {2, 3, 4}) == shape{1, 1, 1});
+
+    // Opset 13+ forms: axes as an input constant.
+    model m;
+    m.input("x", {1, 3, 1, 4});
+    m.ints("sq_axes", {0});
+    m.ints("un_axes", {1, 2});
+    m.ints("red_axes", {1});
+    m.node("sq", "Squeeze", {"x", "sq_axes"}, {"a"});
+    m.node("un", "Unsqueeze", {"a", "un_axes"}, {"b"});
+    m.node("red", "ReduceMean", {"b", "red_axes"}, {"c"}, {ai("keepdims", 0)});
+    m.output("c");
+    m.bind();
+    CHECK(m.shape_of("a") == shape{3, 1, 4});
+    CHECK(m.shape_of("b") == shape{3, 1, 1, 1, 4});
+    CHECK(m.shape_of("c") == shape{3, 1, 1, 4});
+
+    model bad;
+    bad.input("x", {2, 3});
+    bad.node("sq", "Squeeze", {"x"}, {"y"}, {ais("axes", {1})});
+    CHECK_THAT(bad.bind_error(), Contains("cannot squeeze axis 1 of input 'x' [2, 3]"));
+
+    model perm;
+    perm.input("x", {2, 3});
+    perm.node("t", "Transpose", {"x"}, {"y"}, {ais("perm", {0, 0})});
+    CHECK_THAT(perm.bind_error(), Contains("is not a permutation"));
+
+    model cat;
+    cat.input("a", {2, 3});
+    cat.input("b", {3, 3});
+    cat.node("cat", "Concat", {"a", "b"}, {"y"}, {ai("axis", 1)});
+    CHECK_THAT(cat.bind_error(), Contains("input 'b' [3, 3] does not match input 'a' [2, 3]"));
+}
+
+TEST_CASE("Reshape with 0, -1 and allowzero", "[shape][reshape]") {
+    const auto reshape = [](std::vector<D> x, std::vector<int64_t> target,
+                            std::vector<attribute> attrs = {}) {
+        model m;
+        m.input("x", std::move(x));
+        m.ints("target", std::move(target));
+        m.node("r", "Reshape", {"x", "target"}, {"y"}, std::move(attrs));
+        m.output("y");
+        m.bind();
+        return m.shape_of("y");
+    };
+    CHECK(reshape({2, 3, 4}, {0, -1}) == shape{2, 12});
+    CHECK(reshape({2, 3, 4}, {-1}) == shape{24});
+    CHECK(reshape({2, 3, 4}, {4, 0, 2}) == shape{4, 3, 2});   // 0 copies dim 1 (3)
+    CHECK(reshape({2, 3, 4}, {3, -1, 2}) == shape{3, 4, 2});  // 24 / (3 * 2) = 4
+    // allowzero: a literal 0 stays 0; [2, 0, 3] has 0 elements like [0, 3]
+    CHECK(reshape({2, 0, 3}, {0, 3}, {ai("allowzero", 1)}) == shape{0, 3});
+    // Opset 1-4 form: the target as an attribute.
+    CHECK(unary_shape("Reshape", {6, 4}, {ais("shape", {3, 8})}) == shape{3, 8});
+}
+
+TEST_CASE("bad Reshape targets", "[shape][reshape][errors]") {
+    const auto error_of = [](std::vector<D> x, std::vector<int64_t> target,
+                             std::vector<attribute> attrs = {}) {
+        model m;
+        m.input("x", std::move(x));
+        m.ints("target", std::move(target));
+        m.node("r", "Reshape", {"x", "target"}, {"y"}, std::move(attrs));
+        return m.bind_error();
+    };
+    CHECK(error_of({2, 3, 4}, {5, -1}) ==
+          "model.json: node 'r' (Reshape): cannot reshape input 'x' [2, 3, 4] (24 elements) to "
+          "[5, -1]: the other dimensions (5 elements) do not divide the input");
+    CHECK_THAT(error_of({2, 3, 4}, {-1, -1}), Contains("more than one -1"));
+    CHECK_THAT(error_of({2, 3, 4}, {5, 5}), Contains("element counts differ"));
+    CHECK_THAT(error_of({2, 3, 4}, {-2, 12}), Contains("dimension -2 is invalid"));
+    CHECK_THAT(error_of({2, 3}, {2, 3, 0}), Contains("copies a missing input dimension"));
+    // Without allowzero the 0 copies dim 0 (2): 2 * 3 = 6 elements, but the input has none.
+    CHECK_THAT(error_of({2, 0, 3}, {0, 3}), Contains("element counts differ"));
+    CHECK_THAT(error_of({2, 0, 3}, {0, -1}, {ai("allowzero", 1)}), Contains("ambiguous"));
+}
+
+TEST_CASE("Shape -> Gather -> Unsqueeze -> Concat -> Reshape folds to a concrete shape",
+          "[shape][folding]") {
+    // The pattern exporters write for x.view(x.size(0), x.size(1), 12, 64).
+    model m;
+    m.input("x", {"batch", "seq", 768});
+    m.ints("i0", {0}, true);
+    m.ints("i1", {1}, true);
+    m.ints("axes0", {0});
+    m.ints("heads", {12, 64});
+    m.node("shape", "Shape", {"x"}, {"s"});
+    m.node("g0", "Gather", {"s", "i0"}, {"b"}, {ai("axis", 0)});
+    m.node("g1", "Gather", {"s", "i1"}, {"t"}, {ai("axis", 0)});
+    m.node("u0", "Unsqueeze", {"b", "axes0"}, {"b1"});
+    m.node("u1", "Unsqueeze", {"t"}, {"t1"}, {ais("axes", {0})});
+    m.node("cat", "Concat", {"b1", "t1", "heads"}, {"target"}, {ai("axis", 0)});
+    m.node("reshape", "Reshape", {"x", "target"}, {"y"});
+    m.output("y");
+    m.bind({{"batch", 2}, {"seq", 5}});
+    CHECK(m.values_of("s") == std::vector<int64_t>{2, 5, 768});
+    CHECK(m.shape_of("b").empty());  // Gather of a scalar index yields a scalar
+    CHECK(m.values_of("b") == std::vector<int64_t>{2});
+    CHECK(m.values_of("t1") == std::vector<int64_t>{5});
+    CHECK(m.values_of("target") == std::vector<int64_t>{2, 5, 12, 64});
+    CHECK(m.shape_of("y") == shape{2, 5, 12, 64});
+
+    // Rebinding changes the folded target.
+    m.bind({{"batch", 3}, {"seq", 7}});
+    CHECK(m.shape_of("y") == shape{3, 7, 12, 64});
+}
+
+TEST_CASE("folding through Slice, Cast, arithmetic, Constant and Range", "[shape][folding]") {
+    model m;
+    m.input("x", {"batch", 16, 8});
+    m.ints("zero", {0});
+    m.ints("two", {2});
+    m.ints("minus_one", {-1});
+    m.node("shape", "Shape", {"x"}, {"s"});
+    m.node("head", "Slice", {"s", "zero", "two"}, {"bs"});           // [batch, 16]
+    m.node("cast", "Cast", {"bs"}, {"bs32"}, {ai("to", 6)});         // int32
+    m.node("cast_back", "Cast", {"bs32"}, {"bs64"}, {ai("to", 7)});  // int64
+    m.node("prod", "Mul", {"bs64", "two"}, {"doubled"});             // [2 batch, 32]
+    m.node("c", "Constant", {}, {"last"}, {ais("value_ints", {4})});
+    m.node("cat", "Concat", {"doubled", "last"}, {"target"}, {ai("axis", 0)});
+    m.node("r", "Reshape", {"x", "target"}, {"y"});
+    m.output("y");
+    // The folded target [2 * batch, 32, 4] holds 256 * batch elements, x only 128 * batch: the
+    // error proves the chain folded (an unfolded target would ask for a declared shape).
+    CHECK_THAT(m.bind_error({{"batch", 3}}),
+               Contains("cannot reshape input 'x' [3, 16, 8] (384 elements) to [6, 32, 4]"));
+
+    model ok;
+    ok.input("x", {"batch", 16, 8});
+    ok.ints("zero", {0});
+    ok.ints("two", {2});
+    ok.ints("minus_one", {-1});
+    ok.node("shape", "Shape", {"x"}, {"s"});
+    ok.node("head", "Slice", {"s", "zero", "two"}, {"bs"});  // [batch, 16]
+    ok.node("half", "Div", {"bs", "two"}, {"halved"});       // [batch / 2, 8]
+    ok.node("cat", "Concat", {"halved", "minus_one"}, {"target"}, {ai("axis", 0)});
+    ok.node("r", "Reshape", {"x", "target"}, {"y"});
+    ok.output("y");
+    ok.bind({{"batch", 4}});
+    CHECK(ok.values_of("bs") == std::vector<int64_t>{4, 16});
+    CHECK(ok.values_of("halved") == std::vector<int64_t>{2, 8});
+    // 4 * 16 * 8 = 512 elements; 512 / (2 * 8) = 32
+    CHECK(ok.shape_of("y") == shape{2, 8, 32});
+
+    model range;
+    range.ints("start", {0}, true);
+    range.ints("limit", {10}, true);
+    range.ints("delta", {3}, true);
+    range.node("range", "Range", {"start", "limit", "delta"}, {"r"});
+    range.output("r");
+    range.bind();
+    // ceil((10 - 0) / 3) = 4 elements: 0, 3, 6, 9
+    CHECK(range.shape_of("r") == shape{4});
+    CHECK(range.values_of("r") == std::vector<int64_t>{0, 3, 6, 9});
+}
+
+TEST_CASE("Gather, Slice, Split, Expand, Tile, Pad, ConstantOfShape shapes", "[shape][layout]") {
+    model g;
+    g.input("data", {10, 4});
+    g.input("idx", {2, 3}, NNERGY_DTYPE_INT64);
+    g.node("g0", "Gather", {"data", "idx"}, {"y0"});
+    g.node("g1", "Gather", {"data", "idx"}, {"y1"}, {ai("axis", 1)});
+    g.output("y0");
+    g.output("y1");
+    g.bind();
+    CHECK(g.shape_of("y0") == shape{2, 3, 4});
+    CHECK(g.shape_of("y1") == shape{10, 2, 3});
+
+    model s;
+    s.input("x", {10, 20});
+    s.ints("st", {-5});
+    s.ints("en", {std::numeric_limits<int64_t>::max()});
+    s.ints("ax", {1});
+    s.ints("rst", {-1});
+    s.ints("ren", {std::numeric_limits<int64_t>::min()});
+    s.ints("rax", {0});
+    s.ints("rstep", {-1});
+    s.ints("st2", {1});
+    s.ints("en2", {8});
+    s.ints("step3", {3});
+    s.node("tail", "Slice", {"x", "st", "en", "ax"}, {"a"});                // last 5 columns
+    s.node("rev", "Slice", {"x", "rst", "ren", "rax", "rstep"}, {"b"});     // rows reversed
+    s.node("strided", "Slice", {"x", "st2", "en2", "ax", "step3"}, {"c"});  // cols 1, 4, 7
+    s.output("a");
+    s.output("b");
+    s.output("c");
+    s.bind();
+    CHECK(s.shape_of("a") == shape{10, 5});
+    CHECK(s.shape_of("b") == shape{10, 20});
+    CHECK(s.shape_of("c") == shape{10, 3});  // ceil((8 - 1) / 3) = 3
+
+    model sp;
+    sp.input("x", {2, 10});
+    sp.ints("sizes", {3, 7});
+    sp.node("split", "Split", {"x", "sizes"}, {"p", "q"}, {ai("axis", 1)});
+    sp.node("halves", "Split", {"x"}, {"h1", "h2"}, {ai("axis", 1)});
+    sp.output("p");
+    sp.output("h1");
+    sp.bind();
+    CHECK(sp.shape_of("p") == shape{2, 3});
+    CHECK(sp.shape_of("q") == shape{2, 7});
+    CHECK(sp.shape_of("h1") == shape{2, 5});
+    CHECK(sp.shape_of("h2") == shape{2, 5});
+
+    model e;
+    e.input("x", {3, 1});
+    e.ints("target", {2, 1, 4});
+    e.ints("reps", {2, 3});
+    e.ints("pads", {0, 1, 1, 2});
+    e.ints("cshape", {2, 5});
+    e.node("expand", "Expand", {"x", "target"}, {"a"});
+    e.node("tile", "Tile", {"x", "reps"}, {"b"});
+    e.node("pad", "Pad", {"x", "pads"}, {"c"});
+    e.node("cos", "ConstantOfShape", {"cshape"}, {"d"});
+    e.output("a");
+    e.bind();
+    CHECK(e.shape_of("a") == shape{2, 3, 4});
+    CHECK(e.shape_of("b") == shape{6, 3});
+    CHECK(e.shape_of("c") == shape{4, 4});  // [3 + 0 + 1, 1 + 1 + 2]
+    CHECK(e.shape_of("d") == shape{2, 5});
+    CHECK(e.dtype_of("d") == NNERGY_DTYPE_FLOAT32);
+}
+
+TEST_CASE("declared output shapes must agree with inferred ones", "[shape][errors]") {
+    model m;
+    m.input("x", {"batch", 8});
+    m.declare("y", {"batch", 8});
+    m.node("relu", "Relu", {"x"}, {"y"});
+    m.output("y");
+    m.bind({{"batch", 2}});  // agrees
+    CHECK(m.shape_of("y") == shape{2, 8});
+
+    model bad;
+    bad.input("x", {"batch", 8});
+    bad.weight("w", {8, 4});
+    bad.declare("y", {"batch", 5});
+    bad.node("fc", "MatMul", {"x", "w"}, {"y"});
+    bad.output("y");
+    CHECK(bad.bind_error({{"batch", 2}}) ==
+          "model.json: node 'fc' (MatMul): output 'y' is declared [batch=2, 5] but inferred "
+          "[2, 4]");
+
+    model partial;  // unknown dims in a declared shape match anything
+    partial.input("x", {2, 8});
+    partial.declare("y", {-1, 8});
+    partial.node("relu", "Relu", {"x"}, {"y"});
+    partial.output("y");
+    partial.bind();
+    CHECK(partial.shape_of("y") == shape{2, 8});
+}
+
+TEST_CASE("unknown ops: declared shapes are used and the node is listed", "[shape][unknown]") {
+    model m;
+    m.input("x", {"batch", 4});
+    m.declare("y", {"batch", 6});
+    m.node("relu", "Relu", {"x"}, {"r"});
+    m.node("mystery", "FancyOp", {"r"}, {"y"});
+    m.node("after", "Relu", {"y"}, {"z"});
+    m.output("z");
+    const bound_graph& b = m.bind({{"batch", 3}});
+    CHECK(m.shape_of("y") == shape{3, 6});
+    CHECK(m.shape_of("z") == shape{3, 6});
+    REQUIRE(b.unknown_nodes.size() == 1);
+    CHECK(m.g.nodes[b.unknown_nodes[0]].name == "mystery");
+    CHECK_FALSE(b.counts[b.unknown_nodes[0]].counted);
+    CHECK(b.counts[0].counted);
+    CHECK_FALSE(is_known_op("FancyOp"));
+    CHECK(is_known_op("Conv"));
+
+    model custom_domain;  // a known name in another domain is not the ONNX op
+    custom_domain.input("x", {4});
+    custom_domain.declare("y", {4});
+    custom_domain.node("relu", "Relu", {"x"}, {"y"});
+    custom_domain.g.nodes[0].domain = "com.example";
+    custom_domain.output("y");
+    CHECK(custom_domain.bind().unknown_nodes.size() == 1);
+}
+
+TEST_CASE("unknown ops without declared shapes or types are errors", "[shape][unknown][errors]") {
+    model m;
+    m.input("x", {2, 4});
+    m.node("mystery", "FancyOp", {"x"}, {"y"});
+    m.output("y");
+    CHECK(m.bind_error() ==
+          "model.json: node 'mystery' (FancyOp): op type 'FancyOp' is unknown to shape "
+          "inference; declare the full shape of output 'y' to go on");
+
+    model half;
+    half.input("x", {2, 4});
+    half.declare("y", {2, -1});
+    half.node("mystery", "FancyOp", {"x"}, {"y"});
+    CHECK_THAT(half.bind_error(), Contains("declare the full shape of output 'y'"));
+
+    model untyped;
+    untyped.input("x", {2, 4});
+    untyped.declare("y", {2, 4}, NNERGY_DTYPE_UNDEFINED);
+    untyped.node("mystery", "FancyOp", {"x"}, {"y"});
+    CHECK_THAT(untyped.bind_error(), Contains("declare the element type of output 'y'"));
+}
+
+TEST_CASE("shape inputs that cannot be folded fall back on declared shapes", "[shape][folding]") {
+    // The target comes from a graph input: its values are unknown to the host.
+    model m;
+    m.input("x", {2, 6});
+    m.input("target", {2}, NNERGY_DTYPE_INT64);
+    m.node("reshape", "Reshape", {"x", "target"}, {"y"});
+    m.output("y");
+    CHECK(m.bind_error() ==
+          "model.json: node 'reshape' (Reshape): the target shape (input 'target') is not a "
+          "constant the host can fold; declare the full shape of output 'y' to go on");
+
+    model declared;
+    declared.input("x", {2, 6});
+    declared.input("target", {2}, NNERGY_DTYPE_INT64);
+    declared.declare("y", {3, 4});
+    declared.node("reshape", "Reshape", {"x", "target"}, {"y"});
+    declared.output("y");
+    const bound_graph& b = declared.bind();
+    CHECK(declared.shape_of("y") == shape{3, 4});
+    CHECK(b.unknown_nodes.empty());  // a known op: still counted
+    CHECK(b.counts[0].counted);
+}
+
+TEST_CASE("initializer values must match their shapes", "[shape][errors]") {
+    model m;
+    m.input("x", {2, 6});
+    const uint32_t t = m.ints("target", {3, 4});
+    m.g.tensors[t].int_values = std::vector<int64_t>{3, 4, 1};
+    m.node("reshape", "Reshape", {"x", "target"}, {"y"});
+    CHECK_THAT(m.bind_error(),
+               Contains("initializer 'target' has 3 values but its shape [2] holds 2"));
+}
+
+TEST_CASE("known op list", "[shape]") {
+    const auto ops = known_ops();
+    CHECK(std::is_sorted(ops.begin(), ops.end()));
+    for (const char* op : {"Conv",
+                           "Gemm",
+                           "MatMul",
+                           "BatchNormalization",
+                           "Relu",
+                           "LeakyRelu",
+                           "Gelu",
+                           "Sigmoid",
+                           "Tanh",
+                           "Erf",
+                           "Sqrt",
+                           "Exp",
+                           "Neg",
+                           "Identity",
+                           "Dropout",
+                           "Add",
+                           "Sub",
+                           "Mul",
+                           "Div",
+                           "Pow",
+                           "MaxPool",
+                           "AveragePool",
+                           "GlobalAveragePool",
+                           "GlobalMaxPool",
+                           "Flatten",
+                           "Reshape",
+                           "Transpose",
+                           "Softmax",
+                           "LayerNormalization",
+                           "Concat",
+                           "Squeeze",
+                           "Unsqueeze",
+                           "ReduceMean",
+                           "Shape",
+                           "Gather",
+                           "Cast",
+                           "Clip",
+                           "Constant"}) {
+        INFO(op);
+        CHECK(is_known_op(op));
+        CHECK(std::find(ops.begin(), ops.end(), op) != ops.end());
+    }
+}
+
+TEST_CASE("folding through Shape start/end, Equal, Where, Neg and Max", "[shape][folding]") {
+    // The exporter pattern for Expand to x's shape with -1 meaning "keep": Where(Equal(t, -1),
+    // ones, t).
+    model m;
+    m.input("x", {"batch", 6, 8});
+    m.input("v", {1, 8});
+    m.ints("minus_one", {-1});
+    m.ints("ones", {1, 1, 1});
+    m.ints("floor", {4});
+    m.node("tail", "Shape", {"x"}, {"s12"}, {ai("start", 1)});                // [6, 8]
+    m.node("last", "Shape", {"x"}, {"s2"}, {ai("start", -1), ai("end", 3)});  // [8]
+    m.node("neg", "Neg", {"minus_one"}, {"one"});                             // [1]
+    m.node("cat", "Concat", {"minus_one", "s12"}, {"t"}, {ai("axis", 0)});    // [-1, 6, 8]
+    m.node("eq", "Equal", {"t", "minus_one"}, {"is_keep"});                   // [1, 0, 0]
+    m.node("where", "Where", {"is_keep", "ones", "t"}, {"target"});           // [1, 6, 8]
+    m.node("max", "Max", {"s2", "floor"}, {"m"});                             // [8]
+    m.node("expand", "Expand", {"v", "target"}, {"y"});
+    m.output("y");
+    m.bind({{"batch", 2}});
+    CHECK(m.values_of("s12") == std::vector<int64_t>{6, 8});
+    CHECK(m.values_of("s2") == std::vector<int64_t>{8});
+    CHECK(m.values_of("one") == std::vector<int64_t>{1});
+    CHECK(m.values_of("is_keep") == std::vector<int64_t>{1, 0, 0});
+    CHECK(m.dtype_of("is_keep") == NNERGY_DTYPE_BOOL);
+    CHECK(m.values_of("target") == std::vector<int64_t>{1, 6, 8});
+    CHECK(m.values_of("m") == std::vector<int64_t>{8});
+    CHECK(m.shape_of("y") == shape{1, 6, 8});
+
+    // Float tensors are never folded: their values are not integers the host tracks.
+    CHECK_FALSE(m.values_of("v").has_value());
+
+    model split;  // opset 18 num_outputs: the last chunk is the smaller one
+    split.input("x", {10, 2});
+    split.node("split", "Split", {"x"}, {"a", "b", "c"}, {ai("num_outputs", 3)});
+    split.output("a");
+    split.bind();
+    // ceil(10 / 3) = 4: chunks 4, 4, 2
+    CHECK(split.shape_of("a") == shape{4, 2});
+    CHECK(split.shape_of("b") == shape{4, 2});
+    CHECK(split.shape_of("c") == shape{2, 2});
+
+    model uneven;  // without num_outputs an uneven split is an error
+    uneven.input("x", {10, 2});
+    uneven.node("split", "Split", {"x"}, {"a", "b", "c"});
+    CHECK_THAT(uneven.bind_error(), Contains("does not split evenly into 3 outputs"));
+}

@@ -63,7 +63,7 @@ struct tensor {
 struct node {
     std::string name;
     std::string op_type;
-    std::string domain;  ///< empty for the default ONNX domain
+    std::string domain;            ///< empty for the default ONNX domain
     std::vector<uint32_t> inputs;  ///< NNERGY_NO_TENSOR for an omitted optional input
     std::vector<uint32_t> outputs;
     std::vector<attribute> attributes;

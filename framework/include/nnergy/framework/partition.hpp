@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nnergy/framework/shape_inference.hpp>
-
 #include <string>
 #include <vector>
 

@@ -5,9 +5,8 @@
 /// Counting conventions are documented in docs/counting.md.
 #pragma once
 
-#include <nnergy/framework/graph.hpp>
-
 #include <map>
+#include <nnergy/framework/graph.hpp>
 #include <string>
 #include <vector>
 
@@ -23,8 +22,9 @@ struct op_counts {
     double input_bytes = 0;   ///< activation bytes read (initializers excluded)
     double output_bytes = 0;  ///< activation bytes written
     double weight_bytes = 0;  ///< initializer bytes read
-    double params = 0;        ///< elements of initializers first read by this node (each counted once per graph)
-    bool counted = true;      ///< false when the op is unknown to the counter
+    double params =
+        0;  ///< elements of initializers first read by this node (each counted once per graph)
+    bool counted = true;  ///< false when the op is unknown to the counter
 };
 
 /// A graph with all dimensions concrete, and its counts. Cheap to rebuild for new bindings.
@@ -37,7 +37,7 @@ struct bound_graph {
     /// Integer values known after constant folding (shape sub-graphs), per tensor; empty
     /// optional where unknown. Initializer values are copied here too.
     std::vector<std::optional<std::vector<int64_t>>> int_values;
-    std::vector<uint32_t> unknown_nodes;       ///< nodes whose op cannot be counted or inferred
+    std::vector<uint32_t> unknown_nodes;  ///< nodes whose op cannot be counted or inferred
     double total_params = 0;
     /// Bytes node n reads through its input i, at read_bytes[read_offset[n] + i]: 0 for an
     /// omitted input and for a control operand (Reshape's target shape, Slice's bounds, ...:

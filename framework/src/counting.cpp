@@ -2,6 +2,8 @@
 // MACs and FLOPs of every known op. docs/counting.md states each convention; keep the two in
 // step. Every arithmetic operation, comparison and elementary function (exp, log, sqrt, erf,
 // tanh) evaluated counts as one FLOP; ops that only move, copy or index data count none.
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "op_rules.hpp"
@@ -46,7 +48,48 @@ double elementwise_cost(const op_info& op, const node_ctx& c) {
         case op_id::Less:
         case op_id::Greater:
         case op_id::Where:  // one select
+        case op_id::Acos:
+        case op_id::Acosh:
+        case op_id::Asin:
+        case op_id::Asinh:
+        case op_id::Atan:
+        case op_id::Atanh:
+        case op_id::Cos:
+        case op_id::Cosh:
+        case op_id::Sin:
+        case op_id::Sinh:
+        case op_id::Tan:
+        case op_id::Round:
+        case op_id::Sign:
+        case op_id::IsInf:
+        case op_id::IsNaN:
+        case op_id::BitwiseNot:
+        case op_id::Mod:
+        case op_id::BitShift:
+        case op_id::BitwiseAnd:
+        case op_id::BitwiseOr:
+        case op_id::BitwiseXor:
+        case op_id::LessOrEqual:
+        case op_id::GreaterOrEqual:
+        case op_id::And:
+        case op_id::Or:
+        case op_id::Xor:
+        case op_id::Hardmax:  // one comparison per element
             return 1;
+        case op_id::ThresholdedRelu:   // compare, select
+        case op_id::DequantizeLinear:  // subtract the zero point, multiply by the scale
+            return 2;
+        case op_id::Softsign:         // x / (1 + |x|): abs, add, divide
+        case op_id::Shrink:           // two compares, one add or subtract
+        case op_id::LpNormalization:  // |x|^p or x*x, row-sum add, divide (per-row root left out)
+            return 3;
+        case op_id::Selu:            // compare, exp, subtract, two multiplies
+        case op_id::Mish:            // x * tanh(log(1 + exp(x))): exp, add, log, tanh, multiply
+        case op_id::QuantizeLinear:  // divide, round, add zero point, saturate (max, min)
+        case op_id::MeanVarianceNormalization:  // mean add, centre, square, variance add, divide
+            return 5;
+        case op_id::Celu:  // max(0,x) + min(0, alpha*(exp(x/alpha)-1)): 7 operations
+            return 7;
         case op_id::LeakyRelu:  // compare, multiply
         case op_id::PRelu:
         case op_id::Clip:  // max with the lower bound, min with the upper one
@@ -80,13 +123,138 @@ void count_work(const op_info& op, const node_ctx& c, op_counts& out) {
     double macs = 0;
     double flops = 0;
     switch (op.id) {
-        case op_id::Conv: {
+        case op_id::Conv:
+        case op_id::ConvInteger: {
             // Each output element: (C_in / group) x prod(kernel) MACs, plus one bias add.
             const auto& w = c.shape(1);
             macs = out_elements * product(w, 1, w.size());
-            flops = 2 * macs + (c.has_input(2) ? out_elements : 0);
+            flops = 2 * macs + (op.id == op_id::Conv && c.has_input(2) ? out_elements : 0);
             break;
         }
+        case op_id::QLinearConv: {
+            // As Conv on x (input 0) and w (input 3), bias input 8; requantizing each output
+            // (multiply by the combined scale, add the zero point) adds 2 per element.
+            const auto& w = c.shape(3);
+            macs = out_elements * product(w, 1, w.size());
+            flops = 2 * macs + (c.has_input(8) ? out_elements : 0) + 2 * out_elements;
+            break;
+        }
+        case op_id::MatMulInteger:
+        case op_id::QLinearMatMul: {
+            const auto& a = c.shape(0);
+            macs = out_elements * static_cast<double>(a.back());
+            flops = 2 * macs + (op.id == op_id::QLinearMatMul ? 2 * out_elements : 0);
+            break;
+        }
+        case op_id::Einsum: {
+            // Operands are contracted left to right; each pairwise step costs the product of
+            // the extents of every label either side holds (for two operands: all labels).
+            // A single operand only sums: in - out adds.
+            const einsum_spec e = parse_einsum(c);
+            if (e.operands.size() == 1) {
+                flops = elements(c.shape(0)) - out_elements;
+                break;
+            }
+            std::vector<int> acc = e.operands[0];
+            for (size_t k = 1; k < e.operands.size(); ++k) {
+                std::vector<int> all = acc;
+                for (int l : e.operands[k])
+                    if (std::find(all.begin(), all.end(), l) == all.end()) all.push_back(l);
+                double step = 1;
+                for (int l : all) step *= static_cast<double>(e.extent[static_cast<size_t>(l)]);
+                macs += step;
+                // Keep the labels later operands or the output still need.
+                acc.clear();
+                for (int l : all) {
+                    bool needed = std::find(e.output.begin(), e.output.end(), l) != e.output.end();
+                    for (size_t q = k + 1; !needed && q < e.operands.size(); ++q)
+                        needed = std::find(e.operands[q].begin(), e.operands[q].end(), l) !=
+                                 e.operands[q].end();
+                    if (needed) acc.push_back(l);
+                }
+            }
+            flops = 2 * macs;
+            break;
+        }
+        case op_id::InstanceNormalization:
+        case op_id::GroupNormalization:
+            // As LayerNormalization with bias: mean add, centre, square, variance add,
+            // normalize, scale, bias.
+            flops = 7 * out_elements;
+            break;
+        case op_id::LRN: {
+            // Sum of squares over `size` channels (size multiplies, size - 1 adds), then
+            // bias + alpha / size * sum (2), pow (1), divide (1).
+            const double size = static_cast<double>(c.attr_int("size", 1));
+            flops = out_elements * (2 * size + 3);
+            break;
+        }
+        case op_id::LpPool: {
+            // Per window element |x|^p (abs, pow) and an add; the root replaces the last add.
+            const auto* ks = c.n().attr_ints("kernel_shape");
+            const double window = ks ? product(*ks, 0, ks->size()) : 0;
+            flops = out_elements * 3 * window;
+            break;
+        }
+        case op_id::GlobalLpPool:
+            flops = 3 * elements(c.shape(0));
+            break;
+        case op_id::ReduceProd:
+        case op_id::ArgMax:
+        case op_id::ArgMin:
+            flops = elements(c.shape(0)) - out_elements;  // n - 1 per output
+            break;
+        case op_id::ReduceL1:         // abs each, n - 1 adds
+        case op_id::ReduceSumSquare:  // square each, n - 1 adds
+            flops = 2 * elements(c.shape(0)) - out_elements;
+            break;
+        case op_id::ReduceL2:         // square each, n - 1 adds, one sqrt
+        case op_id::ReduceLogSumExp:  // exp each, n - 1 adds, one log
+            flops = 2 * elements(c.shape(0));
+            break;
+        case op_id::ReduceLogSum:  // n - 1 adds, one log
+            flops = elements(c.shape(0));
+            break;
+        case op_id::TopK:
+            flops = elements(c.shape(0));  // one comparison per input element
+            break;
+        case op_id::CumSum: {
+            // len - 1 adds along each line of the scanned axis.
+            const auto axis = (*c.values(1))[0];
+            const auto& x = c.shape(0);
+            const double len =
+                static_cast<double>(x[static_cast<size_t>(axis < 0 ? axis + c.rank(0) : axis)]);
+            flops = len > 0 ? out_elements - out_elements / len : 0;
+            break;
+        }
+        case op_id::ScatterElements:
+        case op_id::ScatterND: {
+            // A reduction (add, mul, max, min) combines each update once; plain writes are free.
+            const std::string* red = c.n().attr_string("reduction");
+            flops = red && *red != "none" ? elements(c.shape(2)) : 0;
+            break;
+        }
+        case op_id::Resize:
+        case op_id::Upsample: {
+            // Interpolation over the k axes whose size changes: a weighted sum of 2^k
+            // (linear) or 4^k (cubic) neighbours, n multiplies and n - 1 adds; nearest copies.
+            // The weights themselves are per-axis constants and left out.
+            const std::string* mode = c.n().attr_string("mode");
+            const std::string m = mode ? *mode : "nearest";
+            int k = 0;
+            const size_t rank = std::min(c.shape(0).size(), c.out_shape(0).size());
+            for (size_t j = 0; j < rank; ++j) k += c.shape(0)[j] != c.out_shape(0)[j] ? 1 : 0;
+            double n = 0;
+            if (m == "linear" || m == "bilinear" || m == "trilinear") n = std::pow(2.0, k);
+            if (m == "cubic") n = std::pow(4.0, k);
+            flops = n > 0 ? out_elements * (2 * n - 1) : 0;
+            break;
+        }
+        case op_id::DynamicQuantizeLinear:
+            // min and max over x (one comparison each per element), then QuantizeLinear's
+            // 5 per element; the scalar scale and zero point arithmetic is left out.
+            flops = 7 * elements(c.shape(0));
+            break;
         case op_id::ConvTranspose: {
             // Each input element scatters into (C_out / group) x prod(kernel) outputs.
             const auto& w = c.shape(1);

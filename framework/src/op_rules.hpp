@@ -16,74 +16,147 @@ namespace nnergy::detail {
 
 enum class op_id : uint8_t {
     Abs,
+    Acos,
+    Acosh,
     Add,
+    And,
+    ArgMax,
+    ArgMin,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
     AveragePool,
     BatchNormalization,
+    BitShift,
+    BitwiseAnd,
+    BitwiseNot,
+    BitwiseOr,
+    BitwiseXor,
     Cast,
+    CastLike,
     Ceil,
+    Celu,
     Clip,
     Concat,
     Constant,
     ConstantOfShape,
     Conv,
+    ConvInteger,
     ConvTranspose,
+    Cos,
+    Cosh,
+    CumSum,
+    DepthToSpace,
+    DequantizeLinear,
     Div,
     Dropout,
+    DynamicQuantizeLinear,
+    Einsum,
     Elu,
     Equal,
     Erf,
     Exp,
     Expand,
+    EyeLike,
     Flatten,
     Floor,
     Gather,
+    GatherElements,
+    GatherND,
     Gelu,
     Gemm,
     GlobalAveragePool,
+    GlobalLpPool,
     GlobalMaxPool,
     Greater,
+    GreaterOrEqual,
+    GroupNormalization,
     HardSigmoid,
     HardSwish,
+    Hardmax,
     Identity,
+    InstanceNormalization,
+    IsInf,
+    IsNaN,
+    LRN,
     LayerNormalization,
     LeakyRelu,
     Less,
+    LessOrEqual,
     Log,
     LogSoftmax,
+    LpNormalization,
+    LpPool,
     MatMul,
+    MatMulInteger,
     Max,
     MaxPool,
     Mean,
+    MeanVarianceNormalization,
     Min,
+    Mish,
+    Mod,
     Mul,
     Neg,
+    NonZero,
     Not,
+    OneHot,
+    Or,
     PRelu,
     Pad,
     Pow,
+    QLinearConv,
+    QLinearMatMul,
+    QuantizeLinear,
     Range,
     Reciprocal,
+    ReduceL1,
+    ReduceL2,
+    ReduceLogSum,
+    ReduceLogSumExp,
     ReduceMax,
     ReduceMean,
     ReduceMin,
+    ReduceProd,
     ReduceSum,
+    ReduceSumSquare,
     Relu,
     Reshape,
+    Resize,
+    ReverseSequence,
+    Round,
+    ScatterElements,
+    ScatterND,
+    Selu,
     Shape,
+    Shrink,
     Sigmoid,
+    Sign,
+    Sin,
+    Sinh,
+    Size,
     Slice,
     Softmax,
     Softplus,
+    Softsign,
+    SpaceToDepth,
     Split,
     Sqrt,
     Squeeze,
     Sub,
     Sum,
+    Tan,
     Tanh,
+    ThresholdedRelu,
     Tile,
+    TopK,
     Transpose,
+    Trilu,
     Unsqueeze,
+    Upsample,
     Where,
+    Xor,
 };
 
 /// How the first output's element type follows from the node.
@@ -94,6 +167,10 @@ enum class dtype_rule : uint8_t {
     cast_to,        ///< the `to` attribute (Cast)
     constant_attr,  ///< which value_* attribute is set (Constant)
     float_default,  ///< declared, else float32 (ConstantOfShape's default value is float32)
+    int32,          ///< integer matrix products (MatMulInteger, ConvInteger)
+    uint8,          ///< DynamicQuantizeLinear
+    quantized,      ///< input `dtype_from` when given, else `output_dtype`, else uint8
+    dtype_attr,     ///< the `dtype` attribute, else input `dtype_from` (EyeLike)
 };
 
 inline constexpr uint8_t any_count = 255;
@@ -213,6 +290,18 @@ void infer_shapes(const op_info& op, const node_ctx& ctx);
 
 /// MACs and FLOPs of a node whose shapes are known (docs/counting.md).
 void count_work(const op_info& op, const node_ctx& ctx, op_counts& out);
+
+/// An Einsum equation resolved against the operand shapes: every label (letters, and one
+/// label per broadcast ellipsis dim) with its extent, the labels of each operand (repeats
+/// removed) and of the output.
+struct einsum_spec {
+    std::vector<int64_t> extent;  ///< per label
+    std::vector<std::vector<int>> operands;
+    std::vector<int> output;
+};
+
+/// Parses the `equation` attribute; fails through `ctx` naming the problem.
+einsum_spec parse_einsum(const node_ctx& ctx);
 
 /// Largest integer tensor whose values constant folding keeps.
 inline constexpr size_t max_folded_elements = 4096;

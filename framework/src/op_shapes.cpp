@@ -2,6 +2,7 @@
 // Shape inference rules, one per known op (ONNX semantics), and constant folding of the small
 // integer tensors that feed Reshape, Expand, Slice and friends.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -207,12 +208,14 @@ int64_t window_output(const node_ctx& c, const window& w, size_t i, int64_t in, 
     return out;
 }
 
-void infer_conv(const node_ctx& c, bool transpose) {
-    const auto& x = c.shape(0);
-    const auto& w = c.shape(1);
-    if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
+// Inputs at slots xi (data), wi (weight) and bi (bias, absent when out of range): the
+// quantized convolutions keep their operands elsewhere.
+void infer_conv(const node_ctx& c, bool transpose, size_t xi = 0, size_t wi = 1, size_t bi = 2) {
+    const auto& x = c.shape(xi);
+    const auto& w = c.shape(wi);
+    if (x.size() < 3) c.fail(c.describe_input(xi) + " must have rank >= 3 (N, C, spatial...)");
     if (w.size() != x.size())
-        c.fail("weight " + c.describe_input(1) + " must have the input's rank " +
+        c.fail("weight " + c.describe_input(wi) + " must have the input's rank " +
                std::to_string(x.size()));
     const int64_t group = c.attr_int("group", 1);
     if (group < 1) c.fail("group must be >= 1");
@@ -220,17 +223,17 @@ void infer_conv(const node_ctx& c, bool transpose) {
     int64_t out_channels = 0;
     if (!transpose) {
         if (channels != w[1] * group)
-            c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(0) +
+            c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(xi) +
                    " differ from weight channels " + std::to_string(w[1]) + " x group " +
-                   std::to_string(group) + " of " + c.describe_input(1));
+                   std::to_string(group) + " of " + c.describe_input(wi));
         out_channels = w[0];
         if (out_channels % group != 0)
             c.fail("output channels " + std::to_string(out_channels) +
                    " are not divisible by group " + std::to_string(group));
     } else {
         if (channels != w[0])
-            c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(0) +
-                   " differ from weight dimension 0 of " + c.describe_input(1));
+            c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(xi) +
+                   " differ from weight dimension 0 of " + c.describe_input(wi));
         if (channels % group != 0)
             c.fail("input channels " + std::to_string(channels) + " are not divisible by group " +
                    std::to_string(group));
@@ -240,10 +243,10 @@ void infer_conv(const node_ctx& c, bool transpose) {
     if (const auto* ks = c.n().attr_ints("kernel_shape"); ks && *ks != kernel)
         c.fail("kernel_shape " + shape_string(*ks) + " differs from the weight's spatial dims " +
                shape_string(kernel));
-    if (c.has_input(2)) {
-        const auto& b = c.shape(2);
+    if (c.has_input(bi)) {
+        const auto& b = c.shape(bi);
         if (b.size() != 1 || b[0] != out_channels)
-            c.fail("bias " + c.describe_input(2) + " must have shape [" +
+            c.fail("bias " + c.describe_input(bi) + " must have shape [" +
                    std::to_string(out_channels) + "]");
     }
     const window win = read_window(c, kernel);
@@ -253,6 +256,11 @@ void infer_conv(const node_ctx& c, bool transpose) {
             out.push_back(window_output(c, win, i, x[i + 2], false));
     } else {
         const auto output_padding = c.attr_ints("output_padding", win.spatial, 0);
+        for (size_t i = 0; i < win.spatial; ++i)
+            if (output_padding[i] < 0 ||
+                output_padding[i] >= std::max(win.strides[i], win.dilations[i]))
+                c.fail("output_padding " + shape_string(output_padding) +
+                       " must be >= 0 and smaller than the stride or dilation of its axis");
         const std::vector<int64_t>* output_shape = c.n().attr_ints("output_shape");
         for (size_t i = 0; i < win.spatial; ++i) {
             int64_t o = 0;
@@ -332,9 +340,9 @@ void infer_gemm(const node_ctx& c) {
     c.set_shape(0, {m, n});
 }
 
-void infer_matmul(const node_ctx& c) {
-    std::vector<int64_t> a = c.shape(0);
-    std::vector<int64_t> b = c.shape(1);
+void infer_matmul(const node_ctx& c, size_t ai = 0, size_t bi = 1) {
+    std::vector<int64_t> a = c.shape(ai);
+    std::vector<int64_t> b = c.shape(bi);
     if (a.empty() || b.empty()) c.fail("MatMul inputs must have rank >= 1");
     const bool a_vec = a.size() == 1;
     const bool b_vec = b.size() == 1;
@@ -345,7 +353,7 @@ void infer_matmul(const node_ctx& c) {
     const int64_t kb = b[b.size() - 2];
     const int64_t n = b[b.size() - 1];
     if (k != kb)
-        c.fail("inner dimensions differ: " + c.describe_input(0) + " x " + c.describe_input(1) +
+        c.fail("inner dimensions differ: " + c.describe_input(ai) + " x " + c.describe_input(bi) +
                " (" + std::to_string(k) + " vs " + std::to_string(kb) + ")");
     const size_t batch_rank = std::max(a.size(), b.size()) - 2;
     std::vector<int64_t> out(batch_rank, 1);
@@ -356,8 +364,8 @@ void infer_matmul(const node_ctx& c) {
             const int64_t d = (*s)[j];
             if (d == o || d == 1) continue;
             if (o != 1)
-                c.fail("batch dimensions cannot be broadcast: " + c.describe_input(0) + " x " +
-                       c.describe_input(1));
+                c.fail("batch dimensions cannot be broadcast: " + c.describe_input(ai) + " x " +
+                       c.describe_input(bi));
             o = d;
         }
     }
@@ -576,7 +584,7 @@ void infer_unsqueeze(const node_ctx& c) {
     if (c.values(0)) c.set_values(0, *c.values(0));
 }
 
-void infer_reduce(const node_ctx& c) {
+void infer_reduce(const node_ctx& c, op_id id) {
     const auto& x = c.shape(0);
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
     std::vector<int64_t> axes = read_axes(c).value_or(std::vector<int64_t>{});
@@ -597,7 +605,43 @@ void infer_reduce(const node_ctx& c) {
         else if (keepdims)
             out.push_back(1);
     }
-    c.set_shape(0, std::move(out));
+    c.set_shape(0, out);
+    const bool foldable = id == op_id::ReduceProd || id == op_id::ReduceSum ||
+                          id == op_id::ReduceMax || id == op_id::ReduceMin;
+    if (!foldable || !c.values(0)) return;
+    // Shape arithmetic such as ReduceProd(Shape(x)) (element counts) folds exactly.
+    const auto& v = *c.values(0);
+    std::vector<int64_t> kept(x.size());  // the reduced input with reduced axes set to 1
+    for (size_t j = 0; j < x.size(); ++j) kept[j] = reduce[j] ? 1 : x[j];
+    std::vector<int64_t> result(static_cast<size_t>(checked_elements(kept, c)));
+    std::vector<bool> seen(result.size(), false);
+    std::vector<int64_t> idx(x.size(), 0);
+    for (int64_t e : v) {
+        size_t flat = 0;
+        for (size_t j = 0; j < x.size(); ++j)
+            flat =
+                flat * static_cast<size_t>(kept[j]) + static_cast<size_t>(reduce[j] ? 0 : idx[j]);
+        int64_t& r = result[flat];
+        if (!seen[flat]) {
+            r = e;
+            seen[flat] = true;
+        } else if (id == op_id::ReduceProd) {
+            if (__builtin_mul_overflow(r, e, &r)) return;
+        } else if (id == op_id::ReduceSum) {
+            if (__builtin_add_overflow(r, e, &r)) return;
+        } else {
+            r = id == op_id::ReduceMax ? std::max(r, e) : std::min(r, e);
+        }
+        for (size_t j = x.size(); j-- > 0;) {
+            if (++idx[j] < x[j]) break;
+            idx[j] = 0;
+        }
+    }
+    if (v.empty()) {  // empty reductions yield the identity
+        if (id == op_id::ReduceProd) std::fill(result.begin(), result.end(), 1);
+        if (id != op_id::ReduceProd && id != op_id::ReduceSum) return;
+    }
+    c.set_values(0, std::move(result));
 }
 
 void infer_shape_op(const node_ctx& c) {
@@ -861,16 +905,413 @@ void infer_constant_of_shape(const node_ctx& c) {
     std::vector<int64_t> s = c.need_values(0, "the shape");
     for (int64_t d : s)
         if (d < 0) c.fail("shape " + shape_string(s) + " has a negative dimension");
+    // The fill value is read when the graph carries it as an integer ("value": 7 or [7]);
+    // integer outputs then fold (torch exports ConstantOfShape(...) -> ones for Expand).
+    std::optional<int64_t> fill = c.n().attr_int("value");
+    if (const auto* vs = c.n().attr_ints("value"); vs && vs->size() == 1) fill = (*vs)[0];
+    const int64_t count = checked_elements(s, c);
     c.set_shape(0, std::move(s));
+    if (fill && static_cast<size_t>(count) <= max_folded_elements)
+        c.set_values(0, std::vector<int64_t>(static_cast<size_t>(count), *fill));
+}
+
+// ---- ops added for exported PyTorch / TensorFlow graphs ----
+
+void infer_arg_reduce(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto axis =
+        static_cast<size_t>(c.normalize_axis(c.attr_int("axis", 0), c.rank(0), "axis"));
+    std::vector<int64_t> out = x;
+    if (c.attr_int("keepdims", 1) != 0)
+        out[axis] = 1;
+    else
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+    c.set_shape(0, std::move(out));
+}
+
+void infer_topk(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    std::vector<int64_t> kv;
+    if (c.has_input(1)) {
+        kv = c.need_values(1, "K");
+        if (kv.size() != 1) c.fail("K " + c.describe_input(1) + " must hold one value");
+    } else if (auto k = c.n().attr_int("k")) {
+        kv.push_back(*k);  // TopK-1
+    } else {
+        c.fail("needs K (input 1 or attribute 'k')");
+    }
+    const auto axis =
+        static_cast<size_t>(c.normalize_axis(c.attr_int("axis", -1), c.rank(0), "axis"));
+    if (kv[0] < 0 || kv[0] > x[axis])
+        c.fail("K = " + std::to_string(kv[0]) + " is outside [0, " + std::to_string(x[axis]) +
+               "] for axis " + std::to_string(axis) + " of " + c.describe_input(0));
+    std::vector<int64_t> out = x;
+    out[axis] = kv[0];
+    c.set_shape(0, out);
+    c.set_shape(1, std::move(out));
+}
+
+void infer_nonzero(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    if (!c.values(0))
+        throw needs_declared{
+            "the number of non-zero elements depends on the values of " + c.describe_input(0) +
+            ", which are not constants the host can fold (declare the output shape, e.g. [" +
+            std::to_string(x.size()) + ", nonzero_count], and bind the symbol)"};
+    const auto& v = *c.values(0);
+    std::vector<std::vector<int64_t>> coords;
+    std::vector<int64_t> idx(x.size(), 0);
+    for (int64_t e : v) {
+        if (e != 0) coords.push_back(idx);
+        for (size_t j = x.size(); j-- > 0;) {
+            if (++idx[j] < x[j]) break;
+            idx[j] = 0;
+        }
+    }
+    const auto count = static_cast<int64_t>(coords.size());
+    std::vector<int64_t> out_values;
+    for (size_t j = 0; j < x.size(); ++j)  // row j holds the j-th coordinate of every hit
+        for (const auto& p : coords) out_values.push_back(p[j]);
+    c.set_shape(0, {static_cast<int64_t>(x.size()), count});
+    c.set_values(0, std::move(out_values));
+}
+
+void infer_channel_norm(const node_ctx& c, bool grouped) {
+    const auto& x = c.shape(0);
+    if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
+    const int64_t ch = x[1];
+    int64_t param = ch;
+    if (grouped) {
+        const auto groups = c.n().attr_int("num_groups");
+        if (!groups || *groups < 1) c.fail("attribute 'num_groups' (>= 1) is required");
+        if (ch % *groups != 0)
+            c.fail("channels " + std::to_string(ch) + " of " + c.describe_input(0) +
+                   " are not divisible by num_groups " + std::to_string(*groups));
+        // Opset 18 takes per-group scale and bias, opset 21 per-channel ones.
+        if (c.shape(1).size() == 1 && c.shape(1)[0] == *groups) param = *groups;
+    }
+    for (size_t k = 1; k <= 2; ++k) {
+        const auto& s = c.shape(k);
+        if (s.size() != 1 || s[0] != param)
+            c.fail(c.describe_input(k) + " must have shape [" + std::to_string(param) + "]");
+    }
+    c.set_shape(0, x);
+}
+
+// Float values of input `i` when a Constant node with value_float(s) produces it: the graph
+// keeps no float initializer values, so only this form of constant scales can be read.
+std::optional<std::vector<double>> float_constant(const node_ctx& c, size_t i) {
+    const uint32_t t = c.n().inputs[i];
+    const auto& producers = c.g().producers();
+    if (t >= producers.size() || producers[t] == NNERGY_NO_NODE) return std::nullopt;
+    const node& p = c.g().nodes[producers[t]];
+    if (p.op_type != "Constant" || !(p.domain.empty() || p.domain == "ai.onnx"))
+        return std::nullopt;
+    if (auto v = p.attr_float("value_float")) return std::vector<double>{*v};
+    if (const attribute* a = p.find_attribute("value_floats"))
+        if (const auto* fs = std::get_if<std::vector<double>>(&a->value)) return *fs;
+    return std::nullopt;
+}
+
+// Resize (opset 10+) and Upsample: output dims from `sizes` or floor(in x scale).
+void infer_resize(const node_ctx& c, bool upsample) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    std::vector<int64_t> axes;
+    if (const auto* a = c.n().attr_ints("axes"); a && !upsample) {
+        axes = normalize_axes(c, *a, r);
+    } else {
+        for (int64_t j = 0; j < r; ++j) axes.push_back(j);
+    }
+    std::vector<int64_t> out = x;
+    // Resize-10 took (X, scales); later opsets (X, roi, scales, sizes).
+    const size_t scales_slot = upsample || c.input_count() == 2 ? 1 : 2;
+    if (!upsample && c.has_input(3)) {
+        const auto& sizes = c.need_values(3, "sizes");
+        if (sizes.size() != axes.size())
+            c.fail("sizes " + shape_string(sizes) + " need one entry per resized axis (" +
+                   std::to_string(axes.size()) + ")");
+        const std::string* policy = c.n().attr_string("keep_aspect_ratio_policy");
+        const std::string p = policy ? *policy : "stretch";
+        if (p != "stretch" && p != "not_larger" && p != "not_smaller")
+            c.fail("keep_aspect_ratio_policy '" + p +
+                   "' is not one of stretch, not_larger, not_smaller");
+        if (p == "stretch") {
+            for (size_t i = 0; i < axes.size(); ++i) out[static_cast<size_t>(axes[i])] = sizes[i];
+        } else {
+            // One scale for every axis, the smallest (not_larger) or largest (not_smaller).
+            double scale = p == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+            for (size_t i = 0; i < axes.size(); ++i) {
+                const double s = static_cast<double>(sizes[i]) /
+                                 static_cast<double>(x[static_cast<size_t>(axes[i])]);
+                scale = p == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+            }
+            for (int64_t a : axes) {
+                auto& d = out[static_cast<size_t>(a)];
+                d = static_cast<int64_t>(std::round(scale * static_cast<double>(d)));
+            }
+        }
+    } else {
+        std::vector<double> scales;
+        if (c.has_input(scales_slot) && !c.shape(scales_slot).empty() &&
+            c.shape(scales_slot)[0] == 0) {
+            c.fail("needs scales or sizes (input 2 is empty and input 3 is absent)");
+        } else if (c.has_input(scales_slot)) {
+            auto v = float_constant(c, scales_slot);
+            if (!v)
+                throw needs_declared{"scales (input '" +
+                                     c.g().tensors[c.n().inputs[scales_slot]].name +
+                                     "') are not constants the host can read"};
+            scales = std::move(*v);
+        } else if (const attribute* a = c.n().find_attribute("scales")) {
+            const auto* fs = std::get_if<std::vector<double>>(&a->value);
+            if (!fs) c.fail("attribute 'scales' must be a list of floats");
+            scales = *fs;  // Upsample opset 7
+        } else {
+            c.fail(upsample ? "needs scales (input 1 or attribute 'scales')"
+                            : "needs scales (input 2) or sizes (input 3)");
+        }
+        if (scales.size() != axes.size())
+            c.fail("scales need one entry per resized axis (" + std::to_string(axes.size()) +
+                   "), got " + std::to_string(scales.size()));
+        for (size_t i = 0; i < axes.size(); ++i) {
+            if (!(scales[i] > 0)) c.fail("scales must be > 0");
+            auto& d = out[static_cast<size_t>(axes[i])];
+            d = static_cast<int64_t>(std::floor(static_cast<double>(d) * scales[i]));
+        }
+    }
+    c.set_shape(0, std::move(out));
+}
+
+void infer_gather_elements(const node_ctx& c) {
+    if (c.rank(0) != c.rank(1) || c.rank(0) == 0)
+        c.fail("indices " + c.describe_input(1) + " must have the rank of " + c.describe_input(0));
+    c.normalize_axis(c.attr_int("axis", 0), c.rank(0), "axis");
+    c.set_shape(0, c.shape(1));
+}
+
+void infer_gather_nd(const node_ctx& c) {
+    const auto& data = c.shape(0);
+    const auto& idx = c.shape(1);
+    const int64_t b = c.attr_int("batch_dims", 0);
+    if (idx.empty()) c.fail("indices " + c.describe_input(1) + " must have rank >= 1");
+    const int64_t last = idx.back();
+    if (b < 0 || b >= static_cast<int64_t>(idx.size()) || b >= c.rank(0))
+        c.fail("batch_dims " + std::to_string(b) + " must be below the ranks of the inputs");
+    if (last < 1 || b + last > c.rank(0))
+        c.fail("the last dimension of " + c.describe_input(1) + " (" + std::to_string(last) +
+               ") must be in [1, rank - batch_dims] of " + c.describe_input(0));
+    for (size_t j = 0; j < static_cast<size_t>(b); ++j)
+        if (idx[j] != data[j])
+            c.fail("batch dimensions of " + c.describe_input(1) + " and " + c.describe_input(0) +
+                   " differ");
+    std::vector<int64_t> out(idx.begin(), idx.end() - 1);
+    out.insert(out.end(), data.begin() + b + last, data.end());
+    c.set_shape(0, std::move(out));
+}
+
+void infer_scatter(const node_ctx& c, bool nd) {
+    if (!nd) {
+        if (c.shape(1) != c.shape(2) || c.rank(1) != c.rank(0))
+            c.fail("indices " + c.describe_input(1) + " and updates " + c.describe_input(2) +
+                   " must have one shape, of the rank of " + c.describe_input(0));
+        c.normalize_axis(c.attr_int("axis", 0), c.rank(0), "axis");
+    } else {
+        // updates.shape = indices.shape[:-1] + data.shape[indices.shape[-1]:]
+        const auto& data = c.shape(0);
+        const auto& idx = c.shape(1);
+        if (idx.empty() || idx.back() < 1 || idx.back() > c.rank(0))
+            c.fail("the last dimension of " + c.describe_input(1) + " must be in [1, rank of " +
+                   c.describe_input(0) + "]");
+        std::vector<int64_t> want(idx.begin(), idx.end() - 1);
+        want.insert(want.end(), data.begin() + idx.back(), data.end());
+        if (c.shape(2) != want)
+            c.fail("updates " + c.describe_input(2) + " must have shape " + shape_string(want));
+    }
+    c.set_shape(0, c.shape(0));
+}
+
+void infer_one_hot(const node_ctx& c) {
+    const auto& idx = c.shape(0);
+    const auto& dv = c.need_values(1, "depth");
+    if (dv.size() != 1) c.fail("depth " + c.describe_input(1) + " must hold one value");
+    if (dv[0] < 1) c.fail("depth " + std::to_string(dv[0]) + " must be >= 1");
+    const auto& values = c.shape(2);
+    if (checked_elements(values, c) != 2)
+        c.fail("values " + c.describe_input(2) + " must hold two elements (off, on)");
+    const auto r = static_cast<int64_t>(idx.size()) + 1;
+    const auto axis = c.normalize_axis(c.attr_int("axis", -1), r, "axis");
+    std::vector<int64_t> out = idx;
+    out.insert(out.begin() + axis, dv[0]);
+    c.set_shape(0, std::move(out));
+}
+
+void infer_depth_space(const node_ctx& c, bool to_space) {
+    const auto& x = c.shape(0);
+    if (x.size() != 4) c.fail(c.describe_input(0) + " must have rank 4 (N, C, H, W)");
+    const int64_t b = c.attr_int("blocksize", 0);
+    if (b < 1) c.fail("attribute 'blocksize' (>= 1) is required");
+    std::vector<int64_t> out = x;
+    if (to_space) {
+        if (x[1] % (b * b) != 0)
+            c.fail("channels " + std::to_string(x[1]) +
+                   " are not divisible by blocksize^2 = " + std::to_string(b * b));
+        out = {x[0], x[1] / (b * b), x[2] * b, x[3] * b};
+    } else {
+        if (x[2] % b != 0 || x[3] % b != 0)
+            c.fail("height and width of " + c.describe_input(0) +
+                   " are not divisible by blocksize " + std::to_string(b));
+        out = {x[0], x[1] * b * b, x[2] / b, x[3] / b};
+    }
+    c.set_shape(0, std::move(out));
+}
+
+// Every label's extent, checking repeats agree; ellipsis dims broadcast like numpy.
+einsum_spec resolve_einsum(const node_ctx& c, const std::string& eq) {
+    const auto label_of = [](char ch) -> int {
+        if (ch >= 'a' && ch <= 'z') return ch - 'a';
+        if (ch >= 'A' && ch <= 'Z') return 26 + (ch - 'A');
+        return -1;
+    };
+    const auto bad = [&](const std::string& why) { c.fail("equation '" + eq + "': " + why); };
+    std::string spec;
+    for (char ch : eq)
+        if (ch != ' ') spec += ch;
+    const size_t arrow = spec.find("->");
+    const std::string lhs = spec.substr(0, arrow);
+    std::vector<std::string> terms(1);
+    for (char ch : lhs) {
+        if (ch == ',')
+            terms.emplace_back();
+        else
+            terms.back() += ch;
+    }
+    if (terms.size() != c.input_count())
+        bad(std::to_string(terms.size()) + " operand terms for " + std::to_string(c.input_count()) +
+            " inputs");
+    // First pass: the ellipsis rank of every term.
+    std::vector<int64_t> ell_rank(terms.size(), -1);
+    size_t max_ell = 0;
+    for (size_t k = 0; k < terms.size(); ++k) {
+        const std::string& t = terms[k];
+        const size_t dots = t.find("...");
+        size_t letters = 0;
+        for (char ch : t)
+            if (ch != '.') {
+                if (label_of(ch) < 0) bad("'" + std::string(1, ch) + "' is not a letter");
+                ++letters;
+            }
+        const size_t rank = c.shape(k).size();
+        if (dots == std::string::npos) {
+            if (letters != rank)
+                bad("term '" + t + "' has " + std::to_string(letters) + " labels for " +
+                    c.describe_input(k));
+            continue;
+        }
+        if (t.find("...", dots + 3) != std::string::npos || letters + 3 != t.size())
+            bad("term '" + t + "' has a malformed ellipsis");
+        if (letters > rank) bad("term '" + t + "' has more labels than " + c.describe_input(k));
+        ell_rank[k] = static_cast<int64_t>(rank - letters);
+        max_ell = std::max(max_ell, rank - letters);
+    }
+    einsum_spec e;
+    e.extent.assign(52 + max_ell, -1);
+    std::vector<int> count(52 + max_ell, 0);
+    for (size_t k = 0; k < terms.size(); ++k) {
+        const auto& s = c.shape(k);
+        std::vector<int> labels;
+        size_t dim = 0;
+        for (size_t p = 0; p < terms[k].size();) {
+            if (terms[k][p] == '.') {
+                const auto er = static_cast<size_t>(ell_rank[k]);
+                for (size_t q = 0; q < er; ++q) {
+                    const int l = static_cast<int>(52 + max_ell - er + q);
+                    int64_t& x = e.extent[static_cast<size_t>(l)];
+                    const int64_t d = s[dim++];
+                    if (x == -1 || x == 1)
+                        x = d;
+                    else if (d != 1 && d != x)
+                        bad("ellipsis dims of " + c.describe_input(k) + " do not broadcast");
+                    labels.push_back(l);
+                }
+                p += 3;
+                continue;
+            }
+            const int l = label_of(terms[k][p++]);
+            int64_t& x = e.extent[static_cast<size_t>(l)];
+            const int64_t d = s[dim++];
+            if (x != -1 && x != d)
+                bad("label '" + std::string(1, terms[k][p - 1]) + "' is " + std::to_string(x) +
+                    " in one place and " + std::to_string(d) + " in " + c.describe_input(k));
+            x = d;
+            if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+        }
+        for (int l : labels) ++count[static_cast<size_t>(l)];
+        e.operands.push_back(std::move(labels));
+    }
+    if (arrow != std::string::npos) {
+        const std::string rhs = spec.substr(arrow + 2);
+        for (size_t p = 0; p < rhs.size();) {
+            if (rhs[p] == '.') {
+                if (rhs.compare(p, 3, "...") != 0) bad("malformed ellipsis in the output");
+                for (size_t q = 0; q < max_ell; ++q) e.output.push_back(static_cast<int>(52 + q));
+                p += 3;
+                continue;
+            }
+            const int l = label_of(rhs[p]);
+            if (l < 0 || e.extent[static_cast<size_t>(l)] == -1)
+                bad("output label '" + std::string(1, rhs[p]) + "' is not an input label");
+            if (std::find(e.output.begin(), e.output.end(), l) != e.output.end())
+                bad("output label '" + std::string(1, rhs[p]) + "' is repeated");
+            e.output.push_back(l);
+            ++p;
+        }
+    } else {
+        // Implicit output: ellipsis dims, then labels used once, in alphabetical order.
+        for (size_t q = 0; q < max_ell; ++q) e.output.push_back(static_cast<int>(52 + q));
+        for (char ch = 'A'; ch <= 'z'; ++ch) {
+            const int l = label_of(ch);
+            if (l >= 0 && count[static_cast<size_t>(l)] == 1) e.output.push_back(l);
+        }
+    }
+    return e;
+}
+
+void infer_einsum(const node_ctx& c) {
+    const einsum_spec e = parse_einsum(c);
+    std::vector<int64_t> out;
+    for (int l : e.output) out.push_back(e.extent[static_cast<size_t>(l)]);
+    c.set_shape(0, std::move(out));
+}
+
+void infer_quant_outputs(const node_ctx& c) {
+    c.set_shape(0, c.shape(0));
+    c.set_shape(1, {});  // DynamicQuantizeLinear's per-tensor scale and zero point
+    c.set_shape(2, {});
+}
+
+// Elementwise folding of one integer input.
+template <typename F>
+void fold_unary(const node_ctx& c, F f) {
+    if (!c.values(0)) return;
+    std::vector<int64_t> v = *c.values(0);
+    for (int64_t& e : v)
+        if (!f(e)) return;
+    c.set_values(0, std::move(v));
 }
 
 bool checked(bool overflow) { return !overflow; }
 
 }  // namespace
 
+einsum_spec parse_einsum(const node_ctx& c) {
+    const std::string* eq = c.n().attr_string("equation");
+    if (!eq) c.fail("attribute 'equation' is required");
+    return resolve_einsum(c, *eq);
+}
+
 void infer_shapes(const op_info& op, const node_ctx& c) {
     switch (op.id) {
-        case op_id::Abs:
         case op_id::Ceil:
         case op_id::Elu:
         case op_id::Erf:
@@ -890,7 +1331,140 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::Not:
         case op_id::Clip:
         case op_id::Dropout:
+        case op_id::Acos:
+        case op_id::Acosh:
+        case op_id::Asin:
+        case op_id::Asinh:
+        case op_id::Atan:
+        case op_id::Atanh:
+        case op_id::Cos:
+        case op_id::Cosh:
+        case op_id::Sin:
+        case op_id::Sinh:
+        case op_id::Tan:
+        case op_id::Round:
+        case op_id::IsInf:
+        case op_id::IsNaN:
+        case op_id::BitwiseNot:
+        case op_id::Selu:
+        case op_id::Celu:
+        case op_id::Softsign:
+        case op_id::Mish:
+        case op_id::ThresholdedRelu:
+        case op_id::Shrink:
+        case op_id::LRN:
+        case op_id::DequantizeLinear:
+        case op_id::QuantizeLinear:
             same_shape(c);
+            return;
+        case op_id::Abs:
+            same_shape(c);
+            fold_unary(c, [](int64_t& e) {
+                if (e == std::numeric_limits<int64_t>::min()) return false;
+                e = e < 0 ? -e : e;
+                return true;
+            });
+            return;
+        case op_id::Sign:
+            same_shape(c);
+            fold_unary(c, [](int64_t& e) {
+                e = (e > 0) - (e < 0);
+                return true;
+            });
+            return;
+        case op_id::Trilu:
+        case op_id::ReverseSequence:
+            if (c.rank(0) < 2) c.fail(c.describe_input(0) + " must have rank >= 2");
+            same_shape(c);
+            return;
+        case op_id::EyeLike:
+            if (c.rank(0) != 2) c.fail(c.describe_input(0) + " must have rank 2");
+            same_shape(c);
+            return;
+        case op_id::CumSum: {
+            const auto& a = c.values(1);
+            if (!a || a->size() != 1)
+                c.fail("axis (input 1) must be a one-value constant the host can fold");
+            c.normalize_axis((*a)[0], c.rank(0), "axis");
+            same_shape(c);
+            return;
+        }
+        case op_id::Hardmax:
+        case op_id::LpNormalization:
+            c.normalize_axis(c.attr_int("axis", -1), c.rank(0), "axis");
+            same_shape(c);
+            return;
+        case op_id::MeanVarianceNormalization: {
+            const auto* a = c.n().attr_ints("axes");
+            normalize_axes(c, a ? *a : std::vector<int64_t>{0, 2, 3}, c.rank(0));
+            same_shape(c);
+            return;
+        }
+        case op_id::InstanceNormalization:
+            infer_channel_norm(c, false);
+            return;
+        case op_id::GroupNormalization:
+            infer_channel_norm(c, true);
+            return;
+        case op_id::ArgMax:
+        case op_id::ArgMin:
+            infer_arg_reduce(c);
+            return;
+        case op_id::TopK:
+            infer_topk(c);
+            return;
+        case op_id::Size: {
+            c.set_shape(0, {});
+            c.set_values(0, {checked_elements(c.shape(0), c)});
+            return;
+        }
+        case op_id::NonZero:
+            infer_nonzero(c);
+            return;
+        case op_id::Einsum:
+            infer_einsum(c);
+            return;
+        case op_id::Resize:
+            infer_resize(c, false);
+            return;
+        case op_id::Upsample:
+            infer_resize(c, true);
+            return;
+        case op_id::GatherElements:
+            infer_gather_elements(c);
+            return;
+        case op_id::GatherND:
+            infer_gather_nd(c);
+            return;
+        case op_id::ScatterElements:
+            infer_scatter(c, false);
+            return;
+        case op_id::ScatterND:
+            infer_scatter(c, true);
+            return;
+        case op_id::OneHot:
+            infer_one_hot(c);
+            return;
+        case op_id::DepthToSpace:
+            infer_depth_space(c, true);
+            return;
+        case op_id::SpaceToDepth:
+            infer_depth_space(c, false);
+            return;
+        case op_id::DynamicQuantizeLinear:
+            infer_quant_outputs(c);
+            return;
+        case op_id::MatMulInteger:
+            infer_matmul(c);
+            return;
+        case op_id::QLinearMatMul:
+            infer_matmul(c, 0, 3);
+            return;
+        case op_id::ConvInteger:
+            infer_conv(c, false, 0, 1, 99);
+            return;
+        case op_id::QLinearConv:
+            infer_conv(c, false, 0, 3, 8);
             return;
         case op_id::Neg:
             same_shape(c);
@@ -905,6 +1479,7 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
             return;
         case op_id::Identity:
         case op_id::Cast:
+        case op_id::CastLike:
             same_shape(c);
             if (c.values(0) && (is_integer(c.dtype(0)) || c.dtype(0) == NNERGY_DTYPE_BOOL))
                 c.set_values(0, *c.values(0));
@@ -926,7 +1501,17 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::Max:
         case op_id::Min:
         case op_id::Sum:
-        case op_id::Mean: {
+        case op_id::Mean:
+        case op_id::Mod:
+        case op_id::BitShift:
+        case op_id::BitwiseAnd:
+        case op_id::BitwiseOr:
+        case op_id::BitwiseXor:
+        case op_id::LessOrEqual:
+        case op_id::GreaterOrEqual:
+        case op_id::And:
+        case op_id::Or:
+        case op_id::Xor: {
             auto out = broadcast_inputs(c, 0, c.input_count());
             c.set_shape(0, out);
             const auto fold = [&](auto f) { fold_elementwise(c, 0, c.input_count(), out, f); };
@@ -974,6 +1559,49 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
                         return true;
                     });
                     break;
+                case op_id::LessOrEqual:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] <= a[1];
+                        return true;
+                    });
+                    break;
+                case op_id::GreaterOrEqual:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] >= a[1];
+                        return true;
+                    });
+                    break;
+                case op_id::And:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] != 0 && a[1] != 0;
+                        return true;
+                    });
+                    break;
+                case op_id::Or:
+                    fold([](args a, int64_t& r) {
+                        r = a[0] != 0 || a[1] != 0;
+                        return true;
+                    });
+                    break;
+                case op_id::Xor:
+                    fold([](args a, int64_t& r) {
+                        r = (a[0] != 0) != (a[1] != 0);
+                        return true;
+                    });
+                    break;
+                case op_id::Mod: {
+                    // fmod = 0: the result takes the divisor's sign (Python); 1: the dividend's.
+                    const bool fmod = c.attr_int("fmod", 0) != 0;
+                    fold([fmod](args a, int64_t& r) {
+                        if (a[1] == 0 ||
+                            (a[1] == -1 && a[0] == std::numeric_limits<int64_t>::min()))
+                            return false;
+                        r = a[0] % a[1];
+                        if (!fmod && r != 0 && ((r < 0) != (a[1] < 0))) r += a[1];
+                        return true;
+                    });
+                    break;
+                }
                 case op_id::Where:
                     fold([](args a, int64_t& r) {
                         r = a[0] != 0 ? a[1] : a[2];
@@ -1013,10 +1641,12 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
             return;
         case op_id::MaxPool:
         case op_id::AveragePool:
+        case op_id::LpPool:
             infer_pool(c);
             return;
         case op_id::GlobalAveragePool:
         case op_id::GlobalMaxPool:
+        case op_id::GlobalLpPool:
             infer_global_pool(c);
             return;
         case op_id::Gemm:
@@ -1053,7 +1683,13 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::ReduceMean:
         case op_id::ReduceMin:
         case op_id::ReduceSum:
-            infer_reduce(c);
+        case op_id::ReduceL1:
+        case op_id::ReduceL2:
+        case op_id::ReduceLogSum:
+        case op_id::ReduceLogSumExp:
+        case op_id::ReduceProd:
+        case op_id::ReduceSumSquare:
+            infer_reduce(c, op.id);
             return;
         case op_id::Shape:
             infer_shape_op(c);

@@ -119,6 +119,91 @@ std::vector<op_info> build_table() {
         unary("Transpose", op_id::Transpose),
         with_axes("Unsqueeze", op_id::Unsqueeze),
         make("Where", op_id::Where, 3, 3, 1, 1, 0, 0, bit(1) | bit(2), r::like_input, 1),
+        // Trigonometric and other elementwise math.
+        unary("Acos", op_id::Acos),
+        unary("Acosh", op_id::Acosh),
+        unary("Asin", op_id::Asin),
+        unary("Asinh", op_id::Asinh),
+        unary("Atan", op_id::Atan),
+        unary("Atanh", op_id::Atanh),
+        unary("Cos", op_id::Cos),
+        unary("Cosh", op_id::Cosh),
+        unary("Sin", op_id::Sin),
+        unary("Sinh", op_id::Sinh),
+        unary("Tan", op_id::Tan),
+        unary("Round", op_id::Round),
+        unary("Sign", op_id::Sign),
+        unary("BitwiseNot", op_id::BitwiseNot),
+        make("IsInf", op_id::IsInf, 1, 1, 1, 1, 0, 0, 0, r::boolean),
+        make("IsNaN", op_id::IsNaN, 1, 1, 1, 1, 0, 0, 0, r::boolean),
+        binary("Mod", op_id::Mod),
+        binary("BitShift", op_id::BitShift),
+        binary("BitwiseAnd", op_id::BitwiseAnd),
+        binary("BitwiseOr", op_id::BitwiseOr),
+        binary("BitwiseXor", op_id::BitwiseXor),
+        compare("LessOrEqual", op_id::LessOrEqual),
+        compare("GreaterOrEqual", op_id::GreaterOrEqual),
+        compare("And", op_id::And),
+        compare("Or", op_id::Or),
+        compare("Xor", op_id::Xor),
+        // Activations.
+        unary("Selu", op_id::Selu),
+        unary("Celu", op_id::Celu),
+        unary("Softsign", op_id::Softsign),
+        unary("Mish", op_id::Mish),
+        unary("ThresholdedRelu", op_id::ThresholdedRelu),
+        unary("Shrink", op_id::Shrink),
+        unary("Hardmax", op_id::Hardmax),
+        // Only the element type of input 1 is read.
+        make("CastLike", op_id::CastLike, 2, 2, 1, 1, bit(1), 0, 0, r::like_input, 1),
+        // Reductions and index-returning reductions.
+        with_axes("ReduceL1", op_id::ReduceL1),
+        with_axes("ReduceL2", op_id::ReduceL2),
+        with_axes("ReduceLogSum", op_id::ReduceLogSum),
+        with_axes("ReduceLogSumExp", op_id::ReduceLogSumExp),
+        with_axes("ReduceProd", op_id::ReduceProd),
+        with_axes("ReduceSumSquare", op_id::ReduceSumSquare),
+        make("ArgMax", op_id::ArgMax, 1, 1, 1, 1, 0, 0, 0, r::int64),
+        make("ArgMin", op_id::ArgMin, 1, 1, 1, 1, 0, 0, 0, r::int64),
+        make("TopK", op_id::TopK, 1, 2, 2, 2, bit(1), bit(1)),
+        make("CumSum", op_id::CumSum, 2, 2, 1, 1, bit(1), bit(1)),
+        // Size reads only the metadata of its input; NonZero reads the data.
+        make("Size", op_id::Size, 1, 1, 1, 1, bit(0), 0, 0, r::int64),
+        make("NonZero", op_id::NonZero, 1, 1, 1, 1, 0, 0, 0, r::int64),
+        // Contractions and normalizations.
+        make("Einsum", op_id::Einsum, 1, any_count, 1, 1, 0, 0, all_inputs),
+        make("InstanceNormalization", op_id::InstanceNormalization, 3, 3, 1, 1, 0, 0,
+             bit(0) | bit(1) | bit(2)),
+        make("GroupNormalization", op_id::GroupNormalization, 3, 3, 1, 1, 0, 0,
+             bit(0) | bit(1) | bit(2)),
+        unary("LpNormalization", op_id::LpNormalization),
+        unary("MeanVarianceNormalization", op_id::MeanVarianceNormalization),
+        unary("LRN", op_id::LRN),
+        unary("LpPool", op_id::LpPool),
+        unary("GlobalLpPool", op_id::GlobalLpPool),
+        // Resampling: roi, scales and sizes steer the op.
+        make("Resize", op_id::Resize, 1, 4, 1, 1, bit(1) | bit(2) | bit(3), bit(3)),
+        make("Upsample", op_id::Upsample, 1, 2, 1, 1, bit(1)),
+        // Indexing and layout.
+        make("GatherElements", op_id::GatherElements, 2, 2, 1, 1, 0, bit(1)),
+        make("GatherND", op_id::GatherND, 2, 2, 1, 1, 0, bit(1)),
+        make("ScatterElements", op_id::ScatterElements, 3, 3, 1, 1, 0, bit(1), bit(0) | bit(2)),
+        make("ScatterND", op_id::ScatterND, 3, 3, 1, 1, 0, bit(1), bit(0) | bit(2)),
+        // depth steers the op; the output takes the type of `values`.
+        make("OneHot", op_id::OneHot, 3, 3, 1, 1, bit(1), 0, 0, r::like_input, 2),
+        unary("DepthToSpace", op_id::DepthToSpace),
+        unary("SpaceToDepth", op_id::SpaceToDepth),
+        make("Trilu", op_id::Trilu, 1, 2, 1, 1, bit(1), bit(1)),
+        make("ReverseSequence", op_id::ReverseSequence, 2, 2, 1, 1, 0, bit(1)),
+        make("EyeLike", op_id::EyeLike, 1, 1, 1, 1, bit(0), 0, 0, r::dtype_attr),
+        // Quantized ops: scales and zero points are small parameters of their own types.
+        make("MatMulInteger", op_id::MatMulInteger, 2, 4, 1, 1, 0, 0, 0, r::int32),
+        make("ConvInteger", op_id::ConvInteger, 2, 4, 1, 1, 0, 0, 0, r::int32),
+        make("QLinearMatMul", op_id::QLinearMatMul, 8, 8, 1, 1, 0, 0, 0, r::like_input, 7),
+        make("QLinearConv", op_id::QLinearConv, 8, 9, 1, 1, 0, 0, 0, r::like_input, 7),
+        make("QuantizeLinear", op_id::QuantizeLinear, 2, 3, 1, 1, 0, 0, 0, r::quantized, 2),
+        make("DequantizeLinear", op_id::DequantizeLinear, 2, 3, 1, 1, 0, 0, 0, r::like_input, 1),
+        make("DynamicQuantizeLinear", op_id::DynamicQuantizeLinear, 1, 1, 3, 3, 0, 0, 0, r::uint8),
     };
     std::sort(t.begin(), t.end(),
               [](const op_info& a, const op_info& b) { return a.name < b.name; });
@@ -328,9 +413,41 @@ std::vector<nnergy_dtype> infer_dtypes(const graph& g) {
                     first = NNERGY_DTYPE_FLOAT32;
                 }
                 break;
+            case dtype_rule::int32:
+                first = NNERGY_DTYPE_INT32;
+                break;
+            case dtype_rule::uint8:
+                first = NNERGY_DTYPE_UINT8;
+                break;
+            case dtype_rule::quantized:
+            case dtype_rule::dtype_attr: {
+                const size_t k = op->dtype_from;
+                if (op->rule == dtype_rule::quantized && k < n.inputs.size() &&
+                    n.inputs[k] != NNERGY_NO_TENSOR && dt[n.inputs[k]] != NNERGY_DTYPE_UNDEFINED) {
+                    first = dt[n.inputs[k]];
+                    break;
+                }
+                const char* attr = op->rule == dtype_rule::quantized ? "output_dtype" : "dtype";
+                const int64_t v = n.attr_int(attr).value_or(0);
+                if (v != 0) {
+                    auto t = dtype_from_onnx(v);
+                    if (!t)
+                        throw error(g.describe_node(i) + ": '" + attr + "' = " + std::to_string(v) +
+                                    " is not an ONNX element type nnergy knows");
+                    first = *t;
+                } else {
+                    // QuantizeLinear defaults to uint8; EyeLike to its input's type.
+                    first =
+                        op->rule == dtype_rule::quantized ? NNERGY_DTYPE_UINT8 : dt[n.inputs[0]];
+                }
+                break;
+            }
             case dtype_rule::float_default:
-                first = dt[n.outputs[0]] != NNERGY_DTYPE_UNDEFINED ? dt[n.outputs[0]]
-                                                                   : NNERGY_DTYPE_FLOAT32;
+                // An integer fill value ("value": 1) makes an int64 tensor, as its ONNX
+                // tensor attribute would.
+                first = dt[n.outputs[0]] != NNERGY_DTYPE_UNDEFINED      ? dt[n.outputs[0]]
+                        : (n.attr_int("value") || n.attr_ints("value")) ? NNERGY_DTYPE_INT64
+                                                                        : NNERGY_DTYPE_FLOAT32;
                 break;
         }
 
@@ -351,6 +468,12 @@ std::vector<nnergy_dtype> infer_dtypes(const graph& g) {
                         break;
                     case op_id::BatchNormalization:
                         d = dt[n.inputs[3]];  // running mean / variance
+                        break;
+                    case op_id::TopK:
+                        d = NNERGY_DTYPE_INT64;  // indices
+                        break;
+                    case op_id::DynamicQuantizeLinear:  // scale, zero point
+                        d = k == 1 ? NNERGY_DTYPE_FLOAT32 : NNERGY_DTYPE_UINT8;
                         break;
                     default:
                         break;

@@ -227,7 +227,8 @@ bound_graph bind(const graph& g, const dim_bindings& bindings) {
             if (data) {
                 bytes = b.tensor_bytes(t);
                 if (op && k == 0 &&
-                    (op->id == detail::op_id::Gather || op->id == detail::op_id::Slice))
+                    (op->id == detail::op_id::Gather || op->id == detail::op_id::Slice ||
+                     op->id == detail::op_id::GatherElements || op->id == detail::op_id::GatherND))
                     bytes = std::min(
                         bytes, b.tensor_elements(n.outputs[0]) * dtype_bits(b.dtypes[t]) / 8.0);
                 if (flags[t] & initializer) {

@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reads an ONNX ModelProto into a graph builder (docs/onnx.md).
+//
+// Initializers are scanned field by field straight from the file: only their name, element type,
+// dims and element counts are kept, and weight bytes are skipped, so memory stays bounded by the
+// graph structure, not by the size of the weights. Everything else in the file is small and is
+// parsed with the ONNX protobuf classes.
+#ifndef NNERGY_FRONTENDS_ONNX_READER_HPP
+#define NNERGY_FRONTENDS_ONNX_READER_HPP
+
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <nnergy/plugin.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace nnergy::onnx_frontend {
+
+/// Oldest and newest default-domain opsets read. ONNX 1.12 (Debian 12) defines opsets up to 17;
+/// the oldest, 7, is where the ops the host knows took the semantics it counts.
+inline constexpr int64_t min_opset = 7;
+inline constexpr int64_t max_opset = 17;
+/// Integer initializers with at most this many elements pass their values (shape constants).
+inline constexpr uint64_t max_value_elements = 64;
+
+/// A failure with the status code the host should report.
+class read_error : public std::runtime_error {
+public:
+    explicit read_error(const std::string& m, nnergy_status_code c = NNERGY_CODE_INVALID_ARGUMENT)
+        : std::runtime_error(m), code_(c) {}
+    nnergy_status_code code() const noexcept { return code_; }
+
+private:
+    nnergy_status_code code_;
+};
+
+// ---- element types ------------------------------------------------------------------------
+
+/// nnergy element type of an ONNX TensorProto.DataType value; UNDEFINED for the ones nnergy has
+/// no type for (complex numbers, the float8 "FNUZ" variants) and for unknown values.
+inline nnergy_dtype dtype_from_onnx(int32_t t) noexcept {
+    switch (t) {
+        case 1:
+            return NNERGY_DTYPE_FLOAT32;
+        case 2:
+            return NNERGY_DTYPE_UINT8;
+        case 3:
+            return NNERGY_DTYPE_INT8;
+        case 4:
+            return NNERGY_DTYPE_UINT16;
+        case 5:
+            return NNERGY_DTYPE_INT16;
+        case 6:
+            return NNERGY_DTYPE_INT32;
+        case 7:
+            return NNERGY_DTYPE_INT64;
+        case 8:
+            return NNERGY_DTYPE_STRING;
+        case 9:
+            return NNERGY_DTYPE_BOOL;
+        case 10:
+            return NNERGY_DTYPE_FLOAT16;
+        case 11:
+            return NNERGY_DTYPE_FLOAT64;
+        case 12:
+            return NNERGY_DTYPE_UINT32;
+        case 13:
+            return NNERGY_DTYPE_UINT64;
+        case 16:
+            return NNERGY_DTYPE_BFLOAT16;
+        case 17:
+            return NNERGY_DTYPE_FLOAT8_E4M3;
+        case 19:
+            return NNERGY_DTYPE_FLOAT8_E5M2;
+        case 21:
+            return NNERGY_DTYPE_UINT4;
+        case 22:
+            return NNERGY_DTYPE_INT4;
+        default:
+            return NNERGY_DTYPE_UNDEFINED;
+    }
+}
+
+/// Name of an ONNX data type value, for messages.
+inline std::string onnx_type_name(int32_t t) {
+    static const char* const names[] = {
+        "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
+        "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
+        "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
+        "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4"};
+    if (t >= 0 && static_cast<std::size_t>(t) < sizeof names / sizeof names[0]) return names[t];
+    return "data type " + std::to_string(t);
+}
+
+/// Bits per element of raw_data for an ONNX data type; 0 where raw_data is not used (STRING)
+/// or the type is unknown.
+inline uint64_t raw_bits(int32_t t) noexcept {
+    switch (t) {
+        case 1:
+        case 6:
+        case 12:
+            return 32;
+        case 2:
+        case 3:
+        case 9:
+        case 17:
+        case 18:
+        case 19:
+        case 20:
+            return 8;
+        case 4:
+        case 5:
+        case 10:
+        case 16:
+            return 16;
+        case 7:
+        case 11:
+        case 13:
+        case 14:
+            return 64;
+        case 15:
+            return 128;
+        case 21:
+        case 22:
+            return 4;
+        default:
+            return 0;
+    }
+}
+
+// ---- initializer summaries ----------------------------------------------------------------
+
+/// Which typed TensorProto field holds the elements of a data type (the field number), and how
+/// many entries of it one element takes (complex numbers take two).
+struct typed_field {
+    int field = 0;
+    uint64_t per_element = 1;
+};
+inline typed_field typed_field_of(int32_t t) noexcept {
+    switch (t) {
+        case 1:
+            return {4, 1};
+        case 14:
+            return {4, 2};
+        case 7:
+            return {7, 1};
+        case 8:
+            return {6, 1};
+        case 11:
+            return {10, 1};
+        case 15:
+            return {10, 2};
+        case 12:
+        case 13:
+            return {11, 1};
+        case 21:
+        case 22:
+            return {0, 1};  // packed two per entry: not checked
+        default:
+            return {5, 1};  // the int32_data family
+    }
+}
+
+/// What is kept of a tensor: its shape and type, and the values of small integer tensors.
+struct tensor_summary {
+    std::string name;
+    int32_t data_type = 0;
+    std::vector<int64_t> dims;
+    bool external = false;  ///< data_location EXTERNAL or external_data entries present
+    bool has_raw = false;
+    uint64_t raw_size = 0;
+    /// Entries seen in each typed field (by field number 4, 5, 6, 7, 10, 11).
+    std::map<int, uint64_t> typed_counts;
+    /// Values of an int32/int64 tensor of at most max_value_elements entries, when present.
+    std::vector<int64_t> small_values;
+    bool values_complete = false;
+};
+
+/// Number of elements, or nullopt when a dim is negative or the product overflows.
+inline std::optional<uint64_t> element_count(const std::vector<int64_t>& dims) noexcept {
+    uint64_t n = 1;
+    for (int64_t d : dims) {
+        if (d < 0) return std::nullopt;
+        const auto u = static_cast<uint64_t>(d);
+        if (u != 0 && n > UINT64_MAX / u) return std::nullopt;
+        n *= u;
+    }
+    return n;
+}
+
+inline std::string dims_text(const std::vector<int64_t>& dims) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
+/// Checks that the data embedded in a tensor agrees with its dims; returns what is wrong, or
+/// an empty string. A tensor with no embedded data (external, or stripped of its weights) has
+/// nothing to check.
+inline std::string check_tensor_data(const tensor_summary& t) {
+    const std::optional<uint64_t> n = element_count(t.dims);
+    if (!n) return "dims " + dims_text(t.dims) + " are negative or too large";
+    if (t.external) return {};
+    const typed_field tf = typed_field_of(t.data_type);
+    for (const auto& [field, count] : t.typed_counts) {
+        if (count == 0) continue;
+        if (field != tf.field && tf.field != 0)
+            return "holds " + onnx_type_name(t.data_type) + " elements in the wrong field (" +
+                   std::to_string(field) + ")";
+        if (tf.field != 0 && count != *n * tf.per_element)
+            return "dims " + dims_text(t.dims) + " mean " + std::to_string(*n) + " elements but " +
+                   std::to_string(count / tf.per_element) + " are stored";
+    }
+    if (t.has_raw) {
+        const uint64_t bits = raw_bits(t.data_type);
+        if (bits == 0) return "raw_data is not allowed for " + onnx_type_name(t.data_type);
+        const uint64_t want = (*n * bits + 7) / 8;
+        if (*n > UINT64_MAX / bits || t.raw_size != want)
+            return "dims " + dims_text(t.dims) + " of " + onnx_type_name(t.data_type) + " need " +
+                   std::to_string(want) + " bytes but raw_data holds " + std::to_string(t.raw_size);
+    }
+    return {};
+}
+
+/// Decodes little-endian int32/int64 raw bytes into values.
+inline std::vector<int64_t> decode_raw_ints(const std::string& raw, int32_t data_type) {
+    std::vector<int64_t> v;
+    const std::size_t width = data_type == 7 ? 8 : 4;
+    for (std::size_t at = 0; at + width <= raw.size(); at += width) {
+        uint64_t u = 0;
+        for (std::size_t b = 0; b < width; ++b)
+            u |= static_cast<uint64_t>(static_cast<unsigned char>(raw[at + b])) << (8 * b);
+        v.push_back(width == 8 ? static_cast<int64_t>(u)
+                               : static_cast<int64_t>(
+                                     static_cast<int32_t>(static_cast<uint32_t>(u & 0xFFFFFFFFu))));
+    }
+    return v;
+}
+
+/// Summary of a parsed TensorProto (Constant `value` attributes; these are small).
+inline tensor_summary summarize(const onnx::TensorProto& t) {
+    tensor_summary s;
+    s.name = t.name();
+    s.data_type = t.data_type();
+    s.dims.assign(t.dims().begin(), t.dims().end());
+    s.external = t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0;
+    s.has_raw = t.has_raw_data();
+    s.raw_size = t.raw_data().size();
+    s.typed_counts[4] = static_cast<uint64_t>(t.float_data_size());
+    s.typed_counts[5] = static_cast<uint64_t>(t.int32_data_size());
+    s.typed_counts[6] = static_cast<uint64_t>(t.string_data_size());
+    s.typed_counts[7] = static_cast<uint64_t>(t.int64_data_size());
+    s.typed_counts[10] = static_cast<uint64_t>(t.double_data_size());
+    s.typed_counts[11] = static_cast<uint64_t>(t.uint64_data_size());
+    if (s.data_type == 6 || s.data_type == 7) {
+        std::vector<int64_t> v;
+        if (s.has_raw)
+            v = decode_raw_ints(t.raw_data(), s.data_type);
+        else if (s.data_type == 7)
+            v.assign(t.int64_data().begin(), t.int64_data().end());
+        else
+            v.assign(t.int32_data().begin(), t.int32_data().end());
+        if (v.size() <= max_value_elements) {
+            s.small_values = std::move(v);
+            s.values_complete = true;
+        }
+    }
+    return s;
+}
+
+// ---- streaming protobuf reading -------------------------------------------------------------
+
+namespace detail {
+
+namespace pio = google::protobuf::io;
+
+enum wire : uint32_t {
+    varint = 0,
+    fixed64 = 1,
+    length = 2,
+    group_start = 3,
+    group_end = 4,
+    fixed32 = 5
+};
+
+/// Reading position and the failure messages of one file.
+struct stream {
+    pio::CodedInputStream& in;
+    std::string file;
+    uint64_t file_size;
+
+    uint64_t remaining() const {
+        const auto pos = static_cast<uint64_t>(in.CurrentPosition());
+        return pos < file_size ? file_size - pos : 0;
+    }
+    [[noreturn]] void truncated(std::string_view where) const {
+        throw read_error(file + ": truncated ONNX file: it ends inside " + std::string(where) +
+                         " (at byte " + std::to_string(in.CurrentPosition()) + " of " +
+                         std::to_string(file_size) + ")");
+    }
+    [[noreturn]] void invalid(std::string_view where) const {
+        throw read_error(file + ": not an ONNX model: invalid protobuf data in " +
+                         std::string(where) + " at byte " + std::to_string(in.CurrentPosition()));
+    }
+    /// A length prefix, checked against what is left of the file and of the enclosing message.
+    uint32_t length_prefix(std::string_view where) {
+        uint32_t n = 0;
+        if (!in.ReadVarint32(&n)) {
+            if (remaining() == 0) truncated(where);
+            invalid(where);
+        }
+        if (n > remaining())
+            throw read_error(file + ": truncated ONNX file: " + std::string(where) + " (" +
+                             std::to_string(n) + " bytes from byte " +
+                             std::to_string(in.CurrentPosition()) + ") runs past its end (" +
+                             std::to_string(file_size) + " bytes)");
+        if (static_cast<int64_t>(n) > in.BytesUntilLimit() && in.BytesUntilLimit() >= 0)
+            invalid(where);
+        return n;
+    }
+    void skip(uint32_t n, std::string_view where) {
+        if (!in.Skip(static_cast<int>(n))) truncated(where);
+    }
+    uint64_t read_varint(std::string_view where) {
+        uint64_t v = 0;
+        if (!in.ReadVarint64(&v)) {
+            if (remaining() == 0) truncated(where);
+            invalid(where);
+        }
+        return v;
+    }
+    /// Copies one field (tag already read) into `out`, for the generated parser to read later.
+    void copy_field(uint32_t tag, pio::CodedOutputStream& out, std::string_view where) {
+        out.WriteVarint32(tag);
+        switch (tag & 7u) {
+            case varint:
+                out.WriteVarint64(read_varint(where));
+                return;
+            case fixed64: {
+                uint64_t v = 0;
+                if (!in.ReadLittleEndian64(&v)) truncated(where);
+                out.WriteLittleEndian64(v);
+                return;
+            }
+            case fixed32: {
+                uint32_t v = 0;
+                if (!in.ReadLittleEndian32(&v)) truncated(where);
+                out.WriteLittleEndian32(v);
+                return;
+            }
+            case length: {
+                const uint32_t n = length_prefix(where);
+                std::string bytes;
+                if (!in.ReadString(&bytes, static_cast<int>(n))) truncated(where);
+                out.WriteVarint32(n);
+                out.WriteString(bytes);
+                return;
+            }
+            default:
+                invalid(where);
+        }
+    }
+    /// Skips one field (tag already read).
+    void skip_field(uint32_t tag, std::string_view where) {
+        switch (tag & 7u) {
+            case varint:
+                read_varint(where);
+                return;
+            case fixed64:
+                skip(8, where);
+                return;
+            case fixed32:
+                skip(4, where);
+                return;
+            case length:
+                skip(length_prefix(where), where);
+                return;
+            default:
+                invalid(where);
+        }
+    }
+    /// Reads tags of the current message until its end; false at the end. A tag of 0 before the
+    /// end of the file or message is corrupt data.
+    bool next_tag(uint32_t& tag, std::string_view where) {
+        tag = in.ReadTag();
+        if (tag != 0) return true;
+        if (in.BytesUntilLimit() > 0 && remaining() == 0) truncated(where);
+        if (in.BytesUntilLimit() == -1 ? remaining() != 0 : in.BytesUntilLimit() != 0)
+            invalid(where);
+        return false;
+    }
+};
+
+/// Reads a repeated scalar field, packed or not, counting its entries and calling `value` with
+/// each integer (varint fields) while `want_values` holds.
+template <class F>
+uint64_t read_repeated(stream& s, uint32_t tag, bool is_varint, uint32_t fixed_width,
+                       std::string_view where, F&& value) {
+    const uint32_t wt = tag & 7u;
+    if (wt == length) {
+        const uint32_t n = s.length_prefix(where);
+        if (!is_varint) {
+            if (n % fixed_width != 0) s.invalid(where);
+            s.skip(n, where);
+            return n / fixed_width;
+        }
+        const int limit = s.in.PushLimit(static_cast<int>(n));
+        uint64_t count = 0;
+        while (s.in.BytesUntilLimit() > 0) {
+            value(s.read_varint(where));
+            ++count;
+        }
+        s.in.PopLimit(limit);
+        return count;
+    }
+    if (is_varint && wt == varint) {
+        value(s.read_varint(where));
+        return 1;
+    }
+    if (!is_varint &&
+        ((fixed_width == 4 && wt == fixed32) || (fixed_width == 8 && wt == fixed64))) {
+        s.skip(fixed_width, where);
+        return 1;
+    }
+    s.invalid(where);
+}
+
+/// Scans one TensorProto (the stream limited to it) without keeping its data.
+inline tensor_summary scan_tensor(stream& s, std::size_t index) {
+    tensor_summary t;
+    std::vector<int64_t> ints;  // int32_data / int64_data values, kept while few
+    bool too_many = false;
+    std::string raw_small;
+    const std::string where = "initializer " + std::to_string(index);
+    auto keep = [&](int64_t v) {
+        if (ints.size() < max_value_elements)
+            ints.push_back(v);
+        else
+            too_many = true;
+    };
+    uint32_t tag = 0;
+    while (s.next_tag(tag, where)) {
+        const uint32_t field = tag >> 3;
+        switch (field) {
+            case 1:  // dims
+                read_repeated(s, tag, true, 0, where,
+                              [&](uint64_t v) { t.dims.push_back(static_cast<int64_t>(v)); });
+                break;
+            case 2:  // data_type
+                if ((tag & 7u) != varint) s.invalid(where);
+                t.data_type = static_cast<int32_t>(s.read_varint(where));
+                break;
+            case 4:
+                t.typed_counts[4] += read_repeated(s, tag, false, 4, where, [](uint64_t) {});
+                break;
+            case 10:
+                t.typed_counts[10] += read_repeated(s, tag, false, 8, where, [](uint64_t) {});
+                break;
+            case 5:  // int32_data: int32 values are stored sign-extended as 64-bit varints
+                t.typed_counts[5] += read_repeated(s, tag, true, 0, where, [&](uint64_t v) {
+                    keep(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v))));
+                });
+                break;
+            case 7:
+                t.typed_counts[7] += read_repeated(
+                    s, tag, true, 0, where, [&](uint64_t v) { keep(static_cast<int64_t>(v)); });
+                break;
+            case 11:
+                t.typed_counts[11] += read_repeated(s, tag, true, 0, where, [](uint64_t) {});
+                break;
+            case 6:  // string_data
+                if ((tag & 7u) != length) s.invalid(where);
+                s.skip(s.length_prefix(where), where);
+                ++t.typed_counts[6];
+                break;
+            case 8: {  // name
+                if ((tag & 7u) != length) s.invalid(where);
+                const uint32_t n = s.length_prefix(where);
+                if (!s.in.ReadString(&t.name, static_cast<int>(n))) s.truncated(where);
+                break;
+            }
+            case 9: {  // raw_data: only a small one is read, for shape constants
+                if ((tag & 7u) != length) s.invalid(where);
+                const uint32_t n = s.length_prefix(where);
+                t.has_raw = true;
+                t.raw_size = n;
+                if (n <= max_value_elements * 8) {
+                    if (!s.in.ReadString(&raw_small, static_cast<int>(n))) s.truncated(where);
+                } else {
+                    raw_small.clear();
+                    s.skip(n, where);
+                }
+                break;
+            }
+            case 13:  // external_data
+                t.external = true;
+                s.skip_field(tag, where);
+                break;
+            case 14:  // data_location
+                if ((tag & 7u) != varint) s.invalid(where);
+                if (s.read_varint(where) == 1) t.external = true;
+                break;
+            default:
+                s.skip_field(tag, where);
+        }
+    }
+    if (t.data_type == 6 || t.data_type == 7) {
+        if (t.has_raw && t.raw_size <= max_value_elements * 8) {
+            t.small_values = decode_raw_ints(raw_small, t.data_type);
+            t.values_complete = true;
+        } else if (!t.has_raw && !too_many) {
+            t.small_values = std::move(ints);
+            t.values_complete = true;
+        }
+    }
+    return t;
+}
+
+}  // namespace detail
+
+/// A model as read: every part except the initializers' data.
+struct model_data {
+    onnx::ModelProto model;  ///< without its graph
+    onnx::GraphProto graph;  ///< without its initializers
+    std::vector<tensor_summary> initializers;
+    bool has_graph = false;
+};
+
+/// Reads a model from a stream over a file of `file_size` bytes. `file` names it in messages.
+inline model_data read_model(google::protobuf::io::ZeroCopyInputStream& raw, uint64_t file_size,
+                             const std::string& file) {
+    namespace pio = google::protobuf::io;
+    if (file_size > static_cast<uint64_t>(INT_MAX))
+        throw read_error(file + ": " + std::to_string(file_size) +
+                         " bytes is more than the 2 GiB a protobuf file can hold (ONNX keeps "
+                         "larger weights in external data files)");
+    pio::CodedInputStream in(&raw);
+    in.SetTotalBytesLimit(INT_MAX);
+    detail::stream s{in, file, file_size};
+    model_data m;
+    std::string model_rest, graph_rest;
+    {
+        pio::StringOutputStream model_sink(&model_rest);
+        pio::CodedOutputStream model_out(&model_sink);
+        uint32_t tag = 0;
+        while (s.next_tag(tag, "the model")) {
+            if ((tag >> 3) != 7) {
+                s.copy_field(tag, model_out, "the model");
+                continue;
+            }
+            if ((tag & 7u) != detail::length) s.invalid("the model");
+            if (m.has_graph) s.invalid("the model (a second graph)");
+            m.has_graph = true;
+            const uint32_t n = s.length_prefix("the graph");
+            const int limit = in.PushLimit(static_cast<int>(n));
+            pio::StringOutputStream graph_sink(&graph_rest);
+            pio::CodedOutputStream graph_out(&graph_sink);
+            uint32_t gtag = 0;
+            while (s.next_tag(gtag, "the graph")) {
+                if ((gtag >> 3) == 5 && (gtag & 7u) == detail::length) {
+                    const std::size_t index = m.initializers.size();
+                    const uint32_t len = s.length_prefix("initializer " + std::to_string(index));
+                    const int tl = in.PushLimit(static_cast<int>(len));
+                    m.initializers.push_back(detail::scan_tensor(s, index));
+                    in.PopLimit(tl);
+                } else {
+                    s.copy_field(gtag, graph_out, "the graph");
+                }
+            }
+            in.PopLimit(limit);
+        }
+    }
+    if (static_cast<uint64_t>(in.CurrentPosition()) != file_size) s.invalid("the model");
+    if (!m.model.ParseFromString(model_rest) ||
+        (m.has_graph && !m.graph.ParseFromString(graph_rest)))
+        throw read_error(file + ": not an ONNX model: its fields do not match onnx.ModelProto");
+    if (!m.model.has_ir_version() || !m.has_graph)
+        throw read_error(file + ": not an ONNX model: no " +
+                         std::string(m.model.has_ir_version() ? "graph" : "ir_version") +
+                         " field (is it a different protobuf message?)");
+    return m;
+}
+
+/// Reads a model file.
+inline model_data read_model_file(const std::string& file) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(file, ec);
+    if (ec || !std::filesystem::exists(st))
+        throw read_error(file + ": no such file", NNERGY_CODE_NOT_FOUND);
+    if (std::filesystem::is_directory(st))
+        throw read_error(file + ": is a directory, not an ONNX file");
+    const std::uintmax_t size = std::filesystem::file_size(file, ec);
+    if (ec)
+        throw read_error(file + ": cannot read its size: " + ec.message(), NNERGY_CODE_IO_ERROR);
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw read_error(file + ": cannot open: " + std::strerror(errno), NNERGY_CODE_IO_ERROR);
+    google::protobuf::io::FileInputStream raw(fd);
+    raw.SetCloseOnDelete(true);
+    model_data m = read_model(raw, size, file);
+    if (raw.GetErrno() != 0)
+        throw read_error(file + ": read error: " + std::strerror(raw.GetErrno()),
+                         NNERGY_CODE_IO_ERROR);
+    return m;
+}
+
+// ---- building the graph ---------------------------------------------------------------------
+
+/// "" for the default ONNX domain, whichever way it is spelled.
+inline std::string_view normalize_domain(std::string_view d) noexcept {
+    return d == "ai.onnx" ? std::string_view() : d;
+}
+
+inline std::string quote_name(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+/// Feeds a model into a builder with the interface of nnergy::sdk::graph_builder. `fallback_name`
+/// names a graph without a name; `note` receives one line per part of the model that is skipped.
+template <class Builder, class Note>
+void build_graph(const model_data& m, const std::string& file, std::string_view fallback_name,
+                 Builder& b, Note&& note) {
+    using dim_type = typename Builder::dim;
+    const onnx::GraphProto& g = m.graph;
+
+    // Opsets first: a newer default domain than supported is refused before anything else.
+    std::optional<int64_t> opset;
+    std::vector<std::pair<std::string, int64_t>> other_opsets;
+    for (const auto& o : m.model.opset_import()) {
+        if (normalize_domain(o.domain()).empty())
+            opset = o.version();
+        else
+            other_opsets.emplace_back(o.domain(), o.version());
+    }
+    if (opset && *opset > max_opset)
+        throw read_error(file + ": opset " + std::to_string(*opset) +
+                         " of the default ONNX domain is newer than the newest supported (" +
+                         std::to_string(max_opset) + ")");
+    if (opset && *opset < min_opset)
+        throw read_error(file + ": opset " + std::to_string(*opset) +
+                         " of the default ONNX domain is older than the oldest supported (" +
+                         std::to_string(min_opset) + "; convert the model to a newer opset)");
+
+    if (!opset) {
+        for (const auto& n : g.node())
+            if (normalize_domain(n.domain()).empty())
+                throw read_error(file +
+                                 ": the model imports no opset of the default ONNX domain "
+                                 "but its node " +
+                                 quote_name(n.name()) + " (" + n.op_type() + ") is of that domain");
+    }
+
+    b.metadata("name", g.name().empty() ? fallback_name : std::string_view(g.name()));
+    if (opset) b.metadata("opset", std::to_string(*opset));
+    for (const auto& [d, v] : other_opsets) b.metadata("opset." + d, std::to_string(v));
+    b.metadata("ir_version", std::to_string(m.model.ir_version()));
+    if (!m.model.producer_name().empty()) b.metadata("producer", m.model.producer_name());
+    if (!m.model.producer_version().empty())
+        b.metadata("producer_version", m.model.producer_version());
+
+    // Declared types: graph inputs and outputs first, then value_info.
+    std::map<std::string, const onnx::TypeProto*, std::less<>> declared;
+    for (const auto& v : g.input()) declared.emplace(v.name(), &v.type());
+    for (const auto& v : g.output()) declared.emplace(v.name(), &v.type());
+    for (const auto& v : g.value_info()) declared.emplace(v.name(), &v.type());
+
+    auto shape_of = [](const onnx::TypeProto& t) {
+        std::optional<std::vector<dim_type>> shape;
+        if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return shape;
+        shape.emplace();
+        for (const auto& d : t.tensor_type().shape().dim()) {
+            dim_type x;
+            if (d.has_dim_value() && d.dim_value() >= 0)
+                x.value = d.dim_value();
+            else if (d.has_dim_param() && !d.dim_param().empty())
+                x.symbol = d.dim_param();
+            shape->push_back(std::move(x));
+        }
+        return shape;
+    };
+    auto dtype_checked = [&](int32_t t, std::string_view what, std::string_view name) {
+        const nnergy_dtype d = dtype_from_onnx(t);
+        if (d == NNERGY_DTYPE_UNDEFINED && t != 0)
+            throw read_error(file + ": " + std::string(what) + " " + quote_name(name) +
+                             ": element type " + onnx_type_name(t) + " is not supported");
+        return d;
+    };
+
+    std::map<std::string, uint32_t, std::less<>> ids;
+    auto add_declared = [&](const std::string& name, std::string_view what) {
+        auto it = declared.find(name);
+        nnergy_dtype d = NNERGY_DTYPE_UNDEFINED;
+        std::optional<std::vector<dim_type>> shape;
+        if (it != declared.end() && it->second->has_tensor_type()) {
+            d = dtype_checked(it->second->tensor_type().elem_type(), what, name);
+            shape = shape_of(*it->second);
+        }
+        const uint32_t id = b.add_tensor(name, d, shape);
+        ids.emplace(name, id);
+        return id;
+    };
+    auto add_constant = [&](const tensor_summary& t, std::string_view what) {
+        const std::string problem = check_tensor_data(t);
+        if (!problem.empty())
+            throw read_error(file + ": " + std::string(what) + " " + quote_name(t.name) + ": " +
+                             problem);
+        std::vector<dim_type> shape(t.dims.size());
+        for (std::size_t i = 0; i < t.dims.size(); ++i) shape[i].value = t.dims[i];
+        const uint32_t id =
+            b.add_tensor(t.name, dtype_checked(t.data_type, what, t.name), std::optional(shape));
+        b.set_initializer(id);
+        const std::optional<uint64_t> n = element_count(t.dims);
+        if (t.values_complete && n && *n == t.small_values.size() && *n <= max_value_elements)
+            b.set_initializer_values(id, t.small_values);
+        ids.emplace(t.name, id);
+    };
+
+    // Graph inputs, then initializers. Before IR 4 every initializer was also listed as an
+    // input: such an input is the initializer, not an input.
+    std::set<std::string, std::less<>> initializer_names;
+    for (const tensor_summary& t : m.initializers) initializer_names.insert(t.name);
+    for (const auto& s : g.sparse_initializer()) initializer_names.insert(s.values().name());
+    for (const auto& v : g.input()) {
+        if (initializer_names.count(v.name())) continue;
+        if (!v.type().has_tensor_type())
+            throw read_error(file + ": graph input " + quote_name(v.name()) +
+                             ": only tensor inputs are supported (not sequences, maps or "
+                             "optionals)");
+        if (ids.count(v.name()))
+            throw read_error(file + ": graph input " + quote_name(v.name()) + " is listed twice");
+        b.add_input(add_declared(v.name(), "graph input"));
+    }
+    for (std::size_t i = 0; i < m.initializers.size(); ++i) {
+        const tensor_summary& t = m.initializers[i];
+        if (t.name.empty())
+            throw read_error(file + ": initializer " + std::to_string(i) + " has no name");
+        if (ids.count(t.name))
+            throw read_error(file + ": initializer " + quote_name(t.name) + " is declared twice");
+        add_constant(t, "initializer");
+    }
+    for (const auto& s : g.sparse_initializer()) {
+        tensor_summary t;
+        t.name = s.values().name();
+        t.data_type = s.values().data_type();
+        t.dims.assign(s.dims().begin(), s.dims().end());
+        t.external = true;  // the values tensor holds the non-zeros only: nothing to check
+        if (ids.count(t.name))
+            throw read_error(file + ": sparse initializer " + quote_name(t.name) +
+                             " is declared twice");
+        add_constant(t, "sparse initializer");
+    }
+
+    // Node names (generated where missing), and every tensor a node produces.
+    std::vector<std::string> names(static_cast<std::size_t>(g.node_size()));
+    std::set<std::string, std::less<>> produced;
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& n = g.node(i);
+        names[static_cast<std::size_t>(i)] =
+            n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+        for (const auto& o : n.output())
+            if (!o.empty()) produced.insert(o);
+    }
+    auto node_where = [&](int i) {
+        const auto& n = g.node(i);
+        return file + ": node " + quote_name(names[static_cast<std::size_t>(i)]) + " (index " +
+               std::to_string(i) + ", " + (n.domain().empty() ? "" : n.domain() + ".") +
+               n.op_type() + ")";
+    };
+    for (int i = 0; i < g.node_size(); ++i) {
+        for (const auto& in : g.node(i).input()) {
+            if (in.empty() || ids.count(in) || produced.count(in)) continue;
+            throw read_error(node_where(i) + ": input " + quote_name(in) +
+                             " is not a graph input, an initializer or the output of any node");
+        }
+    }
+
+    // A Constant holding a tensor becomes an initializer: the ABI has no tensor attributes,
+    // and an initializer carries the shape (and the values of small integer tensors).
+    auto is_tensor_constant = [](const onnx::NodeProto& n) {
+        return normalize_domain(n.domain()).empty() && n.op_type() == "Constant" &&
+               n.attribute_size() == 1 && n.attribute(0).name() == "value" &&
+               n.attribute(0).has_t() && n.output_size() == 1 && !n.output(0).empty();
+    };
+    // Every node's outputs get their tensors before any node is added, so that a file whose
+    // nodes are out of topological order still reads (the host orders them).
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& n = g.node(i);
+        try {
+            if (is_tensor_constant(n)) {
+                tensor_summary t = summarize(n.attribute(0).t());
+                t.name = n.output(0);
+                if (ids.count(t.name))
+                    throw read_error("output " + quote_name(t.name) + " is already declared");
+                add_constant(t, "constant");
+                continue;
+            }
+            for (const auto& o : n.output())
+                if (!o.empty() && !ids.count(o)) add_declared(o, "tensor");
+        } catch (const read_error& e) {
+            throw read_error(node_where(i) + ": " + e.what(), e.code());
+        }
+    }
+
+    std::vector<uint32_t> inputs, outputs;
+    std::vector<std::string> skipped;
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& n = g.node(i);
+        if (is_tensor_constant(n)) continue;
+        const std::string& name = names[static_cast<std::size_t>(i)];
+        try {
+            inputs.clear();
+            outputs.clear();
+            for (const auto& in : n.input())
+                inputs.push_back(in.empty() ? NNERGY_NO_TENSOR : ids.at(in));
+            for (const auto& o : n.output())
+                outputs.push_back(o.empty() ? NNERGY_NO_TENSOR : ids.at(o));
+            const uint32_t id =
+                b.add_node(name, n.op_type(), normalize_domain(n.domain()), inputs, outputs);
+            for (const auto& a : n.attribute()) {
+                switch (a.type()) {
+                    case onnx::AttributeProto::INT:
+                        b.attr(id, a.name(), static_cast<int64_t>(a.i()));
+                        break;
+                    case onnx::AttributeProto::FLOAT:
+                        b.attr(id, a.name(), static_cast<double>(a.f()));
+                        break;
+                    case onnx::AttributeProto::STRING:
+                        b.attr(id, a.name(), std::string_view(a.s()));
+                        break;
+                    case onnx::AttributeProto::INTS:
+                        b.attr(id, a.name(),
+                               std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+                        break;
+                    case onnx::AttributeProto::FLOATS:
+                        b.attr(id, a.name(),
+                               std::vector<double>(a.floats().begin(), a.floats().end()));
+                        break;
+                    default:
+                        skipped.push_back(name + "." + a.name() + " (" +
+                                          onnx::AttributeProto::AttributeType_Name(a.type()) + ")");
+                }
+            }
+        } catch (const read_error& e) {
+            throw read_error(node_where(i) + ": " + e.what(), e.code());
+        } catch (const std::exception& e) {
+            throw read_error(node_where(i) + ": " + e.what());
+        }
+    }
+    for (const auto& v : g.output()) {
+        auto it = ids.find(v.name());
+        if (it == ids.end())
+            throw read_error(file + ": graph output " + quote_name(v.name()) +
+                             " is not produced by any node, not a graph input and not an "
+                             "initializer");
+        b.add_output(it->second);
+    }
+    if (!skipped.empty()) {
+        std::string list;
+        for (const std::string& s : skipped) list += (list.empty() ? "" : ", ") + s;
+        b.metadata("onnx.skipped_attributes", list);
+        note(
+            "attributes not read (tensor, graph and string-list attributes have no place in "
+            "the graph; control flow ops are listed as unknown): " +
+            list);
+    }
+}
+
+}  // namespace nnergy::onnx_frontend
+
+#endif  // NNERGY_FRONTENDS_ONNX_READER_HPP

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ONNX reader: element types, data-size checks, streaming initializer scans, and graph
+// building into a builder that records every call. Expected values come from the models that
+// tools/make_onnx_test_models.py writes (each one described there) or from models built here.
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx_reader.hpp"
+
+namespace {
+
+namespace ox = nnergy::onnx_frontend;
+
+/// Records what a frontend builds, with the interface of nnergy::sdk::graph_builder.
+struct recording_builder {
+    struct dim {
+        int64_t value = NNERGY_DIM_UNKNOWN;
+        std::string symbol;
+    };
+    struct tensor {
+        std::string name;
+        nnergy_dtype dtype = NNERGY_DTYPE_UNDEFINED;
+        std::optional<std::vector<dim>> shape;
+        bool initializer = false;
+        std::optional<std::vector<int64_t>> values;
+    };
+    struct node {
+        std::string name, op, domain;
+        std::vector<uint32_t> inputs, outputs;
+        std::map<std::string, int64_t> ints;
+        std::map<std::string, double> floats;
+        std::map<std::string, std::string> strings;
+        std::map<std::string, std::vector<int64_t>> int_lists;
+        std::map<std::string, std::vector<double>> float_lists;
+    };
+    std::vector<tensor> tensors;
+    std::vector<node> nodes;
+    std::vector<uint32_t> inputs, outputs;
+    std::map<std::string, std::string> metadata_;
+
+    uint32_t add_tensor(std::string_view name, nnergy_dtype dtype,
+                        const std::optional<std::vector<dim>>& shape) {
+        tensors.push_back({std::string(name), dtype, shape, false, std::nullopt});
+        return static_cast<uint32_t>(tensors.size() - 1);
+    }
+    void set_initializer(uint32_t t) { tensors.at(t).initializer = true; }
+    void set_initializer_values(uint32_t t, const std::vector<int64_t>& v) {
+        tensors.at(t).values = v;
+    }
+    void add_input(uint32_t t) { inputs.push_back(t); }
+    void add_output(uint32_t t) { outputs.push_back(t); }
+    uint32_t add_node(std::string_view name, std::string_view op, std::string_view domain,
+                      const std::vector<uint32_t>& in, const std::vector<uint32_t>& out) {
+        node n;
+        n.name = name;
+        n.op = op;
+        n.domain = domain;
+        n.inputs = in;
+        n.outputs = out;
+        nodes.push_back(n);
+        return static_cast<uint32_t>(nodes.size() - 1);
+    }
+    void attr(uint32_t n, std::string_view k, int64_t v) { nodes.at(n).ints[std::string(k)] = v; }
+    void attr(uint32_t n, std::string_view k, double v) { nodes.at(n).floats[std::string(k)] = v; }
+    void attr(uint32_t n, std::string_view k, std::string_view v) {
+        nodes.at(n).strings[std::string(k)] = std::string(v);
+    }
+    void attr(uint32_t n, std::string_view k, const std::vector<int64_t>& v) {
+        nodes.at(n).int_lists[std::string(k)] = v;
+    }
+    void attr(uint32_t n, std::string_view k, const std::vector<double>& v) {
+        nodes.at(n).float_lists[std::string(k)] = v;
+    }
+    void metadata(std::string_view k, std::string_view v) {
+        metadata_[std::string(k)] = std::string(v);
+    }
+
+    const tensor& find_tensor(const std::string& name) const {
+        for (const tensor& t : tensors)
+            if (t.name == name) return t;
+        FAIL("no tensor " << name);
+        throw;
+    }
+    const node& find_node(const std::string& name) const {
+        for (const node& n : nodes)
+            if (n.name == name) return n;
+        FAIL("no node " << name);
+        throw;
+    }
+};
+
+std::string data_file(const std::string& name) {
+    return std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/onnx/" + name;
+}
+
+std::string read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+ox::model_data read_bytes_as_model(const std::string& bytes, const std::string& name = "mem") {
+    google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(bytes.size()));
+    return ox::read_model(in, bytes.size(), name);
+}
+
+recording_builder build(const ox::model_data& m, std::vector<std::string>* notes = nullptr) {
+    recording_builder b;
+    ox::build_graph(m, "model.onnx", "fallback", b, [&](const std::string& s) {
+        if (notes) notes->push_back(s);
+    });
+    return b;
+}
+
+/// A one-node model: y = MatMul(x, w) with w an initializer the caller fills.
+onnx::ModelProto matmul_model(const onnx::TensorProto& w, int64_t opset = 13) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    auto* x = g->add_input();
+    x->set_name("x");
+    x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    auto* shape = x->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->add_dim()->set_dim_param("batch");
+    shape->add_dim()->set_dim_value(4);
+    shape->add_dim();  // neither value nor param: unknown
+    *g->add_initializer() = w;
+    auto* n = g->add_node();
+    n->set_name("mm");
+    n->set_op_type("MatMul");
+    n->add_input("x");
+    n->add_input(w.name());
+    n->add_output("y");
+    g->add_output()->set_name("y");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("ONNX element types map onto nnergy dtypes", "[onnx]") {
+    CHECK(ox::dtype_from_onnx(1) == NNERGY_DTYPE_FLOAT32);
+    CHECK(ox::dtype_from_onnx(10) == NNERGY_DTYPE_FLOAT16);
+    CHECK(ox::dtype_from_onnx(16) == NNERGY_DTYPE_BFLOAT16);
+    CHECK(ox::dtype_from_onnx(7) == NNERGY_DTYPE_INT64);
+    CHECK(ox::dtype_from_onnx(9) == NNERGY_DTYPE_BOOL);
+    CHECK(ox::dtype_from_onnx(14) == NNERGY_DTYPE_UNDEFINED);  // COMPLEX64: no nnergy type
+    CHECK(ox::dtype_from_onnx(99) == NNERGY_DTYPE_UNDEFINED);
+}
+
+TEST_CASE("embedded tensor data must match the dims", "[onnx]") {
+    ox::tensor_summary t;
+    t.data_type = 1;  // FLOAT: 4 bytes per element
+    t.dims = {2, 3};  // 6 elements
+    t.has_raw = true;
+    t.raw_size = 24;
+    CHECK(ox::check_tensor_data(t).empty());
+    t.raw_size = 20;
+    CHECK(ox::check_tensor_data(t) == "dims [2, 3] of FLOAT need 24 bytes but raw_data holds 20");
+    t.external = true;  // data elsewhere: nothing embedded to compare
+    CHECK(ox::check_tensor_data(t).empty());
+
+    ox::tensor_summary i;
+    i.data_type = 7;  // INT64 in int64_data
+    i.dims = {2, 3};
+    i.typed_counts[7] = 5;
+    CHECK(ox::check_tensor_data(i) == "dims [2, 3] mean 6 elements but 5 are stored");
+    i.typed_counts[7] = 6;
+    CHECK(ox::check_tensor_data(i).empty());
+
+    ox::tensor_summary n;
+    n.dims = {-1, 2};
+    CHECK(ox::check_tensor_data(n) == "dims [-1, 2] are negative or too large");
+    CHECK_FALSE(ox::element_count({INT64_MAX, INT64_MAX}).has_value());
+    CHECK(ox::element_count({}) == 1u);  // a scalar
+}
+
+TEST_CASE("initializers are scanned without their weights; small integers keep values", "[onnx]") {
+    onnx::TensorProto w;
+    w.set_name("w");
+    w.set_data_type(onnx::TensorProto::FLOAT);
+    w.add_dims(4);
+    w.add_dims(256);
+    w.set_raw_data(std::string(4 * 256 * 4, '\0'));
+    onnx::ModelProto m = matmul_model(w);
+    // Two shape constants: int64 in raw_data (little endian, one negative), int32 in int32_data.
+    auto* s64 = m.mutable_graph()->add_initializer();
+    s64->set_name("s64");
+    s64->set_data_type(onnx::TensorProto::INT64);
+    s64->add_dims(3);
+    std::string raw;
+    for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{32}})
+        for (int b = 0; b < 8; ++b)
+            raw.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * b)) & 0xFF));
+    s64->set_raw_data(raw);
+    auto* s32 = m.mutable_graph()->add_initializer();
+    s32->set_name("s32");
+    s32->set_data_type(onnx::TensorProto::INT32);
+    s32->add_dims(2);
+    s32->add_int32_data(-7);
+    s32->add_int32_data(5);
+
+    const ox::model_data d = read_bytes_as_model(m.SerializeAsString());
+    REQUIRE(d.initializers.size() == 3);
+    CHECK(d.initializers[0].name == "w");
+    CHECK(d.initializers[0].dims == std::vector<int64_t>{4, 256});
+    CHECK(d.initializers[0].raw_size == 4096u);
+    CHECK_FALSE(d.initializers[0].values_complete);
+    CHECK(d.graph.initializer_size() == 0);  // the generated classes never saw them
+
+    const recording_builder b = build(d);
+    CHECK(b.find_tensor("s64").values == std::vector<int64_t>{0, -1, 32});
+    CHECK(b.find_tensor("s32").values == std::vector<int64_t>{-7, 5});
+    CHECK(b.find_tensor("w").initializer);
+    CHECK_FALSE(b.find_tensor("w").values.has_value());
+    const auto& x = b.find_tensor("x");
+    REQUIRE(x.shape.has_value());
+    REQUIRE(x.shape->size() == 3);
+    CHECK((*x.shape)[0].symbol == "batch");
+    CHECK((*x.shape)[1].value == 4);
+    CHECK((*x.shape)[2].value == NNERGY_DIM_UNKNOWN);
+    CHECK((*x.shape)[2].symbol.empty());
+    CHECK(b.metadata_.at("name") == "g");
+    CHECK(b.metadata_.at("opset") == "13");
+}
+
+TEST_CASE("an initializer whose data disagrees with its dims names the initializer", "[onnx]") {
+    onnx::TensorProto w;
+    w.set_name("w");
+    w.set_data_type(onnx::TensorProto::FLOAT);
+    w.add_dims(3);
+    w.add_float_data(1.0f);
+    w.add_float_data(2.0f);
+    const ox::model_data d = read_bytes_as_model(matmul_model(w).SerializeAsString());
+    recording_builder b;
+    CHECK_THROWS_WITH(ox::build_graph(d, "m.onnx", "m", b, [](const std::string&) {}),
+                      "m.onnx: initializer 'w': dims [3] mean 3 elements but 2 are stored");
+}
+
+TEST_CASE("opsets outside 7..17 are refused; other domains are recorded", "[onnx]") {
+    onnx::TensorProto w;
+    w.set_name("w");
+    w.set_data_type(onnx::TensorProto::FLOAT);
+    w.add_dims(1);
+    for (int64_t opset : {6, 18}) {
+        const ox::model_data d = read_bytes_as_model(matmul_model(w, opset).SerializeAsString());
+        recording_builder b;
+        CHECK_THROWS_AS(ox::build_graph(d, "m.onnx", "m", b, [](const std::string&) {}),
+                        ox::read_error);
+    }
+    onnx::ModelProto m = matmul_model(w, 7);
+    auto* o = m.add_opset_import();
+    o->set_domain("com.microsoft");
+    o->set_version(1);
+    const recording_builder b = build(read_bytes_as_model(m.SerializeAsString()));
+    CHECK(b.metadata_.at("opset") == "7");
+    CHECK(b.metadata_.at("opset.com.microsoft") == "1");
+}
+
+TEST_CASE("conv_bn_relu.onnx: inputs, initializers, nodes and attributes", "[onnx]") {
+    const recording_builder b = build(ox::read_model_file(data_file("conv_bn_relu.onnx")));
+    REQUIRE(b.inputs.size() == 1);
+    CHECK(b.tensors[b.inputs[0]].name == "x");
+    // Six initializers: conv weight and bias, four BatchNormalization vectors.
+    int inits = 0;
+    for (const auto& t : b.tensors) inits += t.initializer ? 1 : 0;
+    CHECK(inits == 6);
+    REQUIRE(b.nodes.size() == 3);
+    const auto& conv = b.find_node("conv");
+    CHECK(conv.op == "Conv");
+    CHECK(conv.domain.empty());
+    CHECK(conv.int_lists.at("kernel_shape") == std::vector<int64_t>{3, 3});
+    CHECK(conv.int_lists.at("pads") == std::vector<int64_t>{1, 1, 1, 1});
+    CHECK(b.find_node("bn").floats.at("epsilon") == Approx(1e-5));
+    // value_info gives "c" its shape; "n" has none and is left to inference.
+    CHECK(b.find_tensor("c").shape.has_value());
+    CHECK_FALSE(b.find_tensor("n").shape.has_value());
+    CHECK(b.metadata_.at("producer") == "nnergy-tests");
+}
+
+TEST_CASE("transformer_block.onnx: a Constant tensor becomes an initializer with values",
+          "[onnx]") {
+    const recording_builder b = build(ox::read_model_file(data_file("transformer_block.onnx")));
+    CHECK(b.nodes.size() == 17);  // 18 nodes in the file, the Constant among them
+    for (const auto& n : b.nodes) CHECK(n.op != "Constant");
+    const auto& heads = b.find_tensor("heads");
+    CHECK(heads.initializer);
+    CHECK(heads.values == std::vector<int64_t>{4, 8});
+    CHECK(b.find_tensor("idx1").values == std::vector<int64_t>{1});  // a scalar: one value
+    CHECK(b.find_tensor("merge").values == std::vector<int64_t>{0, 0, 32});
+    CHECK_FALSE(b.find_tensor("wq").values.has_value());
+}
+
+TEST_CASE("if_node.onnx: control flow is kept, its graphs are noted, not read", "[onnx]") {
+    std::vector<std::string> notes;
+    const recording_builder b = build(ox::read_model_file(data_file("if_node.onnx")), &notes);
+    CHECK(b.find_node("branch").op == "If");
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("branch.then_branch (GRAPH)") != std::string::npos);
+    CHECK(b.metadata_.at("onnx.skipped_attributes") ==
+          "branch.else_branch (GRAPH), branch.then_branch (GRAPH)");
+}
+
+TEST_CASE("external_data.onnx: external weights need no data file", "[onnx]") {
+    const recording_builder b = build(ox::read_model_file(data_file("external_data.onnx")));
+    const auto& w = b.find_tensor("w");
+    CHECK(w.initializer);
+    REQUIRE(w.shape.has_value());
+    CHECK((*w.shape)[0].value == 256);
+    CHECK((*w.shape)[1].value == 512);
+}
+
+TEST_CASE(
+    "every prefix and every corrupted byte of a model is an error or a model, never a "
+    "crash",
+    "[onnx]") {
+    const std::string bytes = read_bytes(data_file("conv_bn_relu.onnx"));
+    REQUIRE(bytes.size() > 200);
+    // The graph field spans all but the first and last few dozen bytes (ir_version and the
+    // producer come before it, opset_import after), so a cut inside it is always truncated.
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+        const std::string cut = bytes.substr(0, n);
+        bool failed = false;
+        try {
+            build(read_bytes_as_model(cut));
+        } catch (const ox::read_error&) {
+            failed = true;
+        }
+        if (n >= 40 && n + 20 <= bytes.size()) CHECK(failed);
+    }
+    // Flipping bytes: any outcome but an escape of another exception type, or a crash.
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        std::string bad = bytes;
+        bad[i] = static_cast<char>(bad[i] ^ 0x5A);
+        try {
+            build(read_bytes_as_model(bad));
+        } catch (const ox::read_error&) {
+        }
+    }
+}

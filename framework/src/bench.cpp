@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // A benchmark, not a test: prints figures so growth with graph size can be read off.
-#include <nnergy/framework/bench.hpp>
-#include <nnergy/framework/error.hpp>
-#include <nnergy/framework/host_objects.hpp>
-#include <nnergy/framework/json_graph_writer.hpp>
-#include <nnergy/framework/pipeline.hpp>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
+#include <nnergy/framework/bench.hpp>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/pipeline.hpp>
 
 namespace nnergy {
 namespace {
@@ -146,9 +145,10 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
     component_instance estimator(est_entry, {});
 
     std::printf("nnergy bench: synthetic residual CNN graphs, batch=1, float16 on h100-sxm5\n");
-    std::printf("median of %d runs; times in milliseconds; peak RSS is the process high-water "
-                "mark after the size\n\n",
-                repeats);
+    std::printf(
+        "median of %d runs; times in milliseconds; peak RSS is the process high-water "
+        "mark after the size\n\n",
+        repeats);
     std::printf("%9s %9s %10s %9s %10s %9s %9s %10s %9s %10s\n", "nodes", "file_MB", "parse",
                 "infer", "partition", "estimate", "total", "us/node", "kernels", "peak_MB");
 

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host API table (nnergy_host_api) and the calls that drive components across the ABI.
 // Every function here is noexcept towards the plugin: C++ exceptions never cross the boundary.
-#include <nnergy/framework/error.hpp>
-#include <nnergy/framework/host_objects.hpp>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host_objects.hpp>
 
 namespace nnergy {
 namespace {
@@ -64,14 +63,23 @@ void api_log(nnergy_host_context* ctx, nnergy_log_level level,
     try {
         auto lvl = spdlog::level::info;
         switch (level) {
-            case NNERGY_LOG_TRACE: lvl = spdlog::level::trace; break;
-            case NNERGY_LOG_DEBUG: lvl = spdlog::level::debug; break;
-            case NNERGY_LOG_INFO: lvl = spdlog::level::info; break;
-            case NNERGY_LOG_WARN: lvl = spdlog::level::warn; break;
-            case NNERGY_LOG_ERROR: lvl = spdlog::level::err; break;
+            case NNERGY_LOG_TRACE:
+                lvl = spdlog::level::trace;
+                break;
+            case NNERGY_LOG_DEBUG:
+                lvl = spdlog::level::debug;
+                break;
+            case NNERGY_LOG_INFO:
+                lvl = spdlog::level::info;
+                break;
+            case NNERGY_LOG_WARN:
+                lvl = spdlog::level::warn;
+                break;
+            case NNERGY_LOG_ERROR:
+                lvl = spdlog::level::err;
+                break;
         }
-        spdlog::log(lvl, "[{}] {}", ctx ? ctx->component_name : std::string("plugin"),
-                    sv(message));
+        spdlog::log(lvl, "[{}] {}", ctx ? ctx->component_name : std::string("plugin"), sv(message));
     } catch (...) {
     }
 }
@@ -124,9 +132,10 @@ nnergy_status* api_graph_add_tensor(nnergy_graph_builder* b, nnergy_string_view 
                 } else {
                     int64_t v = dims ? dims[i] : NNERGY_DIM_UNKNOWN;
                     if (v < NNERGY_DIM_UNKNOWN)
-                        throw error(fmt::format("{}: tensor '{}': dimension {} is {} (expected "
-                                                ">= 0, a symbol, or unknown)",
-                                                builder_where(b), t.name, i, v));
+                        throw error(
+                            fmt::format("{}: tensor '{}': dimension {} is {} (expected "
+                                        ">= 0, a symbol, or unknown)",
+                                        builder_where(b), t.name, i, v));
                     shape[i].value = v;
                 }
             }
@@ -155,9 +164,10 @@ nnergy_status* api_graph_set_initializer_values(nnergy_graph_builder* b, uint32_
             double n = 1;
             for (const dim& d : *x.shape) n *= d.is_concrete() ? static_cast<double>(d.value) : NAN;
             if (!(n == static_cast<double>(count)))
-                throw error(fmt::format("{}: tensor '{}': {} values given for a shape of {} "
-                                        "elements",
-                                        builder_where(b), x.name, count, n));
+                throw error(
+                    fmt::format("{}: tensor '{}': {} values given for a shape of {} "
+                                "elements",
+                                builder_where(b), x.name, count, n));
         }
         x.is_initializer = true;
         x.int_values = std::vector<int64_t>(values, values + count);
@@ -188,7 +198,8 @@ nnergy_status* api_graph_add_node(nnergy_graph_builder* b, nnergy_string_view na
         n.op_type = std::string(sv(op_type));
         n.domain = std::string(sv(domain));
         if (n.op_type.empty())
-            throw error(fmt::format("{}: node '{}' has an empty op type", builder_where(b), n.name));
+            throw error(
+                fmt::format("{}: node '{}' has an empty op type", builder_where(b), n.name));
         n.inputs.assign(inputs, inputs + input_count);
         n.outputs.assign(outputs, outputs + output_count);
         uint32_t id = b->target->add_node(std::move(n));
@@ -205,31 +216,30 @@ node& builder_node(nnergy_graph_builder* b, uint32_t n) {
 void set_attribute(nnergy_graph_builder* b, uint32_t n, nnergy_string_view name,
                    attribute_value v) {
     node& x = builder_node(b, n);
-    std::string key(sv(name));
+    const std::string_view key = sv(name);
     for (attribute& a : x.attributes) {
         if (a.name == key) {
             a.value = std::move(v);
             return;
         }
     }
-    x.attributes.push_back({std::move(key), std::move(v)});
+    x.attributes.push_back({std::string(key), std::move(v)});
 }
 
 nnergy_status* api_node_set_attr_int(nnergy_graph_builder* b, uint32_t n, nnergy_string_view name,
                                      int64_t v) noexcept {
     return host_guard([&] { set_attribute(b, n, name, v); });
 }
-nnergy_status* api_node_set_attr_float(nnergy_graph_builder* b, uint32_t n,
-                                       nnergy_string_view name, double v) noexcept {
+nnergy_status* api_node_set_attr_float(nnergy_graph_builder* b, uint32_t n, nnergy_string_view name,
+                                       double v) noexcept {
     return host_guard([&] { set_attribute(b, n, name, v); });
 }
 nnergy_status* api_node_set_attr_string(nnergy_graph_builder* b, uint32_t n,
                                         nnergy_string_view name, nnergy_string_view v) noexcept {
     return host_guard([&] { set_attribute(b, n, name, std::string(sv(v))); });
 }
-nnergy_status* api_node_set_attr_ints(nnergy_graph_builder* b, uint32_t n,
-                                      nnergy_string_view name, const int64_t* v,
-                                      size_t count) noexcept {
+nnergy_status* api_node_set_attr_ints(nnergy_graph_builder* b, uint32_t n, nnergy_string_view name,
+                                      const int64_t* v, size_t count) noexcept {
     return host_guard([&] { set_attribute(b, n, name, std::vector<int64_t>(v, v + count)); });
 }
 nnergy_status* api_node_set_attr_floats(nnergy_graph_builder* b, uint32_t n,
@@ -416,9 +426,10 @@ nnergy_status* api_partition_add_kernel(nnergy_partition_builder* b, nnergy_stri
         const size_t node_count = b->graph->source->nodes.size();
         for (uint32_t n : k.nodes)
             if (n >= node_count)
-                throw error(fmt::format("partition_add_kernel: kernel '{}' names node {} but the "
-                                        "graph has {} nodes",
-                                        k.name, n, node_count));
+                throw error(
+                    fmt::format("partition_add_kernel: kernel '{}' names node {} but the "
+                                "graph has {} nodes",
+                                k.name, n, node_count));
         if (out) *out = static_cast<uint32_t>(b->kernels.size());
         b->kernels.push_back(std::move(k));
     });
@@ -434,8 +445,7 @@ nnergy_string_view api_kernel_name(const nnergy_partition* p, uint32_t k) noexce
     return kernel_ok(p, k) ? to_sv(p->source->kernels[k].name) : nnergy_string_view{nullptr, 0};
 }
 nnergy_string_view api_kernel_pattern(const nnergy_partition* p, uint32_t k) noexcept {
-    return kernel_ok(p, k) ? to_sv(p->source->kernels[k].pattern)
-                           : nnergy_string_view{nullptr, 0};
+    return kernel_ok(p, k) ? to_sv(p->source->kernels[k].pattern) : nnergy_string_view{nullptr, 0};
 }
 size_t api_kernel_node_count(const nnergy_partition* p, uint32_t k) noexcept {
     return kernel_ok(p, k) ? p->source->kernels[k].nodes.size() : 0;
@@ -460,14 +470,19 @@ uint32_t api_kernel_dependency(const nnergy_partition* p, uint32_t k, size_t i) 
 
 // ---- mappings ----
 
+/// Sets `key` in a short list of keys (a mapping's dozen, a kernel's handful). `first` is the
+/// room made on the first insertion, sized to what the list usually holds, so that a mapping
+/// does not regrow through 1, 2, 4 and 8 entries.
 template <class V>
-void upsert(std::vector<std::pair<std::string, V>>& list, std::string_view key, V value) {
+void upsert(std::vector<std::pair<std::string, V>>& list, std::string_view key, V value,
+            size_t first) {
     for (auto& kv : list) {
         if (kv.first == key) {
             kv.second = std::move(value);
             return;
         }
     }
+    if (list.size() == list.capacity()) list.reserve(list.empty() ? first : 2 * list.size());
     list.emplace_back(std::string(key), std::move(value));
 }
 template <class V>
@@ -480,7 +495,7 @@ const V* lookup(const std::vector<std::pair<std::string, V>>& list, std::string_
 void api_mapping_set_number(nnergy_mapping* m, nnergy_string_view key, double value) noexcept {
     if (!m) return;
     try {
-        upsert(m->numbers, sv(key), value);
+        upsert(m->numbers, sv(key), value, 16);
     } catch (...) {
     }
 }
@@ -488,7 +503,7 @@ void api_mapping_set_text(nnergy_mapping* m, nnergy_string_view key,
                           nnergy_string_view value) noexcept {
     if (!m) return;
     try {
-        upsert(m->texts, sv(key), std::string(sv(value)));
+        upsert(m->texts, sv(key), std::string(sv(value)), 4);
     } catch (...) {
     }
 }
@@ -514,8 +529,8 @@ bool api_mapping_get_text(const nnergy_mapping* m, nnergy_string_view key,
 size_t api_mapping_level_count(const nnergy_mapping* m) noexcept {
     return m ? m->levels.size() : 0;
 }
-void api_mapping_level(const nnergy_mapping* m, size_t i, nnergy_string_view* level,
-                       double* bytes, double* bandwidth) noexcept {
+void api_mapping_level(const nnergy_mapping* m, size_t i, nnergy_string_view* level, double* bytes,
+                       double* bandwidth) noexcept {
     if (!m || i >= m->levels.size()) return;
     if (level) *level = to_sv(m->levels[i].name);
     if (bytes) *bytes = m->levels[i].bytes;
@@ -528,7 +543,7 @@ void api_results_set_kernel_number(nnergy_results* r, uint32_t k, nnergy_string_
                                    double value) noexcept {
     if (!r || k >= r->kernel_numbers.size()) return;
     try {
-        upsert(r->kernel_numbers[k], sv(key), value);
+        upsert(r->kernel_numbers[k], sv(key), value, 8);
     } catch (...) {
     }
 }
@@ -536,14 +551,14 @@ void api_results_set_kernel_text(nnergy_results* r, uint32_t k, nnergy_string_vi
                                  nnergy_string_view value) noexcept {
     if (!r || k >= r->kernel_texts.size()) return;
     try {
-        upsert(r->kernel_texts[k], sv(key), std::string(sv(value)));
+        upsert(r->kernel_texts[k], sv(key), std::string(sv(value)), 2);
     } catch (...) {
     }
 }
 void api_results_set_total(nnergy_results* r, nnergy_string_view key, double value) noexcept {
     if (!r) return;
     try {
-        upsert(r->totals, sv(key), value);
+        upsert(r->totals, sv(key), value, 8);
     } catch (...) {
     }
 }
@@ -551,7 +566,7 @@ void api_results_set_total_text(nnergy_results* r, nnergy_string_view key,
                                 nnergy_string_view value) noexcept {
     if (!r) return;
     try {
-        upsert(r->total_texts, sv(key), std::string(sv(value)));
+        upsert(r->total_texts, sv(key), std::string(sv(value)), 2);
     } catch (...) {
     }
 }

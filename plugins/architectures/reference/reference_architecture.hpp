@@ -74,19 +74,29 @@ private:
         std::string what;
         if (stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()) {
             if (stats.is_depthwise) what = "depthwise ";
-            what += std::string(graph.op_type(stats.anchor_node));
-            if (auto window = graph.attr_ints(stats.anchor_node, "kernel_shape");
-                window && !window->empty()) {
+            what += graph.op_type(stats.anchor_node);
+            // The window is read in place (graph_view::attr_ints would copy it).
+            const int64_t* window = nullptr;
+            size_t rank = 0;
+            if (sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
+                                           sdk::to_sv("kernel_shape"), &window, &rank) &&
+                rank > 0) {
                 what += ' ';
-                for (size_t i = 0; i < window->size(); ++i) {
+                for (size_t i = 0; i < rank; ++i) {
                     if (i) what += 'x';
-                    what += std::to_string((*window)[i]);
+                    what += std::to_string(window[i]);
                 }
             }
         }
-        std::string pattern(partition.pattern(kernel));
-        if (!pattern.empty() && partition.nodes(kernel).size() > 1) {
-            what += what.empty() ? pattern : " (" + pattern + ")";
+        const std::string_view pattern = partition.pattern(kernel);
+        if (!pattern.empty() && sdk::host().kernel_node_count(partition.handle(), kernel) > 1) {
+            if (what.empty()) {
+                what = pattern;
+            } else {
+                what += " (";
+                what += pattern;
+                what += ')';
+            }
         }
         return what;
     }

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -148,6 +151,35 @@ std::string format(const char* pattern, Args... args) {
     std::snprintf(s.data(), s.size(), pattern, args...);
     s.resize(static_cast<size_t>(n));
     return s;
+}
+
+/// Appends `x` as printf's "%.{precision}f" (fixed) or "%.{precision}g" (general) would in the
+/// "C" locale: std::to_chars promises the same digits, without printf's parsing of a format
+/// string, which dominates the cost of mapping a kernel.
+inline void append_number(std::string& out, double x, int precision, bool fixed) {
+    // Whole numbers in fixed notation (unit counts, waves) are their integer's digits.
+    if (fixed && x == std::trunc(x) && std::fabs(x) < 0x1p53 && !std::signbit(x)) {
+        char buf[24];
+        const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(x));
+        out.append(buf, end);
+        if (precision > 0) {
+            out += '.';
+            out.append(static_cast<size_t>(precision), '0');
+        }
+        return;
+    }
+#if defined(__cpp_lib_to_chars)
+    char buf[64];
+    const auto [end, ec] =
+        std::to_chars(buf, buf + sizeof buf, x,
+                      fixed ? std::chars_format::fixed : std::chars_format::general, precision);
+    if (ec == std::errc()) {
+        out.append(buf, end);
+        return;
+    }
+#endif
+    // Past 64 characters (huge fixed numbers), or without to_chars: printf itself.
+    out += format(fixed ? "%.*f" : "%.*g", precision, x);
 }
 
 /// One execution unit of one precision ("tensor_core" for float16 matrix work).
@@ -408,24 +440,56 @@ struct kernel_mapping {
     provenance confidence = provenance::theoretical;
 };
 
-inline std::string percent(double fraction) {
+inline void append_percent(std::string& out, double fraction) {
     double pct = fraction * 100;
-    if (pct > 0 && pct < 0.05) return "<0.1%";
-    if (pct > 0 && pct < 0.95) return format("%.1f%%", pct);
-    return format("%.0f%%", pct);
+    if (pct > 0 && pct < 0.05) {
+        out += "<0.1%";
+        return;
+    }
+    append_number(out, pct, pct > 0 && pct < 0.95 ? 1 : 0, true);
+    out += '%';
+}
+
+inline std::string percent(double fraction) {
+    std::string s;
+    append_percent(s, fraction);
+    return s;
 }
 
 /// Three significant digits without exponents for ordinary magnitudes: "0.02", "41.2", "1250".
+inline void append_short_number(std::string& out, double x) {
+    if (x >= 100 && x < 1e15)
+        append_number(out, x, 0, true);
+    else
+        append_number(out, x, 3, false);
+}
+
 inline std::string short_number(double x) {
-    if (x >= 100 && x < 1e15) return format("%.0f", x);
-    return format("%.3g", x);
+    std::string s;
+    append_short_number(s, x);
+    return s;
+}
+
+inline void append_seconds(std::string& out, double s) {
+    if (s >= 1) {
+        append_number(out, s, 3, false);
+        out += " s";
+    } else if (s >= 1e-3) {
+        append_number(out, s * 1e3, 3, false);
+        out += " ms";
+    } else if (s >= 1e-6) {
+        append_number(out, s * 1e6, 3, false);
+        out += " us";
+    } else {
+        append_number(out, s * 1e9, 3, false);
+        out += " ns";
+    }
 }
 
 inline std::string seconds_text(double s) {
-    if (s >= 1) return format("%.3g s", s);
-    if (s >= 1e-3) return format("%.3g ms", s * 1e3);
-    if (s >= 1e-6) return format("%.3g us", s * 1e6);
-    return format("%.3g ns", s * 1e9);
+    std::string out;
+    append_seconds(out, s);
+    return out;
 }
 
 /// Maps one kernel: the roofline of docs/hardware.md.
@@ -450,29 +514,44 @@ inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units
     m.memory_time_s = m.dram_bytes > 0 ? m.dram_bytes / m.dram_bandwidth_bytes_per_s : 0.0;
 
     const double work = std::max(m.compute_time_s, m.memory_time_s);
-    std::string verdict;
+    enum class bound { launch, compute, memory } verdict;
     if (work == 0 || m.launch_overhead_s > work) {
         m.bottleneck = "overhead";
         m.confidence = hw.overhead_provenance;
-        verdict = "launch-bound (" + seconds_text(m.launch_overhead_s) + " launch > " +
-                  seconds_text(work) + " work)";
+        verdict = bound::launch;
     } else if (m.compute_time_s >= m.memory_time_s) {
         m.bottleneck = "compute";
         m.confidence = u.efficiency_provenance;
-        verdict = "compute-bound";
+        verdict = bound::compute;
     } else {
         m.bottleneck = "memory:dram";
         m.confidence = hw.memory_provenance;
-        verdict = "memory-bound";
+        verdict = bound::memory;
     }
 
     // "Conv 3x3 on tensor_core: 9.3% of 132 SMs busy, AI 41 FLOP/B below ridge 295 FLOP/B ->
-    // memory-bound"
-    std::string e = k.what.empty() ? std::string("kernel") : k.what;
-    e += " on " + m.unit + ": " + format("%.0f of %.0f ", m.units_allocated, hw.units) +
-         hw.unit_name + (hw.units == 1 ? "" : "s") + " busy";
-    if (m.waves > 1) e += format(" in %.0f waves", m.waves);
-    e += " (" + percent(m.utilization) + " of thread slots)";
+    // memory-bound", appended piece by piece into one buffer.
+    std::string& e = m.explanation;
+    e.reserve(160 + k.what.size() + m.unit.size() + hw.unit_name.size());
+    e += k.what.empty() ? std::string_view("kernel") : std::string_view(k.what);
+    e += " on ";
+    e += m.unit;
+    e += ": ";
+    append_number(e, m.units_allocated, 0, true);
+    e += " of ";
+    append_number(e, hw.units, 0, true);
+    e += ' ';
+    e += hw.unit_name;
+    if (hw.units != 1) e += 's';
+    e += " busy";
+    if (m.waves > 1) {
+        e += " in ";
+        append_number(e, m.waves, 0, true);
+        e += " waves";
+    }
+    e += " (";
+    append_percent(e, m.utilization);
+    e += " of thread slots)";
     const double ridge = m.effective_flops_per_s / m.dram_bandwidth_bytes_per_s;
     if (k.flops <= 0) {
         e += ", no arithmetic";
@@ -480,11 +559,28 @@ inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units
         e += ", no DRAM traffic";
     } else {
         const double ai = k.flops / m.dram_bytes;
-        e += ", AI " + short_number(ai) + " FLOP/B " + (ai < ridge ? "below" : "above") +
-             " ridge " + short_number(ridge) + " FLOP/B";
+        e += ", AI ";
+        append_short_number(e, ai);
+        e += ai < ridge ? " FLOP/B below ridge " : " FLOP/B above ridge ";
+        append_short_number(e, ridge);
+        e += " FLOP/B";
     }
-    e += " -> " + verdict;
-    m.explanation = std::move(e);
+    e += " -> ";
+    switch (verdict) {
+        case bound::launch:
+            e += "launch-bound (";
+            append_seconds(e, m.launch_overhead_s);
+            e += " launch > ";
+            append_seconds(e, work);
+            e += " work)";
+            break;
+        case bound::compute:
+            e += "compute-bound";
+            break;
+        case bound::memory:
+            e += "memory-bound";
+            break;
+    }
     return m;
 }
 

@@ -8,6 +8,7 @@
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "roofline_model.hpp"
 
@@ -29,24 +30,39 @@ public:
         const sdk::partition_view partition = input.partition();
         double latency = 0, compute = 0, memory = 0, overhead = 0;
         size_t uncounted = 0;
+        // Reused from kernel to kernel, so their strings keep their buffers.
+        kernel_input in;
+        kernel_estimate e;
+        std::string key;
         for (uint32_t k = 0; k < input.kernel_count(); ++k) {
             const nnergy_kernel_stats stats = partition.stats(k);
             const sdk::mapping_view mapping = input.mapping(k);
-            kernel_input in;
-            in.label =
-                "kernel '" + std::string(partition.name(k)) + "' (#" + std::to_string(k) + ")";
+            in.label.assign("kernel '");
+            in.label += partition.name(k);
+            in.label += "' (#";
+            in.label += std::to_string(k);
+            in.label += ')';
             in.flops = stats.flops;
             in.effective_flops_per_s = mapping.number("effective_flops_per_s");
             in.launch_overhead_s = mapping.number_or("launch_overhead_s", 0.0);
-            for (const sdk::mapping_view::level& l : mapping.levels())
-                in.levels.push_back({std::string(l.name), l.bytes, l.bandwidth_bytes_per_s});
+            const std::vector<sdk::mapping_view::level> levels = mapping.levels();
+            in.levels.resize(levels.size());
+            for (size_t i = 0; i < levels.size(); ++i) {
+                in.levels[i].level = levels[i].name;
+                in.levels[i].bytes = levels[i].bytes;
+                in.levels[i].bandwidth_bytes_per_s = levels[i].bandwidth_bytes_per_s;
+            }
 
-            const kernel_estimate e = estimate_kernel(in);
+            estimate_kernel(in, e);
             out.kernel(k, "latency_s", e.latency_s);
             out.kernel(k, "compute_time_s", e.compute_time_s);
             out.kernel(k, "memory_time_s", e.memory_time_s);
-            for (const auto& [level, t] : e.level_times_s)
-                out.kernel(k, "memory_time_" + level + "_s", t);
+            for (const auto& [level, t] : e.level_times_s) {
+                key.assign("memory_time_");
+                key += level;
+                key += "_s";
+                out.kernel(k, key, t);
+            }
             out.kernel(k, "overhead_s", e.overhead_s);
             out.kernel_text(k, "bottleneck", e.bottleneck);
             if (!stats.all_counted) {

@@ -44,12 +44,16 @@ inline bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0; }
 
 /// latency = max(compute, slowest memory level) + launch overhead. The terms overlap because a
 /// kernel streams operands while it computes; the launch cost does not overlap with its own
-/// kernel.
-inline kernel_estimate estimate_kernel(const kernel_input& k) {
+/// kernel. Writes into `e`, whose strings and vector keep their buffers when reused.
+inline void estimate_kernel(const kernel_input& k, kernel_estimate& e) {
     if (!finite_non_negative(k.flops))
         throw sdk::error(k.label + ": FLOP count must be a finite non-negative number",
                          NNERGY_CODE_INTERNAL);
-    kernel_estimate e;
+    e.compute_time_s = 0;
+    e.memory_time_s = 0;
+    e.overhead_s = 0;
+    e.latency_s = 0;
+    e.level_times_s.clear();
     if (k.flops > 0) {
         if (!k.effective_flops_per_s)
             throw sdk::error(
@@ -62,7 +66,7 @@ inline kernel_estimate estimate_kernel(const kernel_input& k) {
                              NNERGY_CODE_FAILED_PRECONDITION);
         e.compute_time_s = k.flops / *k.effective_flops_per_s;
     }
-    std::string slowest;
+    const level_traffic* slowest = nullptr;
     for (const level_traffic& l : k.levels) {
         if (!finite_non_negative(l.bytes))
             throw sdk::error(k.label + ": memory level '" + l.level + "' has an invalid byte count",
@@ -77,9 +81,9 @@ inline kernel_estimate estimate_kernel(const kernel_input& k) {
             t = l.bytes / l.bandwidth_bytes_per_s;
         }
         e.level_times_s.emplace_back(l.level, t);
-        if (slowest.empty() || t > e.memory_time_s) {
+        if (!slowest || slowest->level.empty() || t > e.memory_time_s) {
             e.memory_time_s = t;
-            slowest = l.level;
+            slowest = &l;
         }
     }
     if (!finite_non_negative(k.launch_overhead_s))
@@ -90,12 +94,19 @@ inline kernel_estimate estimate_kernel(const kernel_input& k) {
     e.latency_s = work + e.overhead_s;
     // The largest of the three terms names the bottleneck; a kernel with no work at all is
     // overhead by definition.
-    if (work == 0 || e.overhead_s > work)
+    if (work == 0 || e.overhead_s > work) {
         e.bottleneck = "overhead";
-    else if (e.compute_time_s >= e.memory_time_s)
+    } else if (e.compute_time_s >= e.memory_time_s) {
         e.bottleneck = "compute";
-    else
-        e.bottleneck = "memory:" + slowest;
+    } else {
+        e.bottleneck = "memory:";
+        if (slowest) e.bottleneck += slowest->level;
+    }
+}
+
+inline kernel_estimate estimate_kernel(const kernel_input& k) {
+    kernel_estimate e;
+    estimate_kernel(k, e);
     return e;
 }
 

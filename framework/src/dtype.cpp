@@ -2,87 +2,14 @@
 // Element type helpers: sizes, canonical names and the aliases users type on command lines.
 #include <array>
 #include <cctype>
+#include <nnergy/dtype.hpp>
 #include <nnergy/framework/graph.hpp>
 
 namespace nnergy {
 
-int dtype_bits(nnergy_dtype t) noexcept {
-    switch (t) {
-        case NNERGY_DTYPE_FLOAT64:
-        case NNERGY_DTYPE_INT64:
-        case NNERGY_DTYPE_UINT64:
-            return 64;
-        case NNERGY_DTYPE_FLOAT32:
-        case NNERGY_DTYPE_INT32:
-        case NNERGY_DTYPE_UINT32:
-        case NNERGY_DTYPE_TFLOAT32:  // stored in 32-bit words; only the math is narrower
-            return 32;
-        case NNERGY_DTYPE_FLOAT16:
-        case NNERGY_DTYPE_BFLOAT16:
-        case NNERGY_DTYPE_INT16:
-        case NNERGY_DTYPE_UINT16:
-            return 16;
-        case NNERGY_DTYPE_INT8:
-        case NNERGY_DTYPE_UINT8:
-        case NNERGY_DTYPE_BOOL:  // one byte per element, as ONNX stores it
-        case NNERGY_DTYPE_FLOAT8_E4M3:
-        case NNERGY_DTYPE_FLOAT8_E5M2:
-            return 8;
-        case NNERGY_DTYPE_INT4:
-        case NNERGY_DTYPE_UINT4:
-            return 4;
-        case NNERGY_DTYPE_UNDEFINED:
-        case NNERGY_DTYPE_STRING:
-            return 0;
-    }
-    return 0;
-}
+int dtype_bits(nnergy_dtype t) noexcept { return sdk::dtype_bits(t); }
 
-std::string_view dtype_name(nnergy_dtype t) noexcept {
-    switch (t) {
-        case NNERGY_DTYPE_UNDEFINED:
-            return "undefined";
-        case NNERGY_DTYPE_FLOAT32:
-            return "float32";
-        case NNERGY_DTYPE_FLOAT16:
-            return "float16";
-        case NNERGY_DTYPE_BFLOAT16:
-            return "bfloat16";
-        case NNERGY_DTYPE_FLOAT64:
-            return "float64";
-        case NNERGY_DTYPE_INT8:
-            return "int8";
-        case NNERGY_DTYPE_UINT8:
-            return "uint8";
-        case NNERGY_DTYPE_INT16:
-            return "int16";
-        case NNERGY_DTYPE_UINT16:
-            return "uint16";
-        case NNERGY_DTYPE_INT32:
-            return "int32";
-        case NNERGY_DTYPE_UINT32:
-            return "uint32";
-        case NNERGY_DTYPE_INT64:
-            return "int64";
-        case NNERGY_DTYPE_UINT64:
-            return "uint64";
-        case NNERGY_DTYPE_BOOL:
-            return "bool";
-        case NNERGY_DTYPE_FLOAT8_E4M3:
-            return "float8_e4m3";
-        case NNERGY_DTYPE_FLOAT8_E5M2:
-            return "float8_e5m2";
-        case NNERGY_DTYPE_INT4:
-            return "int4";
-        case NNERGY_DTYPE_UINT4:
-            return "uint4";
-        case NNERGY_DTYPE_TFLOAT32:
-            return "tfloat32";
-        case NNERGY_DTYPE_STRING:
-            return "string";
-    }
-    return "undefined";
-}
+std::string_view dtype_name(nnergy_dtype t) noexcept { return sdk::dtype_name(t); }
 
 namespace {
 
@@ -148,11 +75,7 @@ std::optional<nnergy_dtype> dtype_from_name(std::string_view name) noexcept {
     for (size_t i = 0; i < name.size(); ++i)
         buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
     const std::string_view lower(buf.data(), name.size());
-    if (lower == "undefined" || lower == "string") return std::nullopt;
-    for (int v = NNERGY_DTYPE_FLOAT32; v <= NNERGY_DTYPE_TFLOAT32; ++v) {
-        const auto t = static_cast<nnergy_dtype>(v);
-        if (dtype_name(t) == lower) return t;
-    }
+    if (auto t = sdk::dtype_from_canonical_name(lower); t && *t != NNERGY_DTYPE_STRING) return t;
     for (const alias& a : aliases)
         if (a.name == lower) return a.type;
     return std::nullopt;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ops the host knows: operand roles, arity and element-type rules.
 #include <algorithm>
+#include <nnergy/dtype.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -235,65 +236,10 @@ const op_info* find_op(std::string_view op_type, std::string_view domain) noexce
     return it == index.end() ? nullptr : it->second;
 }
 
-bool is_integer(nnergy_dtype t) noexcept {
-    switch (t) {
-        case NNERGY_DTYPE_INT8:
-        case NNERGY_DTYPE_UINT8:
-        case NNERGY_DTYPE_INT16:
-        case NNERGY_DTYPE_UINT16:
-        case NNERGY_DTYPE_INT32:
-        case NNERGY_DTYPE_UINT32:
-        case NNERGY_DTYPE_INT64:
-        case NNERGY_DTYPE_UINT64:
-        case NNERGY_DTYPE_INT4:
-        case NNERGY_DTYPE_UINT4:
-            return true;
-        default:
-            return false;
-    }
-}
+bool is_integer(nnergy_dtype t) noexcept { return sdk::is_integer_dtype(t); }
 
 std::optional<nnergy_dtype> dtype_from_onnx(int64_t onnx_type) noexcept {
-    switch (onnx_type) {
-        case 1:
-            return NNERGY_DTYPE_FLOAT32;
-        case 2:
-            return NNERGY_DTYPE_UINT8;
-        case 3:
-            return NNERGY_DTYPE_INT8;
-        case 4:
-            return NNERGY_DTYPE_UINT16;
-        case 5:
-            return NNERGY_DTYPE_INT16;
-        case 6:
-            return NNERGY_DTYPE_INT32;
-        case 7:
-            return NNERGY_DTYPE_INT64;
-        case 9:
-            return NNERGY_DTYPE_BOOL;
-        case 10:
-            return NNERGY_DTYPE_FLOAT16;
-        case 11:
-            return NNERGY_DTYPE_FLOAT64;
-        case 12:
-            return NNERGY_DTYPE_UINT32;
-        case 13:
-            return NNERGY_DTYPE_UINT64;
-        case 16:
-            return NNERGY_DTYPE_BFLOAT16;
-        case 17:
-        case 18:
-            return NNERGY_DTYPE_FLOAT8_E4M3;
-        case 19:
-        case 20:
-            return NNERGY_DTYPE_FLOAT8_E5M2;
-        case 21:
-            return NNERGY_DTYPE_UINT4;
-        case 22:
-            return NNERGY_DTYPE_INT4;
-        default:
-            return std::nullopt;
-    }
+    return sdk::dtype_from_onnx(onnx_type);
 }
 
 namespace {

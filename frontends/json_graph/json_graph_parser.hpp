@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <nnergy/dtype.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,57 +48,15 @@ private:
 // Element types
 // ------------------------------------------------------------------------------------------------
 
-struct dtype_entry {
-    nnergy_dtype dtype;
-    std::string_view name;
-};
-
-/// Tensor element types by their schema names (the host's canonical dtype names). tfloat32 is
-/// missing on purpose: it is a compute precision, never the type of a stored tensor.
-inline constexpr dtype_entry dtype_table[] = {
-    {NNERGY_DTYPE_FLOAT32, "float32"},
-    {NNERGY_DTYPE_FLOAT16, "float16"},
-    {NNERGY_DTYPE_BFLOAT16, "bfloat16"},
-    {NNERGY_DTYPE_FLOAT64, "float64"},
-    {NNERGY_DTYPE_INT8, "int8"},
-    {NNERGY_DTYPE_UINT8, "uint8"},
-    {NNERGY_DTYPE_INT16, "int16"},
-    {NNERGY_DTYPE_UINT16, "uint16"},
-    {NNERGY_DTYPE_INT32, "int32"},
-    {NNERGY_DTYPE_UINT32, "uint32"},
-    {NNERGY_DTYPE_INT64, "int64"},
-    {NNERGY_DTYPE_UINT64, "uint64"},
-    {NNERGY_DTYPE_BOOL, "bool"},
-    {NNERGY_DTYPE_FLOAT8_E4M3, "float8_e4m3"},
-    {NNERGY_DTYPE_FLOAT8_E5M2, "float8_e5m2"},
-    {NNERGY_DTYPE_INT4, "int4"},
-    {NNERGY_DTYPE_UINT4, "uint4"},
-    {NNERGY_DTYPE_STRING, "string"},
-};
-
+/// Tensor element types are the canonical dtype names; tfloat32 is refused on purpose: it is a
+/// compute precision, never the type of a stored tensor.
 inline std::optional<nnergy_dtype> dtype_from_schema_name(std::string_view name) noexcept {
-    for (const dtype_entry& e : dtype_table)
-        if (e.name == name) return e.dtype;
-    return std::nullopt;
+    auto t = sdk::dtype_from_canonical_name(name);
+    if (t == NNERGY_DTYPE_TFLOAT32) return std::nullopt;
+    return t;
 }
 
-inline bool is_integer_dtype(nnergy_dtype t) noexcept {
-    switch (t) {
-        case NNERGY_DTYPE_INT8:
-        case NNERGY_DTYPE_UINT8:
-        case NNERGY_DTYPE_INT16:
-        case NNERGY_DTYPE_UINT16:
-        case NNERGY_DTYPE_INT32:
-        case NNERGY_DTYPE_UINT32:
-        case NNERGY_DTYPE_INT64:
-        case NNERGY_DTYPE_UINT64:
-        case NNERGY_DTYPE_INT4:
-        case NNERGY_DTYPE_UINT4:
-            return true;
-        default:
-            return false;
-    }
-}
+inline bool is_integer_dtype(nnergy_dtype t) noexcept { return sdk::is_integer_dtype(t); }
 
 // ------------------------------------------------------------------------------------------------
 // The description a document is read into
@@ -650,8 +609,9 @@ private:
             std::optional<nnergy_dtype> dt = dtype_from_schema_name(d);
             if (!dt) {
                 std::string names;
-                for (const dtype_entry& e : dtype_table)
-                    names += (names.empty() ? "" : ", ") + std::string(e.name);
+                for (const sdk::dtype_info& e : sdk::k_dtypes)
+                    if (e.dtype != NNERGY_DTYPE_TFLOAT32)
+                        names += (names.empty() ? "" : ", ") + std::string(e.name);
                 fail(m.pos, subject,
                      "unknown dtype " + quote_name(d) + "; expected one of: " + names);
             }

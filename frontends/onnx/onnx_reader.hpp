@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <nnergy/dtype.hpp>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -56,46 +57,7 @@ private:
 /// nnergy element type of an ONNX TensorProto.DataType value; UNDEFINED for the ones nnergy has
 /// no type for (complex numbers, the float8 "FNUZ" variants) and for unknown values.
 inline nnergy_dtype dtype_from_onnx(int32_t t) noexcept {
-    switch (t) {
-        case 1:
-            return NNERGY_DTYPE_FLOAT32;
-        case 2:
-            return NNERGY_DTYPE_UINT8;
-        case 3:
-            return NNERGY_DTYPE_INT8;
-        case 4:
-            return NNERGY_DTYPE_UINT16;
-        case 5:
-            return NNERGY_DTYPE_INT16;
-        case 6:
-            return NNERGY_DTYPE_INT32;
-        case 7:
-            return NNERGY_DTYPE_INT64;
-        case 8:
-            return NNERGY_DTYPE_STRING;
-        case 9:
-            return NNERGY_DTYPE_BOOL;
-        case 10:
-            return NNERGY_DTYPE_FLOAT16;
-        case 11:
-            return NNERGY_DTYPE_FLOAT64;
-        case 12:
-            return NNERGY_DTYPE_UINT32;
-        case 13:
-            return NNERGY_DTYPE_UINT64;
-        case 16:
-            return NNERGY_DTYPE_BFLOAT16;
-        case 17:
-            return NNERGY_DTYPE_FLOAT8_E4M3;
-        case 19:
-            return NNERGY_DTYPE_FLOAT8_E5M2;
-        case 21:
-            return NNERGY_DTYPE_UINT4;
-        case 22:
-            return NNERGY_DTYPE_INT4;
-        default:
-            return NNERGY_DTYPE_UNDEFINED;
-    }
+    return sdk::dtype_from_onnx(t).value_or(NNERGY_DTYPE_UNDEFINED);
 }
 
 /// Name of an ONNX data type value, for messages.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <nnergy/dtype.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -39,49 +40,7 @@ inline std::string_view to_string(provenance p) noexcept {
 
 /// Precision names are the dtype names of the ABI (docs/hardware.md).
 inline std::string_view precision_name(nnergy_dtype d) noexcept {
-    switch (d) {
-        case NNERGY_DTYPE_FLOAT32:
-            return "float32";
-        case NNERGY_DTYPE_FLOAT16:
-            return "float16";
-        case NNERGY_DTYPE_BFLOAT16:
-            return "bfloat16";
-        case NNERGY_DTYPE_FLOAT64:
-            return "float64";
-        case NNERGY_DTYPE_INT8:
-            return "int8";
-        case NNERGY_DTYPE_UINT8:
-            return "uint8";
-        case NNERGY_DTYPE_INT16:
-            return "int16";
-        case NNERGY_DTYPE_UINT16:
-            return "uint16";
-        case NNERGY_DTYPE_INT32:
-            return "int32";
-        case NNERGY_DTYPE_UINT32:
-            return "uint32";
-        case NNERGY_DTYPE_INT64:
-            return "int64";
-        case NNERGY_DTYPE_UINT64:
-            return "uint64";
-        case NNERGY_DTYPE_FLOAT8_E4M3:
-            return "float8_e4m3";
-        case NNERGY_DTYPE_FLOAT8_E5M2:
-            return "float8_e5m2";
-        case NNERGY_DTYPE_INT4:
-            return "int4";
-        case NNERGY_DTYPE_UINT4:
-            return "uint4";
-        case NNERGY_DTYPE_TFLOAT32:
-            return "tfloat32";
-        case NNERGY_DTYPE_BOOL:
-            return "bool";
-        case NNERGY_DTYPE_STRING:
-            return "string";
-        case NNERGY_DTYPE_UNDEFINED:
-            break;
-    }
-    return "";
+    return d == NNERGY_DTYPE_UNDEFINED ? std::string_view() : sdk::dtype_name(d);
 }
 
 /// Names a hardware file may use under [compute.<precision>]: every numeric dtype.

@@ -154,7 +154,8 @@ TEST_CASE("ONNX element types map onto nnergy dtypes", "[onnx]") {
     CHECK(ox::dtype_from_onnx(16) == NNERGY_DTYPE_BFLOAT16);
     CHECK(ox::dtype_from_onnx(7) == NNERGY_DTYPE_INT64);
     CHECK(ox::dtype_from_onnx(9) == NNERGY_DTYPE_BOOL);
-    CHECK(ox::dtype_from_onnx(14) == NNERGY_DTYPE_UNDEFINED);  // COMPLEX64: no nnergy type
+    CHECK(ox::dtype_from_onnx(18) == NNERGY_DTYPE_FLOAT8_E4M3);  // FNUZ: same width
+    CHECK(ox::dtype_from_onnx(14) == NNERGY_DTYPE_UNDEFINED);    // COMPLEX64: no nnergy type
     CHECK(ox::dtype_from_onnx(99) == NNERGY_DTYPE_UNDEFINED);
 }
 

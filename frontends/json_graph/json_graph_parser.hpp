@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <nnergy/dtype.hpp>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +22,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "json_document.hpp"
 
 namespace nnergy::json_graph {
 
@@ -106,21 +107,6 @@ struct graph_spec {
     std::vector<uint32_t> outputs;
 };
 
-// ------------------------------------------------------------------------------------------------
-// Source positions
-// ------------------------------------------------------------------------------------------------
-
-/// Where a JSON value starts, plus its children in file order (array elements, object members).
-/// nlohmann::json keeps no positions, so a second, light pass over the already validated text
-/// recovers them; it also catches what the DOM hides: duplicate keys, and integers too large for
-/// 64 bits (which nlohmann silently turns into floats).
-struct source_pos {
-    uint32_t line = 0;
-    uint32_t column = 0;
-    bool integer_token = false;  ///< a number written without fraction or exponent
-    std::vector<source_pos> children;
-};
-
 namespace detail {
 
 inline std::string quote_name(std::string_view s) {
@@ -141,7 +127,7 @@ inline std::string quote_name(std::string_view s) {
     return out;
 }
 
-/// Escapes every byte that is not printable ASCII (nlohmann's messages may quote raw input).
+/// Escapes every byte that is not printable ASCII (syntax messages may quote raw input).
 inline std::string printable(std::string_view s) {
     std::string out;
     for (char c : s) {
@@ -156,166 +142,6 @@ inline std::string printable(std::string_view s) {
         }
     }
     return out;
-}
-
-/// Thrown by the position scanner on text it does not expect; positions are then unknown.
-struct scan_failure {};
-
-class position_scanner {
-public:
-    position_scanner(std::string_view text, std::string_view file) : s_(text), file_(file) {}
-
-    source_pos scan() {
-        if (s_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;  // a UTF-8 byte order mark
-        return value(0);
-    }
-
-private:
-    std::string_view s_;
-    std::string_view file_;
-    std::size_t i_ = 0;
-    uint32_t line_ = 1;
-    std::size_t line_start_ = 0;
-
-    char peek() const {
-        if (i_ >= s_.size()) throw scan_failure{};
-        return s_[i_];
-    }
-    void skip_ws() {
-        while (i_ < s_.size()) {
-            char c = s_[i_];
-            if (c == '\n') {
-                ++line_;
-                line_start_ = i_ + 1;
-            } else if (c != ' ' && c != '\t' && c != '\r') {
-                break;
-            }
-            ++i_;
-        }
-    }
-    source_pos here() const {
-        source_pos p;
-        p.line = line_;
-        p.column = static_cast<uint32_t>(i_ - line_start_ + 1);
-        return p;
-    }
-    std::string_view string_token() {
-        std::size_t start = i_;
-        if (peek() != '"') throw scan_failure{};
-        ++i_;
-        while (peek() != '"') {
-            if (s_[i_] == '\\') ++i_;
-            ++i_;
-        }
-        ++i_;
-        return s_.substr(start, i_ - start);
-    }
-    static std::string decode_key(std::string_view token) {
-        if (token.find('\\') == std::string_view::npos)
-            return std::string(token.substr(1, token.size() - 2));
-        try {
-            return nlohmann::json::parse(token).get<std::string>();
-        } catch (const std::exception&) {
-            throw scan_failure{};
-        }
-    }
-    [[noreturn]] void too_deep(const source_pos& p) const {
-        throw parse_error(std::string(file_) + ":" + std::to_string(p.line) + ":" +
-                          std::to_string(p.column) + ": nesting deeper than " +
-                          std::to_string(max_nesting) + " levels");
-    }
-    source_pos value(std::size_t depth) {
-        skip_ws();
-        source_pos p = here();
-        char c = peek();
-        if (c == '{' || c == '[') {
-            if (depth + 1 > max_nesting) too_deep(p);
-            const char close = c == '{' ? '}' : ']';
-            ++i_;
-            skip_ws();
-            if (peek() == close) {
-                ++i_;
-                return p;
-            }
-            std::unordered_map<std::string, source_pos> seen;
-            while (true) {
-                if (c == '{') {
-                    skip_ws();
-                    source_pos key_pos = here();
-                    std::string key = decode_key(string_token());
-                    auto [it, fresh] = seen.emplace(key, key_pos);
-                    if (!fresh)
-                        throw parse_error(
-                            std::string(file_) + ":" + std::to_string(key_pos.line) + ":" +
-                            std::to_string(key_pos.column) + ": duplicate key " + quote_name(key) +
-                            " (first at line " + std::to_string(it->second.line) + ")");
-                    skip_ws();
-                    if (peek() != ':') throw scan_failure{};
-                    ++i_;
-                }
-                p.children.push_back(value(depth + 1));
-                skip_ws();
-                if (peek() == ',') {
-                    ++i_;
-                    continue;
-                }
-                if (peek() != close) throw scan_failure{};
-                ++i_;
-                return p;
-            }
-        }
-        if (c == '"') {
-            string_token();
-            return p;
-        }
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            bool integer = true;
-            while (i_ < s_.size()) {
-                char d = s_[i_];
-                if (d == '.' || d == 'e' || d == 'E')
-                    integer = false;
-                else if (!(d == '-' || d == '+' || (d >= '0' && d <= '9')))
-                    break;
-                ++i_;
-            }
-            p.integer_token = integer;
-            return p;
-        }
-        if (c == 't' || c == 'f' || c == 'n') {
-            while (i_ < s_.size() && s_[i_] >= 'a' && s_[i_] <= 'z') ++i_;
-            return p;
-        }
-        throw scan_failure{};
-    }
-};
-
-using json = nlohmann::ordered_json;
-
-inline const source_pos* child(const source_pos* p, std::size_t k) noexcept {
-    return p && k < p->children.size() ? &p->children[k] : nullptr;
-}
-
-/// "a string", "an array", ...: what a JSON value is, for messages.
-inline std::string kind_of(const json& j, const source_pos* p) {
-    switch (j.type()) {
-        case json::value_t::null:
-            return "null";
-        case json::value_t::boolean:
-            return j.get<bool>() ? "true" : "false";
-        case json::value_t::number_integer:
-        case json::value_t::number_unsigned:
-            return "an integer";
-        case json::value_t::number_float:
-            return p && p->integer_token ? "an integer" : "a number with a fraction or exponent";
-        case json::value_t::string:
-            return "a string";
-        case json::value_t::array:
-            return "an array";
-        case json::value_t::object:
-            return "an object";
-        default:
-            return "an unsupported value";
-    }
 }
 
 /// Levenshtein distance, for "did you mean" hints on misspelled keys.
@@ -334,31 +160,27 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-/// Line and column (1-based, in bytes) of byte `offset`.
-inline std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
-    offset = std::min(offset, text.size());
-    std::size_t line = 1, start = 0;
-    for (std::size_t i = 0; i < offset; ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            start = i + 1;
-        }
+/// "a string", "an array", ...: what a JSON value is, for messages.
+inline std::string kind_of(const json_value& j) {
+    switch (j.type) {
+        case json_value::kind::null:
+            return "null";
+        case json_value::kind::boolean:
+            return j.boolean ? "true" : "false";
+        case json_value::kind::integer:
+        case json_value::kind::unsigned_integer:
+        case json_value::kind::big_integer:
+            return "an integer";
+        case json_value::kind::real:
+            return "a number with a fraction or exponent";
+        case json_value::kind::string:
+            return "a string";
+        case json_value::kind::array:
+            return "an array";
+        case json_value::kind::object:
+            return "an object";
     }
-    return {line, offset - start + 1};
-}
-
-/// An object member found by key, with its position.
-struct member {
-    const json* value = nullptr;
-    const source_pos* pos = nullptr;
-    explicit operator bool() const noexcept { return value != nullptr; }
-};
-
-inline member find_member(const json& obj, const source_pos* pos, std::string_view key) {
-    std::size_t k = 0;
-    for (auto it = obj.begin(); it != obj.end(); ++it, ++k)
-        if (it.key() == key) return {&*it, child(pos, k)};
-    return {};
+    return "an unsupported value";
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -370,73 +192,115 @@ public:
     explicit reader(std::string_view file) : file_(file) {}
 
     graph_spec read(std::string_view text) {
-        json doc = parse_syntax(text);
-        source_pos root;
-        const source_pos* rp = nullptr;
+        std::optional<json_document> doc;
         try {
-            root = position_scanner(text, file_).scan();
-            rp = &root;
-        } catch (const scan_failure&) {
-            rp = nullptr;  // positions unknown; messages fall back to names
+            doc.emplace(text, max_nesting,
+                        std::initializer_list<std::string_view>{"tensors", "nodes"});
+            doc_ = &*doc;
+            return read_document(doc->root());
+        } catch (const json_syntax_error& e) {
+            const line_index& lines = doc ? doc->lines() : line_index(text);
+            const std::string where = file_ + ":" + std::to_string(lines.line(e.offset())) + ":" +
+                                      std::to_string(lines.column(e.offset())) + ": ";
+            const std::string what = e.what();
+            // Structure problems are "invalid JSON"; a number or a depth beyond the limits is
+            // named as such.
+            const bool limit = what.rfind("number out of range", 0) == 0 ||
+                               what.rfind("nesting deeper", 0) == 0 ||
+                               what.rfind("duplicate key", 0) == 0;
+            throw parse_error(where + (limit ? "" : "invalid JSON: ") + printable(what));
         }
-        return read_document(doc, rp);
     }
 
 private:
+    /// Who a message is about, formatted only when a message is needed.
+    struct subject_ref {
+        enum class kind : uint8_t { text, tensor, node, graph_input, graph_output };
+        kind what = kind::text;
+        std::string_view name;  ///< empty until the name is read
+        std::size_t index = 0;
+
+        subject_ref(const char* fixed = "") : name(fixed) {}
+        subject_ref(kind k, std::string_view n, std::size_t i = 0) : what(k), name(n), index(i) {}
+
+        std::string str() const {
+            switch (what) {
+                case kind::text:
+                    return std::string(name);
+                case kind::tensor:
+                    return name.empty()
+                               ? "tensor at index " + std::to_string(index) + " of 'tensors'"
+                               : "tensor " + quote_name(name) + " (index " + std::to_string(index) +
+                                     " of 'tensors')";
+                case kind::node:
+                    return name.empty() ? "node at index " + std::to_string(index)
+                                        : "node " + quote_name(name) + " (index " +
+                                              std::to_string(index) + ")";
+                case kind::graph_input:
+                    return "graph input " + quote_name(name);
+                case kind::graph_output:
+                    return "graph output " + quote_name(name);
+            }
+            return {};
+        }
+    };
+
     std::string file_;
+    json_document* doc_ = nullptr;
     graph_spec g_;
-    std::unordered_map<std::string, uint32_t> tensor_ids_;
+    std::unordered_map<std::string_view, uint32_t> tensor_ids_;  ///< keys point into the document
+
+    // ---- access ----
+
+    uint32_t line_of(const json_value& v) const { return doc_->lines().line(v.offset); }
+    std::size_t size(const json_value& v) const noexcept { return v.child_count; }
+    const json_value& at(const json_value& v, std::size_t k) const noexcept {
+        return doc_->child(v, k);
+    }
+    /// An object member by key; null if absent.
+    const json_value* find_member(const json_value& obj, std::string_view key) const noexcept {
+        for (const json_value* m = doc_->children_begin(obj); m != doc_->children_end(obj); ++m)
+            if (m->key == key) return m;
+        return nullptr;
+    }
+    struct members {
+        const json_value* b;
+        const json_value* e;
+        const json_value* begin() const noexcept { return b; }
+        const json_value* end() const noexcept { return e; }
+    };
+    members members_of(const json_value& obj) const noexcept {
+        return {doc_->children_begin(obj), doc_->children_end(obj)};
+    }
 
     // ---- errors ----
 
-    [[noreturn]] void fail(const source_pos* p, const std::string& subject, const std::string& what,
+    [[noreturn]] void fail(const json_value* p, const subject_ref& subject, const std::string& what,
                            nnergy_status_code code = NNERGY_CODE_INVALID_ARGUMENT) const {
+        fail_at_line(p ? line_of(*p) : 0, subject, what, code);
+    }
+
+    [[noreturn]] void fail_at(uint32_t offset, const subject_ref& subject,
+                              const std::string& what) const {
+        fail_at_line(doc_->lines().line(offset), subject, what);
+    }
+
+    [[noreturn]] void fail_at_line(uint32_t line, const subject_ref& subject,
+                                   const std::string& what,
+                                   nnergy_status_code code = NNERGY_CODE_INVALID_ARGUMENT) const {
         std::string m = file_;
-        if (p && p->line) m += ":" + std::to_string(p->line);
+        if (line) m += ":" + std::to_string(line);
         m += ": ";
-        if (!subject.empty()) m += subject + ": ";
+        if (std::string who = subject.str(); !who.empty()) m += who + ": ";
         m += what;
         throw parse_error(m, code);
     }
 
-    json parse_syntax(std::string_view text) const {
-        try {
-            return json::parse(text.begin(), text.end());
-        } catch (const nlohmann::json::parse_error& e) {
-            // e.byte counts the bytes read, the offending one included.
-            std::size_t offset = e.byte > 0 ? static_cast<std::size_t>(e.byte - 1) : 0;
-            auto [line, column] = line_column(text, offset);
-            std::string what = e.what();
-            // Keep nlohmann's description, drop its own "[json.exception...] parse error at
-            // line L, column C:" prefix (the position is ours).
-            std::size_t colon = what.find(": ");
-            std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-            throw parse_error(file_ + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                              ": invalid JSON: " + printable(detail));
-        } catch (const nlohmann::json::out_of_range& e) {
-            // A number beyond double range ("1e999"); nlohmann names the token but no position.
-            std::string what = e.what();
-            std::string token;
-            std::size_t q1 = what.find('\''), q2 = what.rfind('\'');
-            if (q1 != std::string::npos && q2 > q1) token = what.substr(q1 + 1, q2 - q1 - 1);
-            std::size_t at = token.empty() ? std::string_view::npos : text.find(token);
-            std::string where = file_;
-            if (at != std::string_view::npos) {
-                auto [line, column] = line_column(text, at);
-                where += ":" + std::to_string(line) + ":" + std::to_string(column);
-            }
-            throw parse_error(where + ": number out of range: " + printable(token));
-        } catch (const nlohmann::json::exception& e) {
-            throw parse_error(file_ + ": invalid JSON: " + printable(e.what()));
-        }
-    }
-
     /// Rejects keys outside `allowed`, suggesting the nearest allowed one.
-    void check_keys(const json& obj, const source_pos* pos, const std::string& subject,
+    void check_keys(const json_value& obj, const subject_ref& subject,
                     std::initializer_list<std::string_view> allowed) const {
-        std::size_t k = 0;
-        for (auto it = obj.begin(); it != obj.end(); ++it, ++k) {
-            const std::string& key = it.key();
+        for (const json_value& m : members_of(obj)) {
+            const std::string_view key = m.key;
             if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
             std::string list, hint;
             std::size_t best = 3;  // suggest only close matches: a typo, or an abbreviation
@@ -453,125 +317,131 @@ private:
             std::string what = "unknown key " + quote_name(key);
             if (!hint.empty()) what += " (did you mean '" + hint + "'?)";
             what += "; allowed keys: " + list;
-            fail(child(pos, k), subject, what);
+            fail(&m, subject, what);
         }
     }
 
-    std::string require_string(const member& m, const std::string& subject, const std::string& key,
-                               bool allow_empty = false) const {
-        if (!m.value->is_string())
-            fail(m.pos, subject, "'" + key + "' must be a string, not " + kind_of(*m.value, m.pos));
-        std::string s = m.value->get<std::string>();
-        if (s.empty() && !allow_empty) fail(m.pos, subject, "'" + key + "' must not be empty");
-        return s;
+    std::string require_string(const json_value& m, const subject_ref& subject,
+                               const std::string& key, bool allow_empty = false) const {
+        if (m.type != json_value::kind::string)
+            fail(&m, subject, "'" + key + "' must be a string, not " + kind_of(m));
+        if (m.string.empty() && !allow_empty) fail(&m, subject, "'" + key + "' must not be empty");
+        return std::string(m.string);
     }
 
     /// A JSON integer that fits int64_t.
-    int64_t require_int(const json& j, const source_pos* p, const std::string& subject,
-                        const std::string& what) const {
-        if (j.is_number_integer() && !j.is_number_unsigned()) return j.get<int64_t>();
-        if (j.is_number_unsigned()) {
-            uint64_t u = j.get<uint64_t>();
-            if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-                return static_cast<int64_t>(u);
-            fail(p, subject,
-                 what + " " + std::to_string(u) + " is out of the 64-bit integer range");
+    /// `what()` names the value in messages; it is only called on failure.
+    template <class What>
+    int64_t require_int(const json_value& j, const subject_ref& subject, const What& what) const {
+        switch (j.type) {
+            case json_value::kind::integer:
+                return j.integer;
+            case json_value::kind::unsigned_integer:
+                fail(&j, subject,
+                     what() + " " + std::to_string(j.unsigned_integer) +
+                         " is out of the 64-bit integer range");
+            case json_value::kind::big_integer:
+                fail(&j, subject, what() + " is out of the 64-bit integer range");
+            default:
+                fail(&j, subject, what() + " must be an integer, not " + kind_of(j));
         }
-        if (j.is_number_float() && p && p->integer_token)
-            fail(p, subject, what + " is out of the 64-bit integer range");
-        fail(p, subject, what + " must be an integer, not " + kind_of(j, p));
     }
 
     // ---- document ----
 
-    graph_spec read_document(const json& doc, const source_pos* rp) {
-        if (!doc.is_object())
-            fail(rp, "",
+    graph_spec read_document(const json_value doc) {
+        if (doc.type != json_value::kind::object)
+            fail(&doc, "",
                  "expected a JSON object with \"schema\": \"" + std::string(schema_id) +
-                     "\", found " + kind_of(doc, rp));
-        member schema = find_member(doc, rp, "schema");
+                     "\", found " + kind_of(doc));
+        const json_value* schema = find_member(doc, "schema");
         if (!schema)
-            fail(rp, "",
+            fail(&doc, "",
                  "missing \"schema\": this reader expects \"schema\": \"" + std::string(schema_id) +
                      "\"");
-        std::string id = require_string(schema, "", "schema");
+        std::string id = require_string(*schema, "", "schema");
         if (id != schema_id) {
             if (id.rfind(schema_family, 0) == 0)
-                fail(schema.pos, "",
+                fail(schema, "",
                      "unsupported schema version " + quote_name(id) + "; this reader supports '" +
                          std::string(schema_id) + "'",
                      NNERGY_CODE_UNSUPPORTED_VERSION);
-            fail(schema.pos, "",
+            fail(schema, "",
                  "'schema' is " + quote_name(id) + ", not '" + std::string(schema_id) + "'");
         }
-        check_keys(doc, rp, "",
+        check_keys(doc, "",
                    {"schema", "name", "metadata", "inputs", "outputs", "tensors", "nodes"});
 
-        if (member m = find_member(doc, rp, "name")) g_.name = require_string(m, "", "name");
-        if (member m = find_member(doc, rp, "metadata")) read_metadata(m);
-        if (member m = find_member(doc, rp, "tensors")) {
-            if (!m.value->is_array())
-                fail(m.pos, "", "'tensors' must be an array, not " + kind_of(*m.value, m.pos));
-            for (std::size_t k = 0; k < m.value->size(); ++k)
-                read_tensor((*m.value)[k], child(m.pos, k), k);
-        }
-        member nodes = find_member(doc, rp, "nodes");
-        if (!nodes) fail(rp, "", "missing 'nodes' (an array of nodes)");
-        if (!nodes.value->is_array())
-            fail(nodes.pos, "",
-                 "'nodes' must be an array, not " + kind_of(*nodes.value, nodes.pos));
+        if (const json_value* m = find_member(doc, "name"))
+            g_.name = require_string(*m, "", "name");
+        if (const json_value* m = find_member(doc, "metadata")) read_metadata(*m);
+        // Copies, not references: streaming appends to the document's storage.
+        const json_value* tensors_member = find_member(doc, "tensors");
+        const json_value tensors = tensors_member ? *tensors_member : json_value{};
+        if (tensors_member && tensors.type != json_value::kind::array)
+            fail(&tensors, "", "'tensors' must be an array, not " + kind_of(tensors));
+        const json_value* nodes_member = find_member(doc, "nodes");
+        if (!nodes_member) fail(&doc, "", "missing 'nodes' (an array of nodes)");
+        const json_value nodes = *nodes_member;
+        if (nodes.type != json_value::kind::array)
+            fail(&nodes, "", "'nodes' must be an array, not " + kind_of(nodes));
+        // Both lists in one pass, in file order (json_document::for_each_element).
         std::vector<raw_node> raw;
-        raw.reserve(nodes.value->size());
-        for (std::size_t k = 0; k < nodes.value->size(); ++k)
-            raw.push_back(read_node((*nodes.value)[k], child(nodes.pos, k), k));
+        raw.reserve(nodes.child_count);
+        node_lines_.reserve(nodes.child_count);
+        g_.tensors.reserve(tensors.child_count + nodes.child_count);
+        tensor_ids_.reserve(tensors.child_count + nodes.child_count);
+        doc_->for_each_element({tensors_member ? &tensors : nullptr, &nodes},
+                               [&](std::size_t which, const json_value& e, std::size_t k) {
+                                   if (which == 0)
+                                       read_tensor(e, k);
+                                   else
+                                       raw.push_back(read_node(e, k));
+                               });
 
         std::vector<named_ref> inputs, outputs;
-        if (member m = find_member(doc, rp, "inputs")) inputs = read_names(m, "inputs");
-        member out = find_member(doc, rp, "outputs");
-        if (!out) fail(rp, "", "missing 'outputs' (an array of tensor names)");
-        outputs = read_names(out, "outputs");
+        if (const json_value* m = find_member(doc, "inputs")) inputs = read_names(*m, "inputs");
+        const json_value* out = find_member(doc, "outputs");
+        if (!out) fail(&doc, "", "missing 'outputs' (an array of tensor names)");
+        outputs = read_names(*out, "outputs");
 
         resolve(raw, inputs, outputs);
         return std::move(g_);
     }
 
-    void read_metadata(const member& m) {
-        if (!m.value->is_object())
-            fail(m.pos, "",
-                 "'metadata' must be an object of strings, not " + kind_of(*m.value, m.pos));
-        std::size_t k = 0;
-        for (auto it = m.value->begin(); it != m.value->end(); ++it, ++k) {
-            const source_pos* p = child(m.pos, k);
-            if (it.key().empty()) fail(p, "metadata", "keys must not be empty");
-            if (it.key() == "name")
-                fail(p, "metadata", "the graph's name goes in the top-level 'name', not here");
-            if (!it->is_string())
-                fail(p, "metadata",
-                     "value of " + quote_name(it.key()) + " must be a string, not " +
-                         kind_of(*it, p));
-            g_.metadata.emplace_back(it.key(), it->get<std::string>());
+    void read_metadata(const json_value& m) {
+        if (m.type != json_value::kind::object)
+            fail(&m, "", "'metadata' must be an object of strings, not " + kind_of(m));
+        for (const json_value& v : members_of(m)) {
+            if (v.key.empty()) fail(&v, "metadata", "keys must not be empty");
+            if (v.key == "name")
+                fail(&v, "metadata", "the graph's name goes in the top-level 'name', not here");
+            if (v.type != json_value::kind::string)
+                fail(&v, "metadata",
+                     "value of " + quote_name(v.key) + " must be a string, not " + kind_of(v));
+            g_.metadata.emplace_back(std::string(v.key), std::string(v.string));
         }
     }
 
     struct named_ref {
-        std::string name;
-        const source_pos* pos = nullptr;
+        std::string_view name;  ///< points into the document
+        uint32_t offset = 0;
     };
 
-    std::vector<named_ref> read_names(const member& m, const std::string& key) const {
-        if (!m.value->is_array())
-            fail(m.pos, "",
-                 "'" + key + "' must be an array of tensor names, not " + kind_of(*m.value, m.pos));
+    std::vector<named_ref> read_names(const json_value& m, const std::string& key) const {
+        if (m.type != json_value::kind::array)
+            fail(&m, "", "'" + key + "' must be an array of tensor names, not " + kind_of(m));
         std::vector<named_ref> out;
-        for (std::size_t k = 0; k < m.value->size(); ++k) {
-            const json& v = (*m.value)[k];
-            const source_pos* p = child(m.pos, k);
-            if (!v.is_string() || v.get_ref<const std::string&>().empty())
-                fail(p, "",
+        out.reserve(size(m));
+        for (std::size_t k = 0; k < size(m); ++k) {
+            const json_value& v = at(m, k);
+            if (v.type != json_value::kind::string || v.string.empty())
+                fail(&v, "",
                      "'" + key + "' must be an array of tensor names; element " +
                          std::to_string(k) + " is " +
-                         (v.is_string() ? std::string("an empty string") : kind_of(v, p)));
-            out.push_back({v.get<std::string>(), p});
+                         (v.type == json_value::kind::string ? std::string("an empty string")
+                                                             : kind_of(v)));
+            out.push_back({v.string, v.offset});
         }
         return out;
     }
@@ -591,117 +461,116 @@ private:
         return true;
     }
 
-    void read_tensor(const json& t, const source_pos* p, std::size_t index) {
-        std::string subject = "tensor at index " + std::to_string(index) + " of 'tensors'";
-        if (!t.is_object()) fail(p, subject, "must be an object, not " + kind_of(t, p));
+    void read_tensor(const json_value& t, std::size_t index) {
+        subject_ref subject(subject_ref::kind::tensor, {}, index);
+        if (t.type != json_value::kind::object)
+            fail(&t, subject, "must be an object, not " + kind_of(t));
         tensor_spec spec;
-        spec.line = p ? p->line : 0;
+        spec.line = line_of(t);
         spec.declared = true;
-        member name = find_member(t, p, "name");
-        if (!name) fail(p, subject, "missing 'name'");
-        spec.name = require_string(name, subject, "name");
-        subject = "tensor " + quote_name(spec.name) + " (index " + std::to_string(index) +
-                  " of 'tensors')";
-        check_keys(t, p, subject, {"name", "dtype", "shape", "initializer", "values"});
+        const json_value* name = find_member(t, "name");
+        if (!name) fail(&t, subject, "missing 'name'");
+        spec.name = require_string(*name, subject, "name");
+        subject.name = name->string;
+        check_keys(t, subject, {"name", "dtype", "shape", "initializer", "values"});
 
-        if (member m = find_member(t, p, "dtype")) {
-            std::string d = require_string(m, subject, "dtype");
+        if (const json_value* m = find_member(t, "dtype")) {
+            std::string d = require_string(*m, subject, "dtype");
             std::optional<nnergy_dtype> dt = dtype_from_schema_name(d);
             if (!dt) {
                 std::string names;
                 for (const sdk::dtype_info& e : sdk::k_dtypes)
                     if (e.dtype != NNERGY_DTYPE_TFLOAT32)
                         names += (names.empty() ? "" : ", ") + std::string(e.name);
-                fail(m.pos, subject,
-                     "unknown dtype " + quote_name(d) + "; expected one of: " + names);
+                fail(m, subject, "unknown dtype " + quote_name(d) + "; expected one of: " + names);
             }
             spec.dtype = *dt;
         }
-        if (member m = find_member(t, p, "shape")) spec.shape = read_shape(m, subject);
-        if (member m = find_member(t, p, "initializer")) {
-            if (!m.value->is_boolean())
-                fail(m.pos, subject,
-                     "'initializer' must be true or false, not " + kind_of(*m.value, m.pos));
-            spec.initializer = m.value->get<bool>();
+        if (const json_value* m = find_member(t, "shape")) spec.shape = read_shape(*m, subject);
+        if (const json_value* m = find_member(t, "initializer")) {
+            if (m->type != json_value::kind::boolean)
+                fail(m, subject, "'initializer' must be true or false, not " + kind_of(*m));
+            spec.initializer = m->boolean;
         }
         if (spec.initializer) {
             if (spec.dtype == NNERGY_DTYPE_UNDEFINED)
-                fail(p, subject, "an initializer needs a 'dtype'");
-            if (!spec.shape) fail(p, subject, "an initializer needs a 'shape'");
+                fail(&t, subject, "an initializer needs a 'dtype'");
+            if (!spec.shape) fail(&t, subject, "an initializer needs a 'shape'");
         }
-        if (member m = find_member(t, p, "values")) spec.values = read_values(m, spec, subject);
+        if (const json_value* m = find_member(t, "values"))
+            spec.values = read_values(*m, spec, subject);
 
-        auto [it, fresh] = tensor_ids_.emplace(spec.name, static_cast<uint32_t>(g_.tensors.size()));
+        auto [it, fresh] =
+            tensor_ids_.emplace(name->string, static_cast<uint32_t>(g_.tensors.size()));
         if (!fresh)
-            fail(name.pos, subject,
+            fail(name, subject,
                  "duplicate tensor name (first declared at line " +
                      std::to_string(g_.tensors[it->second].line) + ")");
         g_.tensors.push_back(std::move(spec));
     }
 
-    std::vector<dim_spec> read_shape(const member& m, const std::string& subject) const {
-        if (!m.value->is_array())
-            fail(m.pos, subject,
-                 "'shape' must be an array of dimensions, not " + kind_of(*m.value, m.pos));
+    std::vector<dim_spec> read_shape(const json_value& m, const subject_ref& subject) const {
+        if (m.type != json_value::kind::array)
+            fail(&m, subject, "'shape' must be an array of dimensions, not " + kind_of(m));
         std::vector<dim_spec> shape;
-        for (std::size_t k = 0; k < m.value->size(); ++k) {
-            const json& d = (*m.value)[k];
-            const source_pos* p = child(m.pos, k);
-            const std::string what = "dimension " + std::to_string(k) + " of 'shape'";
+        shape.reserve(size(m));
+        for (std::size_t k = 0; k < size(m); ++k) {
+            const json_value& d = at(m, k);
+            auto what = [k] { return "dimension " + std::to_string(k) + " of 'shape'"; };
             dim_spec dim;
-            if (d.is_null()) {
+            if (d.type == json_value::kind::null) {
                 // unknown dimension
-            } else if (d.is_string()) {
-                dim.symbol = d.get<std::string>();
+            } else if (d.type == json_value::kind::string) {
+                dim.symbol = std::string(d.string);
                 if (!valid_symbol(dim.symbol))
-                    fail(p, subject,
-                         what + " is " + quote_name(dim.symbol) +
+                    fail(&d, subject,
+                         what() + " is " + quote_name(dim.symbol) +
                              "; a symbol starts with a letter or '_' and has no spaces (numbers "
                              "are written without quotes)");
             } else if (d.is_number()) {
-                dim.value = require_int(d, p, subject, what);
+                dim.value = require_int(d, subject, what);
                 if (dim.value < 0)
-                    fail(p, subject,
-                         what + " is " + std::to_string(dim.value) +
+                    fail(&d, subject,
+                         what() + " is " + std::to_string(dim.value) +
                              "; dimensions are integers >= 0, symbol names like \"batch\", or "
                              "null for unknown");
             } else {
-                fail(p, subject,
-                     what + " must be an integer, a symbol name or null, not " + kind_of(d, p));
+                fail(&d, subject,
+                     what() + " must be an integer, a symbol name or null, not " + kind_of(d));
             }
             shape.push_back(std::move(dim));
         }
         return shape;
     }
 
-    std::vector<int64_t> read_values(const member& m, const tensor_spec& spec,
-                                     const std::string& subject) const {
-        if (!m.value->is_array())
-            fail(m.pos, subject,
-                 "'values' must be an array of integers, not " + kind_of(*m.value, m.pos));
-        if (!spec.initializer) fail(m.pos, subject, "'values' requires \"initializer\": true");
+    std::vector<int64_t> read_values(const json_value& m, const tensor_spec& spec,
+                                     const subject_ref& subject) const {
+        if (m.type != json_value::kind::array)
+            fail(&m, subject, "'values' must be an array of integers, not " + kind_of(m));
+        if (!spec.initializer) fail(&m, subject, "'values' requires \"initializer\": true");
         if (!is_integer_dtype(spec.dtype))
-            fail(m.pos, subject,
+            fail(&m, subject,
                  "'values' are allowed only for integer dtypes (shape constants); weights carry "
                  "no values");
         uint64_t count = 1;
         for (const dim_spec& d : *spec.shape) {
             if (!d.symbol.empty() || d.value < 0)
-                fail(m.pos, subject, "a tensor with 'values' needs a fully concrete 'shape'");
+                fail(&m, subject, "a tensor with 'values' needs a fully concrete 'shape'");
             uint64_t next = 0;
             if (__builtin_mul_overflow(count, static_cast<uint64_t>(d.value), &next))
-                fail(m.pos, subject, "'shape' has too many elements");
+                fail(&m, subject, "'shape' has too many elements");
             count = next;
         }
-        if (count != m.value->size())
-            fail(m.pos, subject,
-                 "'values' has " + std::to_string(m.value->size()) + " elements but 'shape' has " +
+        if (count != size(m))
+            fail(&m, subject,
+                 "'values' has " + std::to_string(size(m)) + " elements but 'shape' has " +
                      std::to_string(count));
         std::vector<int64_t> values;
-        values.reserve(m.value->size());
-        for (std::size_t k = 0; k < m.value->size(); ++k)
-            values.push_back(require_int((*m.value)[k], child(m.pos, k), subject,
-                                         "element " + std::to_string(k) + " of 'values'"));
+        values.reserve(size(m));
+        for (std::size_t k = 0; k < size(m); ++k)
+            values.push_back(require_int(at(m, k), subject, [k] {
+                return "element " + std::to_string(k) + " of 'values'";
+            }));
         return values;
     }
 
@@ -710,129 +579,125 @@ private:
     struct raw_node {
         node_spec spec;
         std::vector<named_ref> inputs, outputs;
-        const source_pos* pos = nullptr;
-        std::string subject;
+        subject_ref subject;
     };
 
-    raw_node read_node(const json& n, const source_pos* p, std::size_t index) {
+    raw_node read_node(const json_value& n, std::size_t index) {
         raw_node r;
-        r.pos = p;
-        r.spec.line = p ? p->line : 0;
-        r.subject = "node at index " + std::to_string(index);
-        if (!n.is_object()) fail(p, r.subject, "must be an object, not " + kind_of(n, p));
-        member name = find_member(n, p, "name");
-        if (!name) fail(p, r.subject, "missing 'name'");
-        r.spec.name = require_string(name, r.subject, "name");
-        r.subject = "node " + quote_name(r.spec.name) + " (index " + std::to_string(index) + ")";
-        check_keys(n, p, r.subject, {"name", "op", "domain", "inputs", "outputs", "attributes"});
-        member op = find_member(n, p, "op");
-        if (!op) fail(p, r.subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
-        r.spec.op = require_string(op, r.subject, "op");
-        if (member m = find_member(n, p, "domain"))
-            r.spec.domain = require_string(m, r.subject, "domain", true);
-        if (member m = find_member(n, p, "inputs")) r.inputs = read_node_names(m, r, "inputs");
-        member out = find_member(n, p, "outputs");
-        if (!out) fail(p, r.subject, "missing 'outputs' (an array of tensor names)");
-        r.outputs = read_node_names(out, r, "outputs");
-        if (r.outputs.empty()) fail(out.pos, r.subject, "'outputs' must name at least one tensor");
+        r.spec.line = line_of(n);
+        r.subject = subject_ref(subject_ref::kind::node, {}, index);
+        if (n.type != json_value::kind::object)
+            fail(&n, r.subject, "must be an object, not " + kind_of(n));
+        const json_value* name = find_member(n, "name");
+        if (!name) fail(&n, r.subject, "missing 'name'");
+        r.spec.name = require_string(*name, r.subject, "name");
+        r.subject.name = name->string;
+        check_keys(n, r.subject, {"name", "op", "domain", "inputs", "outputs", "attributes"});
+        const json_value* op = find_member(n, "op");
+        if (!op) fail(&n, r.subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
+        r.spec.op = require_string(*op, r.subject, "op");
+        if (const json_value* m = find_member(n, "domain"))
+            r.spec.domain = require_string(*m, r.subject, "domain", true);
+        if (const json_value* m = find_member(n, "inputs"))
+            r.inputs = read_node_names(*m, r, "inputs");
+        const json_value* out = find_member(n, "outputs");
+        if (!out) fail(&n, r.subject, "missing 'outputs' (an array of tensor names)");
+        r.outputs = read_node_names(*out, r, "outputs");
+        if (r.outputs.empty()) fail(out, r.subject, "'outputs' must name at least one tensor");
         for (const named_ref& o : r.outputs)
             if (o.name.empty())
-                fail(o.pos, r.subject,
-                     "output names must not be empty (only inputs can be omitted)");
-        if (member m = find_member(n, p, "attributes")) read_attributes(m, r);
+                fail_at(o.offset, r.subject,
+                        "output names must not be empty (only inputs can be omitted)");
+        if (const json_value* m = find_member(n, "attributes")) read_attributes(*m, r);
 
-        auto [it, fresh] = node_lines_.emplace(r.spec.name, r.spec.line);
+        auto [it, fresh] = node_lines_.emplace(name->string, r.spec.line);
         if (!fresh)
-            fail(name.pos, r.subject,
+            fail(name, r.subject,
                  "duplicate node name (first at line " + std::to_string(it->second) + ")");
         return r;
     }
-    std::unordered_map<std::string, uint32_t> node_lines_;
+    std::unordered_map<std::string_view, uint32_t> node_lines_;
 
-    std::vector<named_ref> read_node_names(const member& m, const raw_node& r,
+    std::vector<named_ref> read_node_names(const json_value& m, const raw_node& r,
                                            const std::string& key) const {
-        if (!m.value->is_array())
-            fail(m.pos, r.subject,
-                 "'" + key + "' must be an array of tensor names, not " + kind_of(*m.value, m.pos));
+        if (m.type != json_value::kind::array)
+            fail(&m, r.subject,
+                 "'" + key + "' must be an array of tensor names, not " + kind_of(m));
         std::vector<named_ref> out;
-        for (std::size_t k = 0; k < m.value->size(); ++k) {
-            const json& v = (*m.value)[k];
-            const source_pos* p = child(m.pos, k);
-            if (!v.is_string())
-                fail(p, r.subject,
+        out.reserve(size(m));
+        for (std::size_t k = 0; k < size(m); ++k) {
+            const json_value& v = at(m, k);
+            if (v.type != json_value::kind::string)
+                fail(&v, r.subject,
                      "'" + key + "' must be an array of tensor names; element " +
-                         std::to_string(k) + " is " + kind_of(v, p));
-            out.push_back({v.get<std::string>(), p});
+                         std::to_string(k) + " is " + kind_of(v));
+            out.push_back({v.string, v.offset});
         }
         return out;
     }
 
-    void read_attributes(const member& m, raw_node& r) const {
-        if (!m.value->is_object())
-            fail(m.pos, r.subject,
-                 "'attributes' must be an object, not " + kind_of(*m.value, m.pos));
-        std::size_t k = 0;
-        for (auto it = m.value->begin(); it != m.value->end(); ++it, ++k) {
-            if (it.key().empty())
-                fail(child(m.pos, k), r.subject, "attribute names must not be empty");
-            r.spec.attributes.push_back(
-                {it.key(), read_attribute(it.key(), *it, child(m.pos, k), r.subject)});
+    void read_attributes(const json_value& m, raw_node& r) const {
+        if (m.type != json_value::kind::object)
+            fail(&m, r.subject, "'attributes' must be an object, not " + kind_of(m));
+        r.spec.attributes.reserve(size(m));
+        for (const json_value& a : members_of(m)) {
+            if (a.key.empty()) fail(&a, r.subject, "attribute names must not be empty");
+            r.spec.attributes.push_back({std::string(a.key), read_attribute(a.key, a, r.subject)});
         }
     }
 
     enum class element { integer, real, string, other };
 
-    element classify(const json& v, const source_pos* p) const {
-        if (v.is_number_integer()) return element::integer;  // includes unsigned
-        if (v.is_number_float()) return p && p->integer_token ? element::integer : element::real;
-        if (v.is_string()) return element::string;
+    static element classify(const json_value& v) noexcept {
+        if (v.is_integer()) return element::integer;
+        if (v.type == json_value::kind::real) return element::real;
+        if (v.type == json_value::kind::string) return element::string;
         return element::other;
     }
 
-    static std::optional<double> special_float(const json& v) {
-        if (!v.is_string()) return std::nullopt;
-        const std::string& s = v.get_ref<const std::string&>();
-        if (s == "inf") return std::numeric_limits<double>::infinity();
-        if (s == "-inf") return -std::numeric_limits<double>::infinity();
-        if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    static std::optional<double> special_float(const json_value& v) {
+        if (v.type != json_value::kind::string) return std::nullopt;
+        if (v.string == "inf") return std::numeric_limits<double>::infinity();
+        if (v.string == "-inf") return -std::numeric_limits<double>::infinity();
+        if (v.string == "nan") return std::numeric_limits<double>::quiet_NaN();
         return std::nullopt;
     }
 
-    double require_float(const json& v, const source_pos* p, const std::string& subject,
-                         const std::string& what) const {
-        if (v.is_number_float() && !(p && p->integer_token)) return v.get<double>();
-        if (v.is_number()) return static_cast<double>(require_int(v, p, subject, what));
+    template <class What>
+    double require_float(const json_value& v, const subject_ref& subject, const What& what) const {
+        if (v.type == json_value::kind::real) return v.real;
+        if (v.is_number()) return static_cast<double>(require_int(v, subject, what));
         if (std::optional<double> f = special_float(v)) return *f;
-        fail(p, subject,
-             what + " must be a number (or \"inf\", \"-inf\", \"nan\"), not " + kind_of(v, p));
+        fail(&v, subject,
+             what() + " must be a number (or \"inf\", \"-inf\", \"nan\"), not " + kind_of(v));
     }
 
-    attr_value read_attribute(const std::string& name, const json& v, const source_pos* p,
-                              const std::string& subject) const {
-        const std::string what = "attribute " + quote_name(name);
-        const std::string kinds =
+    attr_value read_attribute(std::string_view name, const json_value& v,
+                              const subject_ref& subject) const {
+        auto what = [name] { return "attribute " + quote_name(name); };
+        static constexpr const char* kinds =
             "; attribute values are integers, numbers with a fraction or exponent, strings, "
             "arrays of those, or a typed object such as {\"ints\": []} or {\"floats\": [1, 2]}";
-        switch (classify(v, p)) {
+        switch (classify(v)) {
             case element::integer:
-                return require_int(v, p, subject, what);
+                return require_int(v, subject, what);
             case element::real:
-                return v.get<double>();
+                return v.real;
             case element::string:
-                return v.get<std::string>();
+                return std::string(v.string);
             case element::other:
                 break;
         }
-        if (v.is_array()) {
-            if (v.empty())
-                fail(p, subject,
-                     what +
+        if (v.type == json_value::kind::array) {
+            if (size(v) == 0)
+                fail(&v, subject,
+                     what() +
                          " is an empty array, whose type is ambiguous; write {\"ints\": []} or "
                          "{\"floats\": []}");
             bool any_real = false, any_int = false, any_string = false;
-            for (std::size_t k = 0; k < v.size(); ++k) {
-                const source_pos* ep = child(p, k);
-                switch (classify(v[k], ep)) {
+            for (std::size_t k = 0; k < size(v); ++k) {
+                const json_value& e = at(v, k);
+                switch (classify(e)) {
                     case element::integer:
                         any_int = true;
                         break;
@@ -843,85 +708,87 @@ private:
                         any_string = true;
                         break;
                     case element::other:
-                        fail(ep, subject,
-                             what + ": element " + std::to_string(k) + " is " + kind_of(v[k], ep) +
+                        fail(&e, subject,
+                             what() + ": element " + std::to_string(k) + " is " + kind_of(e) +
                                  kinds);
                 }
             }
             if (any_string && (any_int || any_real))
-                fail(p, subject, what + " mixes strings and numbers" + kinds);
+                fail(&v, subject, what() + " mixes strings and numbers" + kinds);
             if (any_string)
-                fail(p, subject,
-                     what +
+                fail(&v, subject,
+                     what() +
                          " is a list of strings, which nnergy.graph/1 does not carry (the "
                          "plugin ABI has no string-list attributes)");
-            if (any_real) {
-                std::vector<double> out;
-                for (std::size_t k = 0; k < v.size(); ++k)
-                    out.push_back(require_float(v[k], child(p, k), subject,
-                                                what + " element " + std::to_string(k)));
-                return out;
-            }
-            std::vector<int64_t> out;
-            for (std::size_t k = 0; k < v.size(); ++k)
-                out.push_back(require_int(v[k], child(p, k), subject,
-                                          what + " element " + std::to_string(k)));
-            return out;
+            if (any_real) return float_list(v, subject, what);
+            return int_list(v, subject, what);
         }
-        if (v.is_object()) {
-            if (v.size() != 1)
-                fail(p, subject,
-                     what +
+        if (v.type == json_value::kind::object) {
+            if (size(v) != 1)
+                fail(&v, subject,
+                     what() +
                          ": a typed value is an object with exactly one key: \"int\", "
                          "\"float\", \"string\", \"ints\" or \"floats\"");
-            const std::string& type = v.begin().key();
-            const json& x = *v.begin();
-            const source_pos* xp = child(p, 0);
-            if (type == "int") return require_int(x, xp, subject, what);
-            if (type == "float") return require_float(x, xp, subject, what);
+            const json_value& x = at(v, 0);
+            const std::string_view type = x.key;
+            if (type == "int") return require_int(x, subject, what);
+            if (type == "float") return require_float(x, subject, what);
             if (type == "string") {
-                if (!x.is_string())
-                    fail(xp, subject, what + " must be a string, not " + kind_of(x, xp));
-                return x.get<std::string>();
+                if (x.type != json_value::kind::string)
+                    fail(&x, subject, what() + " must be a string, not " + kind_of(x));
+                return std::string(x.string);
             }
             if (type == "ints" || type == "floats") {
-                if (!x.is_array())
-                    fail(xp, subject,
-                         what + ": \"" + type + "\" must be an array, not " + kind_of(x, xp));
-                if (type == "ints") {
-                    std::vector<int64_t> out;
-                    for (std::size_t k = 0; k < x.size(); ++k)
-                        out.push_back(require_int(x[k], child(xp, k), subject,
-                                                  what + " element " + std::to_string(k)));
-                    return out;
-                }
-                std::vector<double> out;
-                for (std::size_t k = 0; k < x.size(); ++k)
-                    out.push_back(require_float(x[k], child(xp, k), subject,
-                                                what + " element " + std::to_string(k)));
-                return out;
+                if (x.type != json_value::kind::array)
+                    fail(&x, subject,
+                         what() + ": \"" + std::string(type) + "\" must be an array, not " +
+                             kind_of(x));
+                if (type == "ints") return int_list(x, subject, what);
+                return float_list(x, subject, what);
             }
             if (type == "strings")
-                fail(p, subject,
-                     what +
+                fail(&v, subject,
+                     what() +
                          " is a list of strings, which nnergy.graph/1 does not carry (the "
                          "plugin ABI has no string-list attributes)");
-            fail(xp ? xp : p, subject,
-                 what + ": unknown type " + quote_name(type) +
+            fail(&x, subject,
+                 what() + ": unknown type " + quote_name(type) +
                      "; expected \"int\", \"float\", \"string\", \"ints\" or \"floats\"");
         }
-        if (v.is_boolean())
-            fail(p, subject,
-                 what + " is " + kind_of(v, p) +
+        if (v.type == json_value::kind::boolean)
+            fail(&v, subject,
+                 what() + " is " + kind_of(v) +
                      "; ONNX attributes have no boolean type: write 1 or 0");
-        fail(p, subject, what + " is " + kind_of(v, p) + kinds);
+        fail(&v, subject, what() + " is " + kind_of(v) + kinds);
+    }
+
+    template <class What>
+    std::vector<int64_t> int_list(const json_value& v, const subject_ref& subject,
+                                  const What& what) const {
+        std::vector<int64_t> out;
+        out.reserve(size(v));
+        for (std::size_t k = 0; k < size(v); ++k)
+            out.push_back(require_int(at(v, k), subject,
+                                      [&] { return what() + " element " + std::to_string(k); }));
+        return out;
+    }
+
+    template <class What>
+    std::vector<double> float_list(const json_value& v, const subject_ref& subject,
+                                   const What& what) const {
+        std::vector<double> out;
+        out.reserve(size(v));
+        for (std::size_t k = 0; k < size(v); ++k)
+            out.push_back(require_float(at(v, k), subject,
+                                        [&] { return what() + " element " + std::to_string(k); }));
+        return out;
     }
 
     // ---- references ----
 
-    uint32_t declare_implicit(const std::string& name) {
+    uint32_t declare_implicit(std::string_view name) {
         tensor_spec t;
-        t.name = name;
+        t.name = std::string(name);
         auto id = static_cast<uint32_t>(g_.tensors.size());
         g_.tensors.push_back(std::move(t));
         tensor_ids_.emplace(name, id);
@@ -936,40 +803,41 @@ private:
     void resolve(std::vector<raw_node>& raw, const std::vector<named_ref>& inputs,
                  const std::vector<named_ref>& outputs) {
         // Which node produces each name, before anything is declared implicitly.
-        std::unordered_map<std::string, std::size_t> produced_by;
+        std::unordered_map<std::string_view, std::size_t> produced_by;
+        produced_by.reserve(raw.size() * 2);
         for (std::size_t n = 0; n < raw.size(); ++n) {
             for (const named_ref& o : raw[n].outputs) {
                 auto [it, fresh] = produced_by.emplace(o.name, n);
                 if (!fresh)
-                    fail(o.pos, raw[n].subject,
-                         "output " + quote_name(o.name) + " is already produced by node " +
-                             quote_name(raw[it->second].spec.name) +
-                             (raw[it->second].spec.line
-                                  ? " (line " + std::to_string(raw[it->second].spec.line) + ")"
-                                  : ""));
+                    fail_at(o.offset, raw[n].subject,
+                            "output " + quote_name(o.name) + " is already produced by node " +
+                                quote_name(raw[it->second].spec.name) +
+                                (raw[it->second].spec.line
+                                     ? " (line " + std::to_string(raw[it->second].spec.line) + ")"
+                                     : ""));
             }
         }
-        std::unordered_map<std::string, const named_ref*> graph_inputs;
+        std::unordered_map<std::string_view, const named_ref*> graph_inputs;
         for (const named_ref& in : inputs) {
             auto it = tensor_ids_.find(in.name);
             if (it == tensor_ids_.end())
-                fail(in.pos, "",
-                     "graph input " + quote_name(in.name) +
-                         " is not declared in 'tensors' (inputs need a dtype and a shape)");
+                fail_at(in.offset, "",
+                        "graph input " + quote_name(in.name) +
+                            " is not declared in 'tensors' (inputs need a dtype and a shape)");
             const tensor_spec& t = g_.tensors[it->second];
-            const std::string subject = "graph input " + quote_name(in.name);
+            const subject_ref subject(subject_ref::kind::graph_input, in.name);
             if (!graph_inputs.emplace(in.name, &in).second)
-                fail(in.pos, subject, "listed twice in 'inputs'");
+                fail_at(in.offset, subject, "listed twice in 'inputs'");
             if (t.initializer)
-                fail(in.pos, subject,
-                     "is an initializer; list only activations in 'inputs' (initializers are "
-                     "found through \"initializer\": true)");
+                fail_at(in.offset, subject,
+                        "is an initializer; list only activations in 'inputs' (initializers are "
+                        "found through \"initializer\": true)");
             if (t.dtype == NNERGY_DTYPE_UNDEFINED)
-                fail(in.pos, subject, "needs a 'dtype' in its 'tensors' entry");
-            if (!t.shape) fail(in.pos, subject, "needs a 'shape' in its 'tensors' entry");
+                fail_at(in.offset, subject, "needs a 'dtype' in its 'tensors' entry");
+            if (!t.shape) fail_at(in.offset, subject, "needs a 'shape' in its 'tensors' entry");
             if (auto p = produced_by.find(in.name); p != produced_by.end())
-                fail(in.pos, subject,
-                     "is also produced by node " + quote_name(raw[p->second].spec.name));
+                fail_at(in.offset, subject,
+                        "is also produced by node " + quote_name(raw[p->second].spec.name));
             g_.inputs.push_back(it->second);
         }
 
@@ -988,38 +856,41 @@ private:
                 } else if (produced) {
                     id = declare_implicit(in.name);
                 } else {
-                    fail(in.pos, r.subject,
-                         "input " + quote_name(in.name) +
-                             " is not declared in 'tensors' and no node produces it");
+                    fail_at(in.offset, r.subject,
+                            "input " + quote_name(in.name) +
+                                " is not declared in 'tensors' and no node produces it");
                 }
                 const tensor_spec& t = g_.tensors[id];
                 if (!produced && !t.initializer && !graph_inputs.count(in.name))
-                    fail(in.pos, r.subject,
-                         "input " + quote_name(in.name) +
-                             " is neither a graph input, an initializer, nor produced by a node");
+                    fail_at(
+                        in.offset, r.subject,
+                        "input " + quote_name(in.name) +
+                            " is neither a graph input, an initializer, nor produced by a node");
                 r.spec.inputs.push_back(id);
             }
             for (const named_ref& o : r.outputs) {
                 auto it = tensor_ids_.find(o.name);
                 uint32_t id = it != tensor_ids_.end() ? it->second : declare_implicit(o.name);
                 if (g_.tensors[id].initializer)
-                    fail(o.pos, r.subject, "output " + quote_name(o.name) + " is an initializer");
+                    fail_at(o.offset, r.subject,
+                            "output " + quote_name(o.name) + " is an initializer");
                 r.spec.outputs.push_back(id);
             }
             g_.nodes.push_back(std::move(r.spec));
         }
 
-        std::unordered_map<std::string, bool> seen_outputs;
+        std::unordered_map<std::string_view, bool> seen_outputs;
         for (const named_ref& o : outputs) {
-            const std::string subject = "graph output " + quote_name(o.name);
+            const subject_ref subject(subject_ref::kind::graph_output, o.name);
             auto it = tensor_ids_.find(o.name);
             if (it == tensor_ids_.end())
-                fail(o.pos, subject, "is neither declared in 'tensors' nor produced by a node");
+                fail_at(o.offset, subject,
+                        "is neither declared in 'tensors' nor produced by a node");
             if (!seen_outputs.emplace(o.name, true).second)
-                fail(o.pos, subject, "listed twice in 'outputs'");
+                fail_at(o.offset, subject, "listed twice in 'outputs'");
             const tensor_spec& t = g_.tensors[it->second];
             if (!produced_by.count(o.name) && !graph_inputs.count(o.name) && !t.initializer)
-                fail(o.pos, subject, "is declared but no node produces it");
+                fail_at(o.offset, subject, "is declared but no node produces it");
             g_.outputs.push_back(it->second);
         }
         check_acyclic();
@@ -1079,9 +950,8 @@ private:
         std::string chain;
         for (uint32_t n : cycle) chain += node_where(n) + " -> ";
         chain += quote_name(g_.nodes[cycle.empty() ? start : cycle.front()].name);
-        source_pos at;
-        at.line = g_.nodes[cycle.empty() ? start : cycle.front()].line;
-        fail(&at, "", "the nodes form a cycle: " + chain);
+        fail_at_line(g_.nodes[cycle.empty() ? start : cycle.front()].line, "",
+                     "the nodes form a cycle: " + chain);
     }
 };
 
@@ -1099,24 +969,44 @@ template <class Builder>
 void build_graph(const graph_spec& g, std::string_view file, std::string_view fallback_name,
                  Builder& b) {
     using dim_type = typename Builder::dim;
-    auto where = [&](uint32_t line, const std::string& subject) {
+    // What is being added, for messages; formatted only on failure.
+    enum class stage { graph, tensor, inputs, node, outputs } at = stage::graph;
+    std::size_t index = 0;
+    auto where = [&] {
         std::string m(file);
+        uint32_t line = at == stage::tensor ? g.tensors[index].line
+                        : at == stage::node ? g.nodes[index].line
+                                            : 0;
         if (line) m += ":" + std::to_string(line);
-        return m + ": " + subject + ": ";
+        m += ": ";
+        switch (at) {
+            case stage::graph:
+                return m + "graph: ";
+            case stage::tensor:
+                return m + "tensor " + detail::quote_name(g.tensors[index].name) + ": ";
+            case stage::inputs:
+                return m + "graph inputs: ";
+            case stage::node:
+                return m + "node " + detail::quote_name(g.nodes[index].name) + " (index " +
+                       std::to_string(index) + "): ";
+            case stage::outputs:
+                return m + "graph outputs: ";
+        }
+        return m;
     };
-    std::string subject = "graph";
-    uint32_t line = 0;
     try {
         b.metadata("name", g.name.empty() ? fallback_name : std::string_view(g.name));
         for (const auto& [k, v] : g.metadata) b.metadata(k, v);
         std::vector<uint32_t> ids;
         ids.reserve(g.tensors.size());
-        for (const tensor_spec& t : g.tensors) {
-            subject = "tensor " + detail::quote_name(t.name);
-            line = t.line;
-            std::optional<std::vector<dim_type>> shape;
+        at = stage::tensor;
+        std::optional<std::vector<dim_type>> shape;
+        for (index = 0; index < g.tensors.size(); ++index) {
+            const tensor_spec& t = g.tensors[index];
+            shape.reset();
             if (t.shape) {
                 shape.emplace();
+                shape->reserve(t.shape->size());
                 for (const dim_spec& d : *t.shape) {
                     dim_type x;
                     x.value = d.value;
@@ -1129,31 +1019,30 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
             if (t.values) b.set_initializer_values(id, *t.values);
             ids.push_back(id);
         }
-        auto map = [&](const std::vector<uint32_t>& v) {
-            std::vector<uint32_t> out;
-            out.reserve(v.size());
+        std::vector<uint32_t> inputs, outputs;  // reused: one allocation for the whole graph
+        auto map = [&](const std::vector<uint32_t>& v,
+                       std::vector<uint32_t>& out) -> const std::vector<uint32_t>& {
+            out.clear();
             for (uint32_t t : v) out.push_back(t == NNERGY_NO_TENSOR ? NNERGY_NO_TENSOR : ids[t]);
             return out;
         };
-        subject = "graph inputs";
-        line = 0;
+        at = stage::inputs;
         for (uint32_t t : g.inputs) b.add_input(ids[t]);
-        for (std::size_t k = 0; k < g.nodes.size(); ++k) {
-            const node_spec& n = g.nodes[k];
-            subject = "node " + detail::quote_name(n.name) + " (index " + std::to_string(k) + ")";
-            line = n.line;
-            uint32_t id = b.add_node(n.name, n.op, n.domain, map(n.inputs), map(n.outputs));
+        at = stage::node;
+        for (index = 0; index < g.nodes.size(); ++index) {
+            const node_spec& n = g.nodes[index];
+            uint32_t id =
+                b.add_node(n.name, n.op, n.domain, map(n.inputs, inputs), map(n.outputs, outputs));
             for (const attr_spec& a : n.attributes)
                 std::visit([&](const auto& v) { b.attr(id, a.name, v); }, a.value);
             if (n.line) b.source_line(id, n.line);
         }
-        subject = "graph outputs";
-        line = 0;
+        at = stage::outputs;
         for (uint32_t t : g.outputs) b.add_output(ids[t]);
     } catch (const parse_error&) {
         throw;
     } catch (const std::exception& e) {
-        throw parse_error(where(line, subject) + e.what());
+        throw parse_error(where() + e.what());
     }
 }
 

@@ -344,13 +344,51 @@ TEST_CASE("json graph reader: errors name the file, the line and the culprit", "
     // Syntax errors: line and column of the offending byte.
     expect_rejected("{\n  \"schema\": \"nnergy.graph/1\",\n  \"nodes\": [\n",
                     {"bad.json:4:1: invalid JSON", "unexpected end of input"});
-    expect_rejected("{\"schema\": \"nnergy.graph/1\" \"nodes\": []}",
-                    {"bad.json:1:35: invalid JSON", "unexpected string literal"});
+    expect_rejected(
+        "{\"schema\": \"nnergy.graph/1\" \"nodes\": []}",
+        {"bad.json:1:29: invalid JSON", "unexpected string literal; expected ',' or '}'"});
     expect_rejected("\n[\"x\xff\"]", {"bad.json:2:4: invalid JSON", "\\xff"});
     expect_rejected("[1e999]", {"bad.json:1:2: number out of range"});
     expect_rejected("", {"bad.json:1:1: invalid JSON"});
     expect_rejected(std::string(200, '[') + std::string(200, ']'),
                     {"bad.json:1:65: nesting deeper than 64 levels"});
+    // Deeper than the JSON library's own limit: still our message, at the 65th bracket.
+    expect_rejected("\n" + std::string(5000, '[') + std::string(5000, ']'),
+                    {"bad.json:2:65: nesting deeper than 64 levels"});
+    expect_rejected("{\"a\" 1}", {"bad.json:1:6: invalid JSON: unexpected number; expected ':'"});
+    expect_rejected("{\"a\": [1, 2,]}",
+                    {"bad.json:1:13: invalid JSON: unexpected ']'; expected a value"});
+    expect_rejected("{\"a\": 1,}",
+                    {"bad.json:1:9: invalid JSON: unexpected '}'; expected a string key"});
+    expect_rejected("{}\n  x", {"bad.json:2:3: invalid JSON: unexpected literal 'x'",
+                                "expected nothing after the top-level value"});
+    expect_rejected("[tru]", {"bad.json:1:2: invalid JSON: invalid literal 'tru'"});
+    expect_rejected("[1.]", {"bad.json:1:2: invalid JSON: invalid number '1.'"});
+    expect_rejected("{\n\"a\": \"never closed",
+                    {"bad.json:2:19: invalid JSON: unexpected end of input inside the string at "
+                     "line 2, column 6"});
+    expect_rejected("[\"tab\there\"]",
+                    {"bad.json:1:6: invalid JSON: control character byte \\x09 inside a string"});
+    expect_rejected("  \n ", {"bad.json:2:2: invalid JSON: unexpected end of input"});
+    // Inside the node and tensor lists (read element by element): the same messages.
+    expect_rejected(
+        head + "  {\"name\": \"r\", \"op\": \"Relu\" \"outputs\": [\"y\"]}\n]}",
+        {"bad.json:4:30: invalid JSON: unexpected string literal; expected ',' or '}'"});
+    expect_rejected(head + "  {\"name\": \"r\", \"op\": \"Relu\", \"op\": \"Relu\"}\n]}",
+                    {"bad.json:4:31: duplicate key 'op' (first at line 4)"});
+    expect_rejected(head + "  {\"name\": \"r\", \"op\": \"Relu\", \"outputs\": [\"y\"]},\n]}",
+                    {"bad.json:5:1: invalid JSON: unexpected ']'; expected a value"});
+    expect_rejected(head + "  {\"name\": \"r\", \"op\": \"Relu\", \"outputs\": [\"y\"",
+                    {"bad.json:4:46: invalid JSON: unexpected end of input"});
+    // Keys may be spelled with escapes, the streamed lists' keys too.
+    CHECK(jg::parse_graph(R"({"schema": "nnergy.graph/1", "outputs": ["y"],
+        "t\u0065nsors": [{"name": "x", "dtype": "float32", "shape": [2]}], "inputs": ["x"],
+        "n\u006fdes": [{"name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]})",
+                          "esc.json")
+              .nodes.size() == 1);
+    // A UTF-8 byte order mark is skipped; positions still count it as bytes of line 1.
+    expect_rejected("\xEF\xBB\xBF{\"schema\": 1}",
+                    {"bad.json:1: 'schema' must be a string, not an integer"});
     // Document-level rules.
     expect_rejected("[]", {"bad.json:1: expected a JSON object"});
     expect_rejected(R"({"nodes": []})", {"bad.json:1: missing \"schema\""});

@@ -156,6 +156,16 @@ nnergy_status* api_graph_set_initializer(nnergy_graph_builder* b, uint32_t t) no
     return host_guard([&] { builder_tensor(b, t).is_initializer = true; });
 }
 
+nnergy_status* api_graph_set_constant(nnergy_graph_builder* b, uint32_t t) noexcept {
+    return host_guard([&] {
+        tensor& x = builder_tensor(b, t);
+        if (!x.is_initializer)
+            throw error(fmt::format("{}: tensor '{}' is marked constant but is not an initializer",
+                                    builder_where(b), x.name));
+        x.is_constant = true;
+    });
+}
+
 nnergy_status* api_graph_set_initializer_values(nnergy_graph_builder* b, uint32_t t,
                                                 const int64_t* values, size_t count) noexcept {
     return host_guard([&] {
@@ -633,6 +643,7 @@ const nnergy_host_api k_host_api = [] {
     a.graph_add_tensor = api_graph_add_tensor;
     a.graph_set_initializer = api_graph_set_initializer;
     a.graph_set_initializer_values = api_graph_set_initializer_values;
+    a.graph_set_constant = api_graph_set_constant;
     a.graph_add_input = api_graph_add_input;
     a.graph_add_output = api_graph_add_output;
     a.graph_add_node = api_graph_add_node;

@@ -152,6 +152,7 @@ private:
                         });
             }
             if (t.is_initializer) line += ", \"initializer\": true";
+            if (t.is_constant) line += ", \"constant\": true";
             if (t.int_values)
                 line += ", \"values\": " +
                         list(*t.int_values, [](int64_t v) { return std::to_string(v); });

@@ -83,6 +83,7 @@ struct tensor_spec {
     nnergy_dtype dtype = NNERGY_DTYPE_UNDEFINED;
     std::optional<std::vector<dim_spec>> shape;
     bool initializer = false;
+    bool constant = false;  ///< a constant of the model's code, not a parameter
     std::optional<std::vector<int64_t>> values;
     uint32_t line = 0;      ///< 0 for tensors declared implicitly by a node
     bool declared = false;  ///< listed in "tensors" (not declared implicitly)
@@ -472,7 +473,7 @@ private:
         if (!name) fail(&t, subject, "missing 'name'");
         spec.name = require_string(*name, subject, "name");
         subject.name = name->string;
-        check_keys(t, subject, {"name", "dtype", "shape", "initializer", "values"});
+        check_keys(t, subject, {"name", "dtype", "shape", "initializer", "constant", "values"});
 
         if (const json_value* m = find_member(t, "dtype")) {
             std::string d = require_string(*m, subject, "dtype");
@@ -491,6 +492,13 @@ private:
             if (m->type != json_value::kind::boolean)
                 fail(m, subject, "'initializer' must be true or false, not " + kind_of(*m));
             spec.initializer = m->boolean;
+        }
+        if (const json_value* m = find_member(t, "constant")) {
+            if (m->type != json_value::kind::boolean)
+                fail(m, subject, "'constant' must be true or false, not " + kind_of(*m));
+            spec.constant = m->boolean;
+            if (spec.constant && !spec.initializer)
+                fail(m, subject, "'constant' requires \"initializer\": true");
         }
         if (spec.initializer) {
             if (spec.dtype == NNERGY_DTYPE_UNDEFINED)
@@ -1016,6 +1024,7 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
             }
             uint32_t id = b.add_tensor(t.name, t.dtype, shape);
             if (t.initializer) b.set_initializer(id);
+            if (t.constant) b.set_constant(id);
             if (t.values) b.set_initializer_values(id, *t.values);
             ids.push_back(id);
         }

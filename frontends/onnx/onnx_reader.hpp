@@ -30,6 +30,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace nnergy::onnx_frontend {
@@ -214,6 +215,77 @@ inline std::vector<int64_t> decode_raw_ints(const std::string& raw, int32_t data
                                      static_cast<int32_t>(static_cast<uint32_t>(u & 0xFFFFFFFFu))));
     }
     return v;
+}
+
+/// The value of a one-element tensor attribute (ConstantOfShape's fill value), when it is an
+/// integer or a float32/float64 nnergy can read; nullopt otherwise.
+inline std::optional<std::variant<int64_t, double>> scalar_value(const onnx::TensorProto& t) {
+    for (int64_t d : t.dims())
+        if (d != 1) return std::nullopt;
+    const std::string& raw = t.raw_data();
+    auto raw_unsigned = [&](std::size_t width) -> std::optional<uint64_t> {
+        if (raw.size() != width) return std::nullopt;
+        uint64_t u = 0;
+        for (std::size_t b = 0; b < width; ++b)
+            u |= static_cast<uint64_t>(static_cast<unsigned char>(raw[b])) << (8 * b);
+        return u;
+    };
+    switch (t.data_type()) {
+        case onnx::TensorProto::INT64:
+            if (t.has_raw_data()) {
+                if (auto u = raw_unsigned(8)) return static_cast<int64_t>(*u);
+                return std::nullopt;
+            }
+            if (t.int64_data_size() == 1) return static_cast<int64_t>(t.int64_data(0));
+            return std::nullopt;
+        case onnx::TensorProto::INT32:
+        case onnx::TensorProto::INT16:
+        case onnx::TensorProto::INT8:
+        case onnx::TensorProto::UINT16:
+        case onnx::TensorProto::UINT8:
+        case onnx::TensorProto::BOOL: {
+            const int32_t type = t.data_type();
+            const std::size_t width =
+                type == onnx::TensorProto::INT32                                        ? 4
+                : type == onnx::TensorProto::INT16 || type == onnx::TensorProto::UINT16 ? 2
+                                                                                        : 1;
+            if (t.has_raw_data()) {
+                auto u = raw_unsigned(width);
+                if (!u) return std::nullopt;
+                const bool is_signed = type == onnx::TensorProto::INT32 ||
+                                       type == onnx::TensorProto::INT16 ||
+                                       type == onnx::TensorProto::INT8;
+                const int shift = static_cast<int>(64 - 8 * width);
+                return is_signed ? static_cast<int64_t>(*u << shift) >> shift
+                                 : static_cast<int64_t>(*u);
+            }
+            if (t.int32_data_size() == 1) return static_cast<int64_t>(t.int32_data(0));
+            return std::nullopt;
+        }
+        case onnx::TensorProto::FLOAT:
+            if (t.has_raw_data()) {
+                auto u = raw_unsigned(4);
+                if (!u) return std::nullopt;
+                float f;
+                const auto bits = static_cast<uint32_t>(*u);
+                std::memcpy(&f, &bits, sizeof f);
+                return static_cast<double>(f);
+            }
+            if (t.float_data_size() == 1) return static_cast<double>(t.float_data(0));
+            return std::nullopt;
+        case onnx::TensorProto::DOUBLE:
+            if (t.has_raw_data()) {
+                auto u = raw_unsigned(8);
+                if (!u) return std::nullopt;
+                double f;
+                std::memcpy(&f, &*u, sizeof f);
+                return f;
+            }
+            if (t.double_data_size() == 1) return t.double_data(0);
+            return std::nullopt;
+        default:
+            return std::nullopt;
+    }
 }
 
 /// Summary of a parsed TensorProto (Constant `value` attributes; these are small).
@@ -664,9 +736,9 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     };
 
     std::map<std::string, uint32_t, std::less<>> ids;
-    auto add_declared = [&](const std::string& name, std::string_view what) {
+    auto add_declared = [&](const std::string& name, std::string_view what,
+                            nnergy_dtype d = NNERGY_DTYPE_UNDEFINED) {
         auto it = declared.find(name);
-        nnergy_dtype d = NNERGY_DTYPE_UNDEFINED;
         std::optional<std::vector<dim_type>> shape;
         if (it != declared.end() && it->second->has_tensor_type()) {
             d = dtype_checked(it->second->tensor_type().elem_type(), what, name);
@@ -686,6 +758,8 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
         const uint32_t id =
             b.add_tensor(t.name, dtype_checked(t.data_type, what, t.name), std::optional(shape));
         b.set_initializer(id);
+        // A Constant node's value is part of the model's code, not a trained parameter.
+        if (what == "constant") b.set_constant(id);
         const std::optional<uint64_t> n = element_count(t.dims);
         if (t.values_complete && n && *n == t.small_values.size() && *n <= max_value_elements)
             b.set_initializer_values(id, t.small_values);
@@ -771,8 +845,15 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
                 add_constant(t, "constant");
                 continue;
             }
+            // ConstantOfShape's output has its fill value's element type (the ONNX rule), which
+            // the host cannot see: the ABI has no tensor attributes.
+            nnergy_dtype fill_type = NNERGY_DTYPE_UNDEFINED;
+            if (normalize_domain(n.domain()).empty() && n.op_type() == "ConstantOfShape")
+                for (const auto& a : n.attribute())
+                    if (a.name() == "value" && a.has_t())
+                        fill_type = dtype_checked(a.t().data_type(), "fill value of", n.name());
             for (const auto& o : n.output())
-                if (!o.empty() && !ids.count(o)) add_declared(o, "tensor");
+                if (!o.empty() && !ids.count(o)) add_declared(o, "tensor", fill_type);
         } catch (const read_error& e) {
             throw read_error(node_where(i) + ": " + e.what(), e.code());
         }
@@ -812,6 +893,13 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
                         b.attr(id, a.name(),
                                std::vector<double>(a.floats().begin(), a.floats().end()));
                         break;
+                    case onnx::AttributeProto::TENSOR:
+                        // A one-element tensor (ConstantOfShape's fill) passes as a number.
+                        if (auto v = scalar_value(a.t())) {
+                            std::visit([&](auto x) { b.attr(id, a.name(), x); }, *v);
+                            break;
+                        }
+                        [[fallthrough]];
                     default:
                         skipped.push_back(name + "." + a.name() + " (" +
                                           onnx::AttributeProto::AttributeType_Name(a.type()) + ")");

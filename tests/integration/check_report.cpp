@@ -1,8 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Checks a JSON report for internal consistency (and optional expected values):
-//   check_report REPORT [--batch N] [--macs M] [--params P]
+//   check_report REPORT [--batch N] [--kernel-batch N] [--macs M] [--params P]
+//                [--reference FILE MODEL]
+// --batch checks the bound dimension; --kernel-batch also checks that every kernel's
+// parallelism.batch is N (true of batch-first models such as CNNs, not of attention blocks
+// whose heads or sequence lead some tensors).
+// --reference reads a published count (tests/data/reference/torchvision_counts.toml): the
+// model's `num_params` must equal totals.params exactly, and totals.macs (conv, linear and
+// matmul MACs: the only ops with MACs, docs/counting.md) must be within 0.5% of `gmacs`, or
+// within its rounding (it is published to 0.001 GMACs) where that is wider.
 // Totals must equal the sums of their kernels, every kernel must carry a mapping and a positive
 // latency, and the keys of docs/report.md must be present.
+#include <toml++/toml.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -29,12 +40,29 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: check_report REPORT [--batch N] [--macs M] [--params P]\n");
         return 2;
     }
-    double batch = -1, macs = -1, params = -1;
+    double batch = -1, kernel_batch = -1, macs = -1, params = -1, reference_macs = -1;
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string k = argv[i];
+        if (k == "--reference" && i + 2 < argc) {
+            const toml::table ref = toml::parse_file(argv[i + 1]);
+            const std::string model = argv[i + 2];
+            auto p = ref[model]["num_params"].value<int64_t>();
+            auto g = ref[model]["gmacs"].value<double>();
+            if (!p || !g) {
+                std::fprintf(stderr, "%s: no num_params/gmacs for [%s]\n", argv[i + 1],
+                             model.c_str());
+                return 2;
+            }
+            params = static_cast<double>(*p);
+            reference_macs = *g * 1e9;
+            ++i;
+            continue;
+        }
         double v = std::stod(argv[i + 1]);
         if (k == "--batch")
             batch = v;
+        else if (k == "--kernel-batch")
+            kernel_batch = batch = v;
         else if (k == "--macs")
             macs = v;
         else if (k == "--params")
@@ -68,8 +96,8 @@ int main(int argc, char** argv) {
             expect(k.at("mapping").contains("effective_flops_per_s"),
                    "kernel " + name + " mapping has effective_flops_per_s");
             expect(!k.at("ops").empty(), "kernel " + name + " has ops");
-            if (batch > 0)
-                expect(k.at("parallelism").at("batch").get<double>() == batch,
+            if (kernel_batch > 0)
+                expect(k.at("parallelism").at("batch").get<double>() == kernel_batch,
                        "kernel " + name + " parallelism.batch equals the bound batch");
         }
         expect(close(sum_macs, t.at("macs")), "totals.macs equals the sum of kernel macs");
@@ -78,7 +106,18 @@ int main(int argc, char** argv) {
                "totals.latency_s equals the sum of kernel latencies (serial execution)");
         if (macs > 0) expect(close(macs, t.at("macs")), "totals.macs equals the expected value");
         if (params > 0)
-            expect(close(params, t.at("params")), "totals.params equals the expected value");
+            expect(close(params, t.at("params")),
+                   "totals.params " + std::to_string(t.at("params").get<double>()) +
+                       " equals the expected " + std::to_string(params));
+        if (reference_macs > 0) {
+            const double got = t.at("macs").get<double>();
+            const double rel = std::fabs(got - reference_macs) / reference_macs;
+            std::printf("macs %.0f vs reference %.0f: %.3f%% apart\n", got, reference_macs,
+                        100 * rel);
+            const double rounding = 0.0005e9 / reference_macs;
+            expect(rel <= std::max(0.005, rounding),
+                   "totals.macs within 0.5% (or the rounding) of the reference gmacs");
+        }
     }
     if (failures == 0) std::printf("report %s: consistent\n", argv[1]);
     return failures == 0 ? 0 : 1;

@@ -687,3 +687,33 @@ TEST_CASE("json graph: the example in docs/json-graph.md loads and counts as sta
     REQUIRE(h);
     CHECK(b.shapes[*h] == std::vector<int64_t>{1, 128});
 }
+
+TEST_CASE("json graph: constants of the model's code are initializers but not parameters",
+          "[json_graph]") {
+    const std::string text = R"({"schema": "nnergy.graph/1", "inputs": ["x"], "outputs": ["y"],
+"tensors": [
+  {"name": "x", "dtype": "float32", "shape": [2, 4]},
+  {"name": "w", "dtype": "float32", "shape": [4], "initializer": true},
+  {"name": "half", "dtype": "float32", "shape": [], "initializer": true, "constant": true}
+],
+"nodes": [
+  {"name": "scale", "op": "Mul", "inputs": ["x", "w"], "outputs": ["h"]},
+  {"name": "halve", "op": "Mul", "inputs": ["h", "half"], "outputs": ["y"]}
+]})";
+    nnergy::graph g = load_text(text, "const.json");
+    CHECK_FALSE(g.tensors[*g.find_tensor("w")].is_constant);
+    CHECK(g.tensors[*g.find_tensor("half")].is_constant);
+    const nnergy::bound_graph b = nnergy::bind(g, {});
+    CHECK(b.total_params == 4);  // w's four elements; the constant is not a parameter
+    // The flag survives a round trip through the writer.
+    const std::string out = nnergy::to_json_graph(g);
+    CHECK(
+        out.find(
+            R"("name": "half", "dtype": "float32", "shape": [], "initializer": true, "constant": true)") !=
+        std::string::npos);
+    CHECK(load_text(out, "const.rt.json") == g);
+    expect_rejected(R"({"schema": "nnergy.graph/1", "outputs": ["c"],
+"tensors": [{"name": "c", "dtype": "float32", "shape": [1], "constant": true}], "nodes": []})",
+                    {"bad.json:2: tensor 'c' (index 0 of 'tensors'): 'constant' requires "
+                     "\"initializer\": true"});
+}

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 0
+#define NNERGY_ABI_MINOR 1
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -433,6 +433,14 @@ typedef struct nnergy_host_api {
 
     /** Appends bytes to a reporter's output. */
     nnergy_status* (*output_write)(nnergy_output* out, nnergy_string_view bytes);
+
+    /* ---- since 1.1 ---- */
+
+    /** Marks an initializer as a constant of the model's code (an ONNX Constant node's value,
+     *  such as GELU's 1/sqrt(2)) rather than a trained parameter: its bytes still count as
+     *  weight bytes, its elements are not parameters. Frontends: call after
+     *  graph_set_initializer. */
+    nnergy_status* (*graph_set_constant)(nnergy_graph_builder* b, uint32_t tensor);
 } nnergy_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -327,6 +327,12 @@ public:
     void set_initializer(uint32_t t) {
         detail::check(host().graph_set_initializer(b_, t), "initializer");
     }
+    /// Marks an initializer as a constant of the model's code, not a parameter (ABI 1.1; a
+    /// no-op on a host that predates it).
+    void set_constant(uint32_t t) {
+        if (NNERGY_HAS_MEMBER(&host(), nnergy_host_api, graph_set_constant))
+            detail::check(host().graph_set_constant(b_, t), "constant");
+    }
     void set_initializer_values(uint32_t t, const std::vector<int64_t>& values) {
         detail::check(host().graph_set_initializer_values(b_, t, values.data(), values.size()),
                       "initializer values");

@@ -30,6 +30,7 @@ struct recording_builder {
         nnergy_dtype dtype = NNERGY_DTYPE_UNDEFINED;
         std::optional<std::vector<dim>> shape;
         bool initializer = false;
+        bool constant = false;
         std::optional<std::vector<int64_t>> values;
     };
     struct node {
@@ -48,10 +49,11 @@ struct recording_builder {
 
     uint32_t add_tensor(std::string_view name, nnergy_dtype dtype,
                         const std::optional<std::vector<dim>>& shape) {
-        tensors.push_back({std::string(name), dtype, shape, false, std::nullopt});
+        tensors.push_back({std::string(name), dtype, shape, false, false, std::nullopt});
         return static_cast<uint32_t>(tensors.size() - 1);
     }
     void set_initializer(uint32_t t) { tensors.at(t).initializer = true; }
+    void set_constant(uint32_t t) { tensors.at(t).constant = true; }
     void set_initializer_values(uint32_t t, const std::vector<int64_t>& v) {
         tensors.at(t).values = v;
     }
@@ -296,7 +298,9 @@ TEST_CASE("transformer_block.onnx: a Constant tensor becomes an initializer with
     for (const auto& n : b.nodes) CHECK(n.op != "Constant");
     const auto& heads = b.find_tensor("heads");
     CHECK(heads.initializer);
+    CHECK(heads.constant);  // the model's code, not a parameter
     CHECK(heads.values == std::vector<int64_t>{4, 8});
+    CHECK_FALSE(b.find_tensor("wq").constant);
     CHECK(b.find_tensor("idx1").values == std::vector<int64_t>{1});  // a scalar: one value
     CHECK(b.find_tensor("merge").values == std::vector<int64_t>{0, 0, 32});
     CHECK_FALSE(b.find_tensor("wq").values.has_value());

@@ -55,6 +55,9 @@ struct tensor {
     /// Declared shape; nullopt when the frontend left it to inference.
     std::optional<std::vector<dim>> shape;
     bool is_initializer = false;
+    /// An initializer that is a constant of the model's code, not a trained parameter
+    /// (docs/counting.md, "Parameters").
+    bool is_constant = false;
     /// Values of an integer constant (shape constants); weights never carry values.
     std::optional<std::vector<int64_t>> int_values;
     friend bool operator==(const tensor&, const tensor&) = default;

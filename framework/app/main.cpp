@@ -166,6 +166,13 @@ int main(int argc, char** argv) {
     int bench_repeats = 5;
     bench->add_option("--nodes", bench_sizes, "Synthetic graph sizes in nodes")->delimiter(',');
     bench->add_option("--repeats", bench_repeats, "Repetitions per size (median reported)");
+    std::vector<std::string> bench_models, bench_dims;
+    bench
+        ->add_option("--model", bench_models,
+                     "Time loading these model files instead (load, inference, counting)")
+        ->check(CLI::ExistingFile);
+    bench->add_option("--dim", bench_dims,
+                      "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
 
     try {
         app.parse(argc, argv);
@@ -291,6 +298,11 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            if (!bench_models.empty()) {
+                nnergy::dim_bindings dims = parse_dims(bench_dims);
+                dims.try_emplace("batch", 1);
+                return nnergy::run_bench_models(reg, to_paths(bench_models), dims, bench_repeats);
+            }
             return nnergy::run_bench(reg, bench_sizes, bench_repeats);
         }
     } catch (const nnergy::error& e) {

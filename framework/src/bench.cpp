@@ -193,4 +193,43 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
     return 0;
 }
 
+int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& files,
+                     const dim_bindings& dims, int repeats) {
+    if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
+    std::printf(
+        "nnergy bench: load + shape inference + counting; median of %d runs; peak RSS is "
+        "the process high-water mark\n\n",
+        repeats);
+    std::printf("%-28s %10s %9s %9s %9s %9s %11s\n", "model", "file_MB", "load_ms", "infer_ms",
+                "total_ms", "peak_MB", "peak/file");
+    for (const auto& file : files) {
+        const component_entry* fe = reg.frontend_for(file);
+        if (!fe)
+            throw error(
+                fmt::format("bench: no frontend reads '{}' (by its extension)", file.string()),
+                exit_code::plugin_missing);
+        component_instance frontend(*fe, {});
+        std::vector<double> t_load, t_infer;
+        size_t nodes = 0;
+        for (int r = 0; r < repeats; ++r) {
+            auto t0 = clock_type::now();
+            graph g = load_model(frontend, file);
+            t_load.push_back(seconds_since(t0));
+            t0 = clock_type::now();
+            bound_graph b = bind(g, dims);
+            t_infer.push_back(seconds_since(t0));
+            nodes = g.nodes.size();
+        }
+        const double file_mb = static_cast<double>(std::filesystem::file_size(file)) / 1e6;
+        const double peak_mb = peak_rss_bytes() / 1e6;
+        const double load = median(t_load), infer = median(t_infer);
+        std::vector<double> totals(t_load.size());
+        for (size_t i = 0; i < totals.size(); ++i) totals[i] = t_load[i] + t_infer[i];
+        std::printf("%-28s %10.2f %9.2f %9.2f %9.2f %9.1f %11.2f  (%zu nodes)\n",
+                    file.filename().string().c_str(), file_mb, load * 1e3, infer * 1e3,
+                    median(totals) * 1e3, peak_mb, peak_mb / file_mb, nodes);
+    }
+    return 0;
+}
+
 }  // namespace nnergy

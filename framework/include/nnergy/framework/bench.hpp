@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <nnergy/framework/registry.hpp>
+#include <nnergy/framework/shape_inference.hpp>
 #include <vector>
 
 namespace nnergy {
@@ -14,5 +16,11 @@ namespace nnergy {
 /// architecture + roofline estimator on h100-sxm5), reporting medians of `repeats` runs and peak
 /// resident memory. Returns the process exit code.
 int run_bench(registry& reg, const std::vector<size_t>& sizes, int repeats);
+
+/// Times loading each model file (frontend chosen by extension) plus shape inference and
+/// counting with `dims` bound, reporting the median of `repeats` runs, the file size and the
+/// process's peak resident memory. Run one file per process to read its memory alone.
+int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& files,
+                     const dim_bindings& dims, int repeats);
 
 }  // namespace nnergy

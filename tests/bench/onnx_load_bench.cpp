@@ -118,9 +118,10 @@ int main(int argc, char** argv) {
         else if (k == "--keep")
             keep = std::string(argv[i + 1]) == "1";
         else {
-            std::fprintf(stderr,
-                         "usage: %s [--nnergy PATH] [--zoo DIR] [--work DIR] [--repeats N] [--keep 1]\n",
-                         argv[0]);
+            std::fprintf(
+                stderr,
+                "usage: %s [--nnergy PATH] [--zoo DIR] [--work DIR] [--repeats N] [--keep 1]\n",
+                argv[0]);
             return 2;
         }
     }

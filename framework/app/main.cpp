@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
 
@@ -174,6 +175,15 @@ int main(int argc, char** argv) {
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
 
+    // hardware
+    auto* hardware = app.add_subcommand("hardware", "The hardware catalog");
+    hardware->require_subcommand(1);
+    auto* hardware_list = hardware->add_subcommand("list", "One line per catalog entry");
+    auto* hardware_show =
+        hardware->add_subcommand("show", "Every value of one entry, with units and sources");
+    std::string hardware_name;
+    hardware_show->add_option("name", hardware_name, "Catalog name or hardware file")->required();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -291,6 +301,9 @@ int main(int argc, char** argv) {
             }
             return 0;
         }
+
+        if (hardware_list->parsed()) return nnergy::print_hardware_list(stdout);
+        if (hardware_show->parsed()) return nnergy::print_hardware_show(hardware_name, stdout);
 
         if (bench->parsed()) {
             nnergy::registry reg;

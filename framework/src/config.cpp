@@ -189,6 +189,7 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
         v.file = file;
         v.line = line;
         v.unit = *unit;
+        v.written_value = *value;
         v.source = *source;
         out.push_back(std::move(v));
         return;

@@ -24,8 +24,9 @@ struct config_value {
     std::string string_value;
     std::string file;
     uint32_t line = 0;
-    std::string source;  ///< hardware quantities: where the number comes from
-    std::string unit;    ///< hardware quantities: the unit written in the file
+    std::string source;        ///< hardware quantities: where the number comes from
+    std::string unit;          ///< hardware quantities: the unit written in the file
+    double written_value = 0;  ///< hardware quantities: the number as written, in `unit`
 };
 using config_values = std::vector<config_value>;
 

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// The bundled hardware catalog: every file reads, is named after itself, and the datasheet
+// figures below (dense rates, no sparsity) stay what their sources say.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/pipeline.hpp>
+#include <string>
+
+namespace {
+
+const std::filesystem::path catalog_dir =
+    std::filesystem::path(NNERGY_TEST_SOURCE_DIR) / "configs" / "hardware";
+
+nnergy::config_values read(const std::string& name) {
+    return nnergy::read_hardware_file(catalog_dir / (name + ".toml"));
+}
+
+/// The value of `key` in the unit it is written in (what the datasheet says).
+double written(const nnergy::config_values& v, const std::string& key) {
+    const nnergy::config_value* x = nnergy::find_value(v, key);
+    INFO(key);
+    REQUIRE(x != nullptr);
+    REQUIRE(!x->unit.empty());
+    return x->written_value;
+}
+
+double si(const nnergy::config_values& v, const std::string& key) {
+    const nnergy::config_value* x = nnergy::find_value(v, key);
+    INFO(key);
+    REQUIRE(x != nullptr);
+    return x->float_value;
+}
+
+}  // namespace
+
+TEST_CASE("hardware catalog: every file reads and is named after itself", "[hardware]") {
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(catalog_dir)) {
+        if (e.path().extension() != ".toml") continue;
+        ++files;
+        INFO(e.path().string());
+        const nnergy::config_values v = nnergy::read_hardware_file(e.path());
+        const nnergy::config_value* name = nnergy::find_value(v, "name");
+        REQUIRE(name != nullptr);
+        CHECK(name->string_value == e.path().stem().string());
+        const nnergy::config_value* cls = nnergy::find_value(v, "class");
+        REQUIRE(cls != nullptr);
+        CHECK((cls->string_value == "gpu" || cls->string_value == "cpu" ||
+               cls->string_value == "tpu" || cls->string_value == "kpu"));
+        CHECK(si(v, "memory.dram.bandwidth") > 0);
+    }
+    CHECK(files == nnergy::hardware_catalog().size());
+}
+
+TEST_CASE("hardware catalog: H100 SXM5 datasheet figures", "[hardware]") {
+    const auto v = read("h100-sxm5");
+    CHECK(written(v, "memory.dram.bandwidth") == 3.35);  // TB/s, HBM3
+    CHECK(si(v, "memory.dram.bandwidth") == Approx(3.35e12));
+    CHECK(written(v, "compute.float16.peak") == 989.4);  // TFLOP/s dense
+    CHECK(written(v, "compute.bfloat16.peak") == 989.4);
+    CHECK(written(v, "compute.tfloat32.peak") == 494.7);
+    CHECK(written(v, "compute.float32.peak") == 66.9);
+    CHECK(written(v, "compute.float8_e4m3.peak") == 1978.9);
+    CHECK(written(v, "compute.int8.peak") == 1978.9);
+    CHECK(written(v, "power.tdp") == 700);
+    CHECK(written(v, "compute.units") == 132);
+}
+
+TEST_CASE("hardware catalog: other datasheet figures", "[hardware]") {
+    // NVIDIA H100 and A100 whitepapers / datasheets, dense.
+    const auto pcie = read("h100-pcie");
+    CHECK(written(pcie, "compute.float32.peak") == 51.2);
+    CHECK(written(pcie, "compute.tfloat32.peak") == 378);
+    CHECK(written(pcie, "compute.float16.peak") == 756);
+    CHECK(written(pcie, "compute.int8.peak") == 1513);
+    CHECK(si(pcie, "memory.dram.bandwidth") == Approx(2.0e12));
+    CHECK(written(pcie, "power.tdp") == 350);
+    const auto a100 = read("a100-sxm4-80gb");
+    CHECK(written(a100, "compute.float32.peak") == 19.5);
+    CHECK(written(a100, "compute.tfloat32.peak") == 156);
+    CHECK(written(a100, "compute.bfloat16.peak") == 312);
+    CHECK(written(a100, "compute.int8.peak") == 624);
+    CHECK(written(a100, "compute.float64.vector.peak") == 9.7);  // below FP32, as it must be
+    CHECK(si(a100, "memory.dram.bandwidth") == Approx(2.039e12));
+    CHECK(written(a100, "power.tdp") == 400);
+    CHECK(nnergy::find_value(a100, "compute.float8_e4m3.peak") == nullptr);  // Ampere has no FP8
+    const auto l4 = read("l4");
+    CHECK(written(l4, "compute.float32.peak") == 30.3);
+    CHECK(written(l4, "compute.float16.peak") == 121);  // 242 with sparsity
+    CHECK(written(l4, "power.tdp") == 72);
+    // Google Cloud TPU pages, per chip.
+    CHECK(written(read("tpu-v4"), "compute.bfloat16.peak") == 275);
+    CHECK(si(read("tpu-v4"), "memory.dram.bandwidth") == Approx(1.2e12));
+    CHECK(written(read("tpu-v5e"), "compute.bfloat16.peak") == 197);
+    CHECK(si(read("tpu-v5e"), "memory.dram.bandwidth") == Approx(819e9));
+    CHECK(written(read("coral-edge-tpu"), "compute.int8.peak") == 4);
+    // CPU peaks derived from cores x clock x FLOP per cycle, as their sources state.
+    CHECK(si(read("xeon-8490h"), "compute.float32.peak") == Approx(60 * 1.9e9 * 64));
+    CHECK(si(read("epyc-9654"), "compute.float32.peak") == Approx(96 * 2.4e9 * 32));
+}
+
+TEST_CASE("hardware catalog: every promised product is present", "[hardware]") {
+    const auto names = nnergy::hardware_catalog();
+    for (const char* n : {"h100-sxm5", "h100-pcie", "a100-sxm4-80gb", "l4", "jetson-agx-orin",
+                          "jetson-orin-nano", "xeon-8490h", "epyc-9654", "altra-max-m128",
+                          "i7-12700k", "jetson-orin-cpu", "xeon-5th-gen-16vcpu", "tpu-v4",
+                          "tpu-v5e", "coral-edge-tpu", "kpu-t64", "kpu-t256", "kpu-t768"}) {
+        INFO(n);
+        CHECK(std::find(names.begin(), names.end(), n) != names.end());
+    }
+}

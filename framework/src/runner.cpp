@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nnergy/framework/concurrency.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/pipeline.hpp>
@@ -25,6 +26,45 @@ const component_entry& require(const registry& reg, nnergy_component_kind kind,
 
 report_value number(double v) { return report_value::of(v); }
 report_value integer(int64_t v) { return report_value::of(v); }
+
+/// Stages, critical path and speedup bound of one run (docs/report.md, "concurrency"); the
+/// critical path weighs kernels by their latency_s when every kernel has one.
+report_value concurrency_document(const partition& part, const nnergy_results& results) {
+    std::vector<double> latency;
+    for (const auto& numbers : results.kernel_numbers) {
+        auto it = std::find_if(numbers.begin(), numbers.end(),
+                               [](const auto& kv) { return kv.first == "latency_s"; });
+        if (it == numbers.end()) break;
+        latency.push_back(it->second);
+    }
+    if (latency.size() != part.kernels.size()) latency.clear();
+    const concurrency_summary c = analyze_concurrency(part, latency);
+    report_value doc = report_value::object();
+    doc.set("stages", integer(static_cast<int64_t>(c.stages.size())));
+    doc.set("widest_stage", integer(c.widest_stage));
+    doc.set("widest_stage_kernels",
+            integer(c.stages.empty() ? 0 : c.stages[c.widest_stage].kernels));
+    report_value path = report_value::array();
+    for (uint32_t k : c.critical_path) path.push(integer(k));
+    doc.set("critical_path", std::move(path));
+    doc.set("critical_path_kernels", integer(static_cast<int64_t>(c.critical_path.size())));
+    if (!latency.empty()) {
+        doc.set("critical_path_latency_s", number(c.critical_path_latency_s));
+        doc.set("serial_latency_s", number(c.serial_latency_s));
+        doc.set("speedup_bound", number(c.speedup_bound));
+    }
+    report_value per_stage = report_value::array();
+    for (const stage_summary& s : c.stages) {
+        report_value x = report_value::object();
+        x.set("kernels", integer(s.kernels));
+        x.set("total_threads", number(s.total_threads));
+        x.set("max_threads", number(s.max_threads));
+        if (!latency.empty()) x.set("latency_s", number(s.latency_s));
+        per_stage.push(std::move(x));
+    }
+    doc.set("per_stage", std::move(per_stage));
+    return doc;
+}
 
 report_value kernel_document(const bound_graph& g, const partition& p, uint32_t k) {
     const kernel& kr = p.kernels[k];
@@ -255,6 +295,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             kernels.push(std::move(kd));
         }
         run.set("kernels", std::move(kernels));
+        run.set("concurrency", concurrency_document(part, results));
         runs.push(std::move(run));
     }
     // The first run's totals at the top level, so single-architecture users find them directly.

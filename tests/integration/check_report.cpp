@@ -104,6 +104,23 @@ int main(int argc, char** argv) {
         expect(close(sum_flops, t.at("flops")), "totals.flops equals the sum of kernel flops");
         expect(close(sum_latency, t.at("latency_s")),
                "totals.latency_s equals the sum of kernel latencies (serial execution)");
+        // Concurrency: every kernel in one stage; the critical path is no longer than the
+        // serial sum; the bound is at least 1.
+        const auto& c = run.at("concurrency");
+        double staged = 0;
+        for (const auto& st : c.at("per_stage")) staged += st.at("kernels").get<double>();
+        expect(staged == static_cast<double>(run.at("kernels").size()),
+               "concurrency.per_stage covers every kernel once");
+        expect(c.at("stages").get<double>() == static_cast<double>(c.at("per_stage").size()),
+               "concurrency.stages counts per_stage");
+        if (c.contains("speedup_bound")) {
+            expect(c.at("critical_path_latency_s").get<double>() <=
+                       c.at("serial_latency_s").get<double>() * (1 + 1e-9),
+                   "critical path no longer than the serial latency");
+            expect(c.at("speedup_bound").get<double>() >= 1 - 1e-9, "speedup bound >= 1");
+            expect(close(c.at("serial_latency_s").get<double>(), sum_latency),
+                   "concurrency.serial_latency_s equals the sum of kernel latencies");
+        }
         if (macs > 0) expect(close(macs, t.at("macs")), "totals.macs equals the expected value");
         if (params > 0)
             expect(close(params, t.at("params")),

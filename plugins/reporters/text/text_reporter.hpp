@@ -118,6 +118,24 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
     return s;
 }
 
+/// One line: stages, widest stage, critical path and the speedup concurrency could bring.
+inline std::string concurrency_text(const sdk::value_view& c) {
+    auto stages = number(c["stages"]);
+    if (!stages) return {};
+    std::string s = "  concurrency: " + plural(*stages, "dependency stage", "dependency stages") +
+                    ", widest " +
+                    plural(number(c["widest_stage_kernels"]).value_or(0), "kernel", "kernels") +
+                    "; critical path " +
+                    plural(number(c["critical_path_kernels"]).value_or(0), "kernel", "kernels");
+    auto critical = number(c["critical_path_latency_s"]);
+    auto serial = number(c["serial_latency_s"]);
+    auto bound = number(c["speedup_bound"]);
+    if (critical && serial && bound)
+        s += ", " + seconds(*critical) + " of " + seconds(*serial) +
+             " serial: overlapping independent kernels gains at most x" + format("%.2f", *bound);
+    return s + "\n";
+}
+
 inline std::string run_text(const sdk::value_view& run, size_t index, size_t run_count,
                             const sdk::value_view& model, const render_options& opt) {
     const sdk::value_view arch = run["architecture"];
@@ -223,6 +241,7 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         }
         s += "\n";
     }
+    s += concurrency_text(run["concurrency"]);
     if (opt.top > 0 && !slowest.empty()) {
         std::stable_sort(slowest.begin(), slowest.end(),
                          [](const slow& a, const slow& b) { return a.latency > b.latency; });

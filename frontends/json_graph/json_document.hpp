@@ -162,8 +162,15 @@ public:
         // simdjson decodes strings into one buffer from its start on every pass, so one pass
         // reads all streamed arrays (the first pass's strings were copied).
         doc_.rewind();
+        // Through a value, as the first pass: the document's own get_object() also checks
+        // that the text ends with the object, which trailing text (reported below) breaks.
+        simdjson::ondemand::value root;
         simdjson::ondemand::object top;
-        if (doc_.get_object().get(top) != simdjson::SUCCESS) unexpected_at(stop_offset(base_));
+        if (doc_.get_value().get(root) != simdjson::SUCCESS ||
+            root.get_object().get(top) != simdjson::SUCCESS) {
+            report_trailing();
+            unexpected_at(stop_offset(base_));
+        }
         for (auto member : top) {
             simdjson::ondemand::field f;
             if (std::move(member).get(f) != simdjson::SUCCESS)
@@ -340,11 +347,13 @@ private:
         return {start, in_string ? text_.size() : std::string_view::npos};
     }
 
-    /// Whether the container opening at `at` runs to the end of the text.
-    bool never_closed(std::size_t at) const noexcept {
+    /// Walks the text from `from`, outside strings, keeping the bracket depth; returns the
+    /// first bracket after which `stop(depth)` holds, or npos.
+    template <class Stop>
+    std::size_t walk_brackets(std::size_t from, Stop stop) const noexcept {
         bool in_string = false;
         std::size_t level = 0;
-        for (std::size_t i = at; i < text_.size(); ++i) {
+        for (std::size_t i = from; i < text_.size(); ++i) {
             const char c = text_[i];
             if (in_string) {
                 if (c == '\\')
@@ -354,34 +363,24 @@ private:
             } else if (c == '"') {
                 in_string = true;
             } else if (c == '[' || c == '{') {
-                ++level;
-            } else if ((c == ']' || c == '}') && --level == 0) {
-                return false;
+                if (stop(++level)) return i;
+            } else if ((c == ']' || c == '}') && level > 0) {
+                if (stop(--level)) return i;
             }
         }
-        return true;
+        return std::string_view::npos;
     }
 
-    /// The first bracket nested deeper than `depth`, outside strings.
+    /// Whether the container opening at `at` runs to the end of the text.
+    bool never_closed(std::size_t at) const noexcept {
+        return walk_brackets(at, [](std::size_t depth) { return depth == 0; }) ==
+               std::string_view::npos;
+    }
+
+    /// The first bracket nested deeper than `depth` (0 if none).
     std::size_t first_too_deep(std::size_t depth) const noexcept {
-        bool in_string = false;
-        std::size_t level = 0;
-        for (std::size_t i = base_; i < text_.size(); ++i) {
-            const char c = text_[i];
-            if (in_string) {
-                if (c == '\\')
-                    ++i;
-                else if (c == '"')
-                    in_string = false;
-            } else if (c == '"') {
-                in_string = true;
-            } else if (c == '[' || c == '{') {
-                if (++level > depth) return i;
-            } else if ((c == ']' || c == '}') && level > 0) {
-                --level;
-            }
-        }
-        return 0;
+        const std::size_t at = walk_brackets(base_, [depth](std::size_t d) { return d > depth; });
+        return at == std::string_view::npos ? 0 : at;
     }
 
     [[noreturn]] void too_deep(std::size_t at) const {

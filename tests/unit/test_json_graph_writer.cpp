@@ -380,6 +380,9 @@ TEST_CASE("json graph reader: errors name the file, the line and the culprit", "
                     {"bad.json:5:1: invalid JSON: unexpected ']'; expected a value"});
     expect_rejected(head + "  {\"name\": \"r\", \"op\": \"Relu\", \"outputs\": [\"y\"",
                     {"bad.json:4:46: invalid JSON: unexpected end of input"});
+    expect_rejected(head + "  {\"name\": \"r\", \"op\": \"Relu\", \"outputs\": [\"y\"]}\n]} extra",
+                    {"bad.json:5:4: invalid JSON: unexpected literal 'extra'; expected nothing "
+                     "after the top-level value"});
     // Keys may be spelled with escapes, the streamed lists' keys too.
     CHECK(jg::parse_graph(R"({"schema": "nnergy.graph/1", "outputs": ["y"],
         "t\u0065nsors": [{"name": "x", "dtype": "float32", "shape": [2]}], "inputs": ["x"],

@@ -204,7 +204,6 @@ public:
         }
         report_trailing();
     }
-    std::string_view text() const noexcept { return text_; }
 
 private:
     std::string_view text_;

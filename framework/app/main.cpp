@@ -131,17 +131,22 @@ int main(int argc, char** argv) {
 
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
-    std::string model_file, hw, precision = "float32", runtime, format = "text", output = "-",
-                                frontend, rules;
-    std::vector<std::string> an_dims;
-    int batch = 0;
+    std::string model_file, hw, runtime, format = "text", output = "-", frontend, rules;
+    std::vector<std::string> an_dims, precisions{"float32"};
+    std::vector<int64_t> batches;
     bool an_strict = false;
     analyze->add_option("model", model_file, "Model file (frontend chosen by extension)")
         ->required();
     analyze->add_option("--hw", hw, "Hardware catalog name or hardware TOML file")->required();
     analyze->add_option("--dim", an_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
-    analyze->add_option("--batch", batch, "Shorthand for --dim batch=N");
-    analyze->add_option("--precision", precision, "Compute precision (float32, float16, ...)");
+    analyze
+        ->add_option("--batch", batches,
+                     "Shorthand for --dim batch=N; several (1,8,64) sweep: one run each")
+        ->delimiter(',');
+    analyze
+        ->add_option("--precision", precisions,
+                     "Compute precision (float32, float16, ...); several sweep: one run each")
+        ->delimiter(',');
     analyze->add_option("--runtime", runtime,
                         "Execution runtime model, passed to the estimator as `runtime`");
     analyze->add_option("--format", format, "Report format: text, json, or a reporter name");
@@ -216,8 +221,10 @@ int main(int argc, char** argv) {
             nnergy::run_options opts;
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(an_dims);
-            if (batch < 0) throw nnergy::error("--batch must be positive", exit_code::usage);
-            if (batch > 0) opts.dims["batch"] = batch;
+            for (int64_t b : batches)
+                if (b <= 0) throw nnergy::error("--batch must be positive", exit_code::usage);
+            if (batches.size() == 1) opts.dims["batch"] = batches.front();
+            if (batches.size() > 1) opts.sweeps["batch"] = batches;
             opts.strict = an_strict;
             spec.partitioner.plugin = "nnergy.partitioner.fusion";
             spec.partitioner.where = {"default pipeline", 0};
@@ -239,16 +246,20 @@ int main(int argc, char** argv) {
             rv.string_value = std::filesystem::absolute(rules_file).string();
             rv.file = "command line";
             spec.partitioner.config.push_back(rv);
-            if (!nnergy::dtype_from_name(precision))
-                throw nnergy::error(fmt::format("--precision: unknown precision '{}'", precision),
-                                    exit_code::usage);
             nnergy::architecture_spec arch;
             arch.plugin = "nnergy.architecture.reference";
             arch.where = {"--hw", 0};
             arch.hardware = hw;
             arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
-            arch.precision = std::string(nnergy::dtype_name(*nnergy::dtype_from_name(precision)));
-            spec.architectures.push_back(arch);
+            for (const std::string& precision : precisions) {
+                if (!nnergy::dtype_from_name(precision))
+                    throw nnergy::error(
+                        fmt::format("--precision: unknown precision '{}'", precision),
+                        exit_code::usage);
+                arch.precision =
+                    std::string(nnergy::dtype_name(*nnergy::dtype_from_name(precision)));
+                spec.architectures.push_back(arch);
+            }
             nnergy::component_spec est;
             est.plugin = "nnergy.estimator.roofline";
             est.where = {"default pipeline", 0};

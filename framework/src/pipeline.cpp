@@ -141,10 +141,23 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         if (const toml::node* d = t.get("dims")) {
             const toml::table& dims = r.table(*d, "model.dims");
             for (auto&& [k, v] : dims) {
-                auto value = v.value_exact<int64_t>();
-                if (!value || *value <= 0)
-                    r.fail(v, fmt::format("'model.dims.{}' must be a positive integer", k.str()));
-                spec.model.dims[std::string(k.str())] = *value;
+                const std::string name(k.str());
+                auto positive = [&](const toml::node& n) {
+                    auto value = n.value_exact<int64_t>();
+                    if (!value || *value <= 0)
+                        r.fail(n, fmt::format("'model.dims.{}' must be a positive integer or an "
+                                              "array of them (a sweep)",
+                                              name));
+                    return *value;
+                };
+                if (const toml::array* values = v.as_array()) {
+                    if (values->empty())
+                        r.fail(v, fmt::format("'model.dims.{}' sweeps over no values", name));
+                    std::vector<int64_t>& sweep = spec.model.sweeps[name];
+                    for (const toml::node& x : *values) sweep.push_back(positive(x));
+                } else {
+                    spec.model.dims[name] = positive(v);
+                }
             }
         }
         if (const toml::node* o = t.get("options")) {
@@ -182,18 +195,35 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         architecture_spec a;
         r.component(*t, "architecture", a);
         a.hardware = r.string(*t, "hardware", "architecture", true, *t);
-        std::string precision = r.string(*t, "precision", "architecture", false, *t);
-        if (!precision.empty()) {
-            if (!dtype_from_name(precision))
-                r.fail(*t->get("precision"),
-                       fmt::format("unknown precision '{}' (expected float32, tfloat32, float16, "
-                                   "bfloat16, float8_e4m3, float8_e5m2, int8, int4, float64)",
-                                   precision));
-            a.precision = std::string(dtype_name(*dtype_from_name(precision)));
+        // A precision, or an array of them: one run per precision (a sweep).
+        std::vector<std::string> precisions;
+        auto check_precision = [&](const toml::node& n) {
+            auto p = n.value<std::string>();
+            if (!p) r.fail(n, "'architecture.precision' must be a string or an array of strings");
+            if (!dtype_from_name(*p))
+                r.fail(n, fmt::format("unknown precision '{}' (expected float32, tfloat32, "
+                                      "float16, bfloat16, float8_e4m3, float8_e5m2, int8, int4, "
+                                      "float64)",
+                                      *p));
+            precisions.push_back(std::string(dtype_name(*dtype_from_name(*p))));
+        };
+        if (const toml::node* p = t->get("precision")) {
+            if (const toml::array* list = p->as_array()) {
+                if (list->empty()) r.fail(*p, "'architecture.precision' sweeps over no values");
+                for (const toml::node& x : *list) check_precision(x);
+            } else {
+                check_precision(*p);
+            }
+        } else {
+            precisions.push_back(a.precision);
         }
         a.hardware_file = resolve_hardware(a.hardware, spec.base_dir, r.at(*t->get("hardware")));
         a.config = r.plugin_config(*t, {"plugin", "hardware", "precision"});
-        spec.architectures.push_back(std::move(a));
+        for (const std::string& p : precisions) {
+            architecture_spec one = a;
+            one.precision = p;
+            spec.architectures.push_back(std::move(one));
+        }
     }
     for (const toml::table* t : tables("estimator", true)) {
         component_spec e;

@@ -24,6 +24,27 @@ const component_entry& require(const registry& reg, nnergy_component_kind kind,
                 exit_code::plugin_missing);
 }
 
+/// Every binding a run sweeps over: the pipeline's single values and --dim overrides, crossed
+/// with each swept dimension's values (in name order), --dim taking a swept name out.
+std::vector<dim_bindings> sweep_bindings(const pipeline_spec& spec, const run_options& options) {
+    dim_bindings base = spec.model.dims;
+    for (const auto& [k, v] : options.dims) base[k] = v;
+    std::map<std::string, std::vector<int64_t>, std::less<>> sweeps = spec.model.sweeps;
+    for (const auto& [k, v] : options.sweeps) sweeps[k] = v;
+    std::vector<dim_bindings> out{base};
+    for (const auto& [name, values] : sweeps) {
+        if (options.dims.count(name)) continue;
+        std::vector<dim_bindings> next;
+        for (const dim_bindings& b : out)
+            for (int64_t v : values) {
+                next.push_back(b);
+                next.back()[name] = v;
+            }
+        out = std::move(next);
+    }
+    return out;
+}
+
 report_value number(double v) { return report_value::of(v); }
 report_value integer(int64_t v) { return report_value::of(v); }
 
@@ -172,9 +193,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     spdlog::info("loaded {} ({} nodes, {} tensors) with {}", spec.model.path.string(),
                  g.nodes.size(), g.tensors.size(), fe->name);
 
-    dim_bindings dims = spec.model.dims;
-    for (const auto& [k, v] : options.dims) dims[k] = v;
-    bound_graph bg = nnergy::bind(g, dims);
+    const std::vector<dim_bindings> bindings = sweep_bindings(spec, options);
+    bound_graph bg = nnergy::bind(g, bindings.front());
 
     report_value unknown = report_value::array();
     for (uint32_t n : bg.unknown_nodes) {
@@ -204,10 +224,14 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     partition part = run_partitioner(partitioner, bg);
 
     double macs = 0, flops = 0;
-    for (const op_counts& c : bg.counts) {
-        macs += c.macs;
-        flops += c.flops;
-    }
+    auto count_work = [&] {
+        macs = flops = 0;
+        for (const op_counts& c : bg.counts) {
+            macs += c.macs;
+            flops += c.flops;
+        }
+    };
+    count_work();
 
     report_value doc = report_value::object();
     doc.set("schema", report_value::of("nnergy.report/1"));
@@ -223,6 +247,21 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     report_value dims_doc = report_value::object();
     for (const auto& [k, v] : bg.bindings) dims_doc.set(k, integer(v));
     model.set("dims", std::move(dims_doc));
+    if (bindings.size() > 1) {
+        // Every value each swept dimension takes, in run order.
+        report_value sweep = report_value::object();
+        for (const auto& [name, first] : bindings.front()) {
+            std::vector<int64_t> values;
+            for (const dim_bindings& b : bindings)
+                if (std::find(values.begin(), values.end(), b.at(name)) == values.end())
+                    values.push_back(b.at(name));
+            if (values.size() < 2) continue;
+            report_value list = report_value::array();
+            for (int64_t v : values) list.push(integer(v));
+            sweep.set(name, std::move(list));
+        }
+        model.set("sweep", std::move(sweep));
+    }
     model.set("nodes", integer(static_cast<int64_t>(g.nodes.size())));
     model.set("tensors", integer(static_cast<int64_t>(g.tensors.size())));
     model.set("unknown_ops", std::move(unknown));
@@ -238,65 +277,77 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir));
 
     report_value runs = report_value::array();
-    for (size_t a = 0; a < spec.architectures.size(); ++a) {
-        const architecture_spec& as = spec.architectures[a];
-        config_values hw = read_hardware_file(as.hardware_file);
-        const config_value* hw_name = find_value(hw, "name");
-        const config_value* hw_class = find_value(hw, "class");
-        component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir);
-        const nnergy_dtype precision = *dtype_from_name(as.precision);
-        std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);
-
-        nnergy_results results;
-        report_value est_names = report_value::array();
-        for (size_t e = 0; e < estimators.size(); ++e) {
-            run_estimator(*estimators[e], arch, bg, part, mappings, precision, results);
-            est_names.push(report_value::of(est_entries[e]->name));
+    // One loaded graph, bound and partitioned again for each point of a dimension sweep.
+    for (size_t b = 0; b < bindings.size(); ++b) {
+        if (b > 0) {
+            bg = nnergy::bind(g, bindings[b]);
+            part = run_partitioner(partitioner, bg);
+            count_work();
         }
+        report_value run_dims = report_value::object();
+        for (const auto& [k, v] : bg.bindings) run_dims.set(k, integer(v));
+        for (size_t a = 0; a < spec.architectures.size(); ++a) {
+            const architecture_spec& as = spec.architectures[a];
+            config_values hw = read_hardware_file(as.hardware_file);
+            const config_value* hw_name = find_value(hw, "name");
+            const config_value* hw_class = find_value(hw, "class");
+            component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir);
+            const nnergy_dtype precision = *dtype_from_name(as.precision);
+            std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);
 
-        report_value run = report_value::object();
-        report_value arch_doc = report_value::object();
-        arch_doc.set("plugin", report_value::of(arch_entries[a]->name));
-        arch_doc.set("hardware", report_value::of(hw_name ? hw_name->string_value : as.hardware));
-        arch_doc.set("hardware_file", report_value::of(as.hardware_file.string()));
-        arch_doc.set("class", report_value::of(hw_class ? hw_class->string_value : ""));
-        arch_doc.set("precision", report_value::of(as.precision));
-        // Where every number of the hardware description comes from, in SI units.
-        report_value quantities = report_value::object();
-        for (const config_value& v : hw) {
-            if (v.source.empty()) continue;
-            report_value q = report_value::object();
-            q.set("value_si", number(v.float_value));
-            q.set("unit", report_value::of(v.unit));
-            q.set("source", report_value::of(v.source));
-            quantities.set(v.name, std::move(q));
+            nnergy_results results;
+            report_value est_names = report_value::array();
+            for (size_t e = 0; e < estimators.size(); ++e) {
+                run_estimator(*estimators[e], arch, bg, part, mappings, precision, results);
+                est_names.push(report_value::of(est_entries[e]->name));
+            }
+
+            report_value run = report_value::object();
+            report_value arch_doc = report_value::object();
+            arch_doc.set("plugin", report_value::of(arch_entries[a]->name));
+            arch_doc.set("hardware",
+                         report_value::of(hw_name ? hw_name->string_value : as.hardware));
+            arch_doc.set("hardware_file", report_value::of(as.hardware_file.string()));
+            arch_doc.set("class", report_value::of(hw_class ? hw_class->string_value : ""));
+            arch_doc.set("precision", report_value::of(as.precision));
+            // Where every number of the hardware description comes from, in SI units.
+            report_value quantities = report_value::object();
+            for (const config_value& v : hw) {
+                if (v.source.empty()) continue;
+                report_value q = report_value::object();
+                q.set("value_si", number(v.float_value));
+                q.set("unit", report_value::of(v.unit));
+                q.set("source", report_value::of(v.source));
+                quantities.set(v.name, std::move(q));
+            }
+            arch_doc.set("quantities", std::move(quantities));
+            run.set("architecture", std::move(arch_doc));
+            run.set("estimators", std::move(est_names));
+
+            report_value totals = report_value::object();
+            totals.set("params", number(bg.total_params));
+            totals.set("macs", number(macs));
+            totals.set("flops", number(flops));
+            for (const auto& [k, v] : results.totals) totals.set(k, number(v));
+            for (const auto& [k, v] : results.total_texts) totals.set(k, report_value::of(v));
+            run.set("totals", std::move(totals));
+
+            report_value kernels = report_value::array();
+            for (uint32_t k = 0; k < part.kernels.size(); ++k) {
+                report_value kd = kernel_document(bg, part, k);
+                kd.set("mapping", mapping_document(mappings[k]));
+                report_value metrics = report_value::object();
+                for (const auto& [key, v] : results.kernel_numbers[k]) metrics.set(key, number(v));
+                for (const auto& [key, v] : results.kernel_texts[k])
+                    metrics.set(key, report_value::of(v));
+                kd.set("metrics", std::move(metrics));
+                kernels.push(std::move(kd));
+            }
+            run.set("kernels", std::move(kernels));
+            run.set("concurrency", concurrency_document(part, results));
+            run.set("dims", run_dims);
+            runs.push(std::move(run));
         }
-        arch_doc.set("quantities", std::move(quantities));
-        run.set("architecture", std::move(arch_doc));
-        run.set("estimators", std::move(est_names));
-
-        report_value totals = report_value::object();
-        totals.set("params", number(bg.total_params));
-        totals.set("macs", number(macs));
-        totals.set("flops", number(flops));
-        for (const auto& [k, v] : results.totals) totals.set(k, number(v));
-        for (const auto& [k, v] : results.total_texts) totals.set(k, report_value::of(v));
-        run.set("totals", std::move(totals));
-
-        report_value kernels = report_value::array();
-        for (uint32_t k = 0; k < part.kernels.size(); ++k) {
-            report_value kd = kernel_document(bg, part, k);
-            kd.set("mapping", mapping_document(mappings[k]));
-            report_value metrics = report_value::object();
-            for (const auto& [key, v] : results.kernel_numbers[k]) metrics.set(key, number(v));
-            for (const auto& [key, v] : results.kernel_texts[k])
-                metrics.set(key, report_value::of(v));
-            kd.set("metrics", std::move(metrics));
-            kernels.push(std::move(kd));
-        }
-        run.set("kernels", std::move(kernels));
-        run.set("concurrency", concurrency_document(part, results));
-        runs.push(std::move(run));
     }
     // The first run's totals at the top level, so single-architecture users find them directly.
     doc.set("totals", runs.items.empty() ? report_value::object() : *runs.items[0].get("totals"));

@@ -2,6 +2,8 @@
 // Checks a JSON report for internal consistency (and optional expected values):
 //   check_report REPORT [--batch N] [--kernel-batch N] [--macs M] [--params P]
 //                [--reference FILE MODEL]
+// --runs N checks the number of runs; --run-batches B1,B2,... each run's bound batch (its
+// `dims`) and its kernels' parallelism.batch, for sweeps.
 // --batch checks the bound dimension; --kernel-batch also checks that every kernel's
 // parallelism.batch is N (true of batch-first models such as CNNs, not of attention blocks
 // whose heads or sequence lead some tensors).
@@ -19,6 +21,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 int failures = 0;
@@ -41,8 +44,19 @@ int main(int argc, char** argv) {
         return 2;
     }
     double batch = -1, kernel_batch = -1, macs = -1, params = -1, reference_macs = -1;
+    double run_count = -1;
+    std::vector<double> run_batches;
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string k = argv[i];
+        if (k == "--run-batches") {
+            std::string list = argv[i + 1];
+            for (std::size_t at = 0; at <= list.size();) {
+                std::size_t comma = std::min(list.find(',', at), list.size());
+                run_batches.push_back(std::stod(list.substr(at, comma - at)));
+                at = comma + 1;
+            }
+            continue;
+        }
         if (k == "--reference" && i + 2 < argc) {
             const toml::table ref = toml::parse_file(argv[i + 1]);
             const std::string model = argv[i + 2];
@@ -63,6 +77,8 @@ int main(int argc, char** argv) {
             batch = v;
         else if (k == "--kernel-batch")
             kernel_batch = batch = v;
+        else if (k == "--runs")
+            run_count = v;
         else if (k == "--macs")
             macs = v;
         else if (k == "--params")
@@ -79,6 +95,20 @@ int main(int argc, char** argv) {
     expect(!runs.empty(), "at least one run");
     expect(r.at("totals") == runs.at(0).at("totals"), "top-level totals equal the first run's");
     if (batch > 0) expect(r.at("model").at("dims").at("batch") == batch, "model.dims.batch");
+    if (run_count >= 0) expect(static_cast<double>(runs.size()) == run_count, "number of runs");
+    if (!run_batches.empty()) {
+        expect(runs.size() == run_batches.size(), "one --run-batches value per run");
+        for (std::size_t r = 0; r < std::min(runs.size(), run_batches.size()); ++r) {
+            const auto& run = runs.at(r);
+            expect(run.at("dims").at("batch") == run_batches[r],
+                   "run " + std::to_string(r) + " dims.batch");
+            for (const auto& k : run.at("kernels"))
+                expect(k.at("parallelism").at("batch").get<double>() == run_batches[r],
+                       "run " + std::to_string(r) + " kernel parallelism.batch");
+        }
+        expect(r.at("model").at("dims").at("batch") == run_batches.front(),
+               "model.dims is the first run's");
+    }
     for (const auto& run : runs) {
         const auto& t = run.at("totals");
         for (const char* key : {"params", "macs", "flops", "latency_s"})

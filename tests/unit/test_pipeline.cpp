@@ -52,3 +52,21 @@ TEST_CASE("pipeline errors name the file, line and key", "[pipeline]") {
     CHECK_THAT(error_of("invalid_toml.toml"), Catch::Contains("invalid TOML"));
     CHECK_THAT(error_of("nope.toml"), Catch::Contains("no such file"));
 }
+
+TEST_CASE("pipelines sweep dimensions and precisions", "[pipeline]") {
+    auto spec = nnergy::parse_pipeline(root + "/tests/data/pipelines/sweep.toml");
+    CHECK(spec.model.dims.empty());
+    CHECK(spec.model.sweeps.at("batch") == std::vector<int64_t>{1, 8});
+    REQUIRE(spec.architectures.size() == 2);  // one per precision, otherwise alike
+    CHECK(spec.architectures[0].precision == "float32");
+    CHECK(spec.architectures[1].precision == "float16");
+    CHECK(spec.architectures[1].hardware_file == spec.architectures[0].hardware_file);
+    CHECK_THAT(error_of("sweep_empty.toml"),
+               Catch::Contains("sweep_empty.toml:4") && Catch::Contains("sweeps over no values"));
+    CHECK_THAT(error_of("sweep_bad_dim.toml"),
+               Catch::Contains("sweep_bad_dim.toml:4") &&
+                   Catch::Contains("'model.dims.batch' must be a positive integer or an array"));
+    CHECK_THAT(error_of("sweep_bad_precision.toml"),
+               Catch::Contains("sweep_bad_precision.toml:13") &&
+                   Catch::Contains("unknown precision 'float13'"));
+}

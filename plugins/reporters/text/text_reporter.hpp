@@ -84,7 +84,7 @@ inline std::string unknown_ops_text(const sdk::value_view& unknown) {
     return s;
 }
 
-inline std::string totals_text(const sdk::value_view& totals, const sdk::value_view& model,
+inline std::string totals_text(const sdk::value_view& totals, const sdk::value_view& dims,
                                bool estimated) {
     std::string s = "  params " + count(totals["params"]) + "   MACs " + count(totals["macs"]) +
                     "   FLOPs " + count(totals["flops"]);
@@ -94,7 +94,7 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
     if (auto m = number(totals["peak_memory_bytes"])) s += "   peak memory " + si_unit(*m, "B");
     s += "\n";
     if (latency && *latency > 0) {
-        auto batch = number(model["dims"]["batch"]);
+        auto batch = number(dims["batch"]);
         s += "  throughput ";
         if (batch && *batch == 1)
             s += si(1 / *latency) + " samples/s (batch 1)";
@@ -145,6 +145,10 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
     if (!cls.empty()) s += " (" + cls + ")";
     const std::string precision = text(arch["precision"]);
     if (!precision.empty()) s += ", " + precision;
+    // The run's own bindings (a sweep binds each run differently), else the model's.
+    const sdk::value_view dims = run["dims"] ? run["dims"] : model["dims"];
+    for (size_t i = 0; i < dims.size(); ++i)
+        s += ", " + std::string(dims.key(i)) + "=" + text(dims.at(i));
     s += "\n";
     std::string components = "  architecture " + text(arch["plugin"], "?");
     const sdk::value_view estimators = run["estimators"];
@@ -224,7 +228,7 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         s += "  no kernels\n";
     }
 
-    s += "\n" + totals_text(totals, model, any_metrics);
+    s += "\n" + totals_text(totals, dims, any_metrics);
     if (!by_bottleneck.empty()) {
         std::vector<std::pair<std::string, std::pair<size_t, double>>> order(by_bottleneck.begin(),
                                                                              by_bottleneck.end());
@@ -276,6 +280,14 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     if (!origin.empty()) model_line += "  (" + origin + ")";
     s += model_line + "\n";
     if (model["dims"].size()) s += "  dims      " + dims_text(model["dims"]) + "\n";
+    const sdk::value_view sweep = model["sweep"];
+    for (size_t i = 0; i < sweep.size(); ++i) {
+        std::string values;
+        for (size_t v = 0; v < sweep.at(i).size(); ++v)
+            values += (v ? ", " : "") + text(sweep.at(i).at(v));
+        s += "  sweep     " + std::string(sweep.key(i)) + " = " + values +
+             " (one run each; dims above are the first run's)\n";
+    }
     std::string graph;
     if (auto n = number(model["nodes"])) graph += plural(*n, "node", "nodes");
     if (auto n = number(model["tensors"]))
@@ -295,7 +307,7 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
         s += "\n" + run_text(runs.at(r), r, runs.size(), model, opt);
     if (runs.size() == 0 && doc["totals"]) {
         s += "\nNo architecture in the pipeline: counts only.\n";
-        s += totals_text(doc["totals"], model, false);
+        s += totals_text(doc["totals"], model["dims"], false);
     }
     const std::string unknown = unknown_ops_text(model["unknown_ops"]);
     if (!unknown.empty()) s += "\n" + unknown;

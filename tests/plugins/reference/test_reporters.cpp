@@ -122,7 +122,7 @@ TEST_CASE("text report of a full document", "[text]") {
     CHECK(contains(out, "model     tiny  (models/tiny.json via nnergy.frontend.json_graph)\n"));
     CHECK(contains(out, "dims      batch=4\n"));
     CHECK(contains(out, "graph     5 nodes, 9 tensors, 2 kernels (nnergy.partitioner.fusion)\n"));
-    CHECK(contains(out, "Run 1 of 1: h100-sxm5 (gpu), float16\n"));
+    CHECK(contains(out, "Run 1 of 1: h100-sxm5 (gpu), float16, batch=4\n"));
 
     // Row of conv1: 118M MACs, 236M FLOPs, 3.00M bytes (1e6 + 2e6 + 500), AI 78.7, 9% of the
     // chip, 30 us = 75% of the run's 40 us.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
 #include <nnergy/framework/shape_inference.hpp>
@@ -41,6 +42,8 @@ struct model_spec {
     std::string frontend;  ///< empty: chosen by file extension
     std::filesystem::path path;
     dim_bindings dims;
+    /// Dimensions bound to several values (`batch = [1, 8, 64]`): one run per combination.
+    std::map<std::string, std::vector<int64_t>, std::less<>> sweeps;
     config_values options;  ///< [model.options], given to the frontend
     source_location where;
 };
@@ -77,7 +80,9 @@ std::vector<std::string> hardware_catalog();
 struct run_options {
     std::vector<std::filesystem::path> plugin_paths;  ///< --plugin-path, searched first
     dim_bindings dims;                                ///< --dim, override the pipeline's
-    bool strict = false;                              ///< unknown ops are an error
+    /// Swept dimensions from the command line (--batch 1,8,64), replacing the pipeline's.
+    std::map<std::string, std::vector<int64_t>, std::less<>> sweeps;
+    bool strict = false;  ///< unknown ops are an error
 };
 
 /// Loads the plugins a pipeline needs into `reg` (search order of registry.hpp).

@@ -177,6 +177,11 @@ int main(int argc, char** argv) {
         ->add_option("--model", bench_models,
                      "Time loading these model files instead (load, inference, counting)")
         ->check(CLI::ExistingFile);
+    std::string bench_sweep;
+    bench
+        ->add_option("--sweep", bench_sweep,
+                     "Evaluations per second of a sweep of this model over the catalog")
+        ->check(CLI::ExistingFile);
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
 
@@ -322,6 +327,8 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            if (!bench_sweep.empty())
+                return nnergy::run_bench_sweep(reg, bench_sweep, bench_repeats);
             if (!bench_models.empty()) {
                 nnergy::dim_bindings dims = parse_dims(bench_dims);
                 dims.try_emplace("batch", 1);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
@@ -229,6 +230,71 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
                     file.filename().string().c_str(), file_mb, load * 1e3, infer * 1e3,
                     median(totals) * 1e3, peak_mb, peak_mb / file_mb, nodes);
     }
+    return 0;
+}
+
+int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats) {
+    if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
+    const component_entry* fe = reg.frontend_for(file);
+    if (!fe)
+        throw error(fmt::format("bench: no frontend reads '{}' (by its extension)", file.string()),
+                    exit_code::plugin_missing);
+    const auto& part_entry = need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
+    const auto& arch_entry = need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference");
+    const auto& est_entry = need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline");
+    config_value rules;
+    rules.name = "rules";
+    rules.kind = NNERGY_VALUE_STRING;
+    rules.string_value = find_config("fusion/default.toml").string();
+    component_instance frontend(*fe, {});
+    component_instance partitioner(part_entry, {rules});
+    component_instance estimator(est_entry, {});
+
+    // Setup, not timed: one loaded model, every catalog device ready.
+    const graph g = load_model(frontend, file);
+    const source_location where{"bench", 0};
+    std::vector<std::unique_ptr<component_instance>> devices;
+    for (const std::string& name : hardware_catalog())
+        devices.push_back(std::make_unique<component_instance>(
+            arch_entry, config_values{},
+            read_hardware_file(resolve_hardware(name, std::filesystem::current_path(), where))));
+    const int64_t batches[] = {1, 8, 64};
+    const nnergy_dtype precisions[] = {NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_FLOAT16,
+                                       NNERGY_DTYPE_BFLOAT16, NNERGY_DTYPE_INT8};
+
+    // One evaluation: a (device, batch, precision) mapped and estimated. The graph is bound and
+    // partitioned once per batch, as a sweep does, and that time is included.
+    std::vector<double> rates;
+    size_t evaluations = 0, skipped = 0;
+    for (int r = 0; r < repeats; ++r) {
+        evaluations = skipped = 0;
+        const auto t0 = clock_type::now();
+        for (int64_t batch : batches) {
+            const bound_graph bg = nnergy::bind(g, {{"batch", batch}});
+            const partition p = run_partitioner(partitioner, bg);
+            for (const auto& device : devices)
+                for (nnergy_dtype precision : precisions) {
+                    const std::string key = fmt::format("compute.{}.peak", dtype_name(precision));
+                    if (!find_value(device->hardware(), key)) {
+                        ++skipped;  // the device does not offer this precision
+                        continue;
+                    }
+                    auto mappings = map_kernels(*device, bg, p, precision);
+                    nnergy_results results;
+                    run_estimator(estimator, *device, bg, p, mappings, precision, results);
+                    ++evaluations;
+                }
+        }
+        rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
+    }
+    std::printf(
+        "nnergy bench --sweep: %s (%zu nodes) on %zu catalog devices x batch 1/8/64 x "
+        "float32/float16/bfloat16/int8 where offered, one thread\n",
+        file.filename().string().c_str(), g.nodes.size(), devices.size());
+    std::printf(
+        "%zu evaluations per sweep (%zu combinations not offered); median of %d sweeps: "
+        "%.0f evaluations/s\n",
+        evaluations, skipped, repeats, median(rates));
     return 0;
 }
 

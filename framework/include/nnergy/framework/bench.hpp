@@ -23,4 +23,9 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes, int repeats);
 int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& files,
                      const dim_bindings& dims, int repeats);
 
+/// Evaluations per second of a sweep from one loaded model: every catalog device x batch
+/// 1/8/64 x float32/float16/bfloat16/int8 where offered, each mapped by the reference
+/// architecture and estimated by the roofline, on one thread.
+int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats);
+
 }  // namespace nnergy

@@ -117,6 +117,23 @@ const component_entry& need(const registry& reg, nnergy_component_kind kind, con
     return *e;
 }
 
+/// The default pipeline's partitioner (with the bundled fusion rules), reference architecture
+/// and roofline estimator.
+struct default_components {
+    const component_entry& partitioner;
+    const component_entry& architecture;
+    const component_entry& estimator;
+    config_value rules;
+    explicit default_components(const registry& reg)
+        : partitioner(need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion")),
+          architecture(need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference")),
+          estimator(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline")) {
+        rules.name = "rules";
+        rules.kind = NNERGY_VALUE_STRING;
+        rules.string_value = find_config("fusion/default.toml").string();
+    }
+};
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -130,20 +147,14 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
     std::sort(sizes.begin(), sizes.end());  // ascending, so peak memory belongs to each size
 
     const auto& fe_entry = need(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph");
-    const auto& part_entry = need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
-    const auto& arch_entry = need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference");
-    const auto& est_entry = need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline");
+    const default_components c(reg);
 
-    config_value rules;
-    rules.name = "rules";
-    rules.kind = NNERGY_VALUE_STRING;
-    rules.string_value = find_config("fusion/default.toml").string();
     config_values hw = read_hardware_file(find_config("hardware/h100-sxm5.toml"));
 
     component_instance frontend(fe_entry, {});
-    component_instance partitioner(part_entry, {rules});
-    component_instance arch(arch_entry, {}, hw);
-    component_instance estimator(est_entry, {});
+    component_instance partitioner(c.partitioner, {c.rules});
+    component_instance arch(c.architecture, {}, hw);
+    component_instance estimator(c.estimator, {});
 
     std::printf("nnergy bench: synthetic residual CNN graphs, batch=1, float16 on h100-sxm5\n");
     std::printf(
@@ -239,16 +250,10 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
     if (!fe)
         throw error(fmt::format("bench: no frontend reads '{}' (by its extension)", file.string()),
                     exit_code::plugin_missing);
-    const auto& part_entry = need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
-    const auto& arch_entry = need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference");
-    const auto& est_entry = need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline");
-    config_value rules;
-    rules.name = "rules";
-    rules.kind = NNERGY_VALUE_STRING;
-    rules.string_value = find_config("fusion/default.toml").string();
+    const default_components c(reg);
     component_instance frontend(*fe, {});
-    component_instance partitioner(part_entry, {rules});
-    component_instance estimator(est_entry, {});
+    component_instance partitioner(c.partitioner, {c.rules});
+    component_instance estimator(c.estimator, {});
 
     // Setup, not timed: one loaded model, every catalog device ready.
     const graph g = load_model(frontend, file);
@@ -256,7 +261,7 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
     std::vector<std::unique_ptr<component_instance>> devices;
     for (const std::string& name : hardware_catalog())
         devices.push_back(std::make_unique<component_instance>(
-            arch_entry, config_values{},
+            c.architecture, config_values{},
             read_hardware_file(resolve_hardware(name, std::filesystem::current_path(), where))));
     const int64_t batches[] = {1, 8, 64};
     const nnergy_dtype precisions[] = {NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_FLOAT16,

@@ -276,6 +276,11 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         estimators.push_back(std::make_unique<component_instance>(
             *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir));
 
+    // Each hardware file is read once, however many bindings the run sweeps over.
+    std::vector<config_values> hardware;
+    for (const architecture_spec& as : spec.architectures)
+        hardware.push_back(read_hardware_file(as.hardware_file));
+
     report_value runs = report_value::array();
     // One loaded graph, bound and partitioned again for each point of a dimension sweep.
     for (size_t b = 0; b < bindings.size(); ++b) {
@@ -288,7 +293,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         for (const auto& [k, v] : bg.bindings) run_dims.set(k, integer(v));
         for (size_t a = 0; a < spec.architectures.size(); ++a) {
             const architecture_spec& as = spec.architectures[a];
-            config_values hw = read_hardware_file(as.hardware_file);
+            const config_values& hw = hardware[a];
             const config_value* hw_name = find_value(hw, "name");
             const config_value* hw_class = find_value(hw, "class");
             component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir);

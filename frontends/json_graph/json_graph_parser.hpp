@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -728,8 +729,8 @@ private:
                      what() +
                          " is a list of strings, which nnergy.graph/1 does not carry (the "
                          "plugin ABI has no string-list attributes)");
-            if (any_real) return float_list(v, subject, what);
-            return int_list(v, subject, what);
+            if (any_real) return list_of<double>(v, subject, what);
+            return list_of<int64_t>(v, subject, what);
         }
         if (v.type == json_value::kind::object) {
             if (size(v) != 1)
@@ -751,8 +752,8 @@ private:
                     fail(&x, subject,
                          what() + ": \"" + std::string(type) + "\" must be an array, not " +
                              kind_of(x));
-                if (type == "ints") return int_list(x, subject, what);
-                return float_list(x, subject, what);
+                if (type == "ints") return list_of<int64_t>(x, subject, what);
+                return list_of<double>(x, subject, what);
             }
             if (type == "strings")
                 fail(&v, subject,
@@ -770,25 +771,19 @@ private:
         fail(&v, subject, what() + " is " + kind_of(v) + kinds);
     }
 
-    template <class What>
-    std::vector<int64_t> int_list(const json_value& v, const subject_ref& subject,
-                                  const What& what) const {
-        std::vector<int64_t> out;
+    /// The elements of an array as integers (T = int64_t) or numbers (T = double).
+    template <class T, class What>
+    std::vector<T> list_of(const json_value& v, const subject_ref& subject,
+                           const What& what) const {
+        std::vector<T> out;
         out.reserve(size(v));
-        for (std::size_t k = 0; k < size(v); ++k)
-            out.push_back(require_int(at(v, k), subject,
-                                      [&] { return what() + " element " + std::to_string(k); }));
-        return out;
-    }
-
-    template <class What>
-    std::vector<double> float_list(const json_value& v, const subject_ref& subject,
-                                   const What& what) const {
-        std::vector<double> out;
-        out.reserve(size(v));
-        for (std::size_t k = 0; k < size(v); ++k)
-            out.push_back(require_float(at(v, k), subject,
-                                        [&] { return what() + " element " + std::to_string(k); }));
+        for (std::size_t k = 0; k < size(v); ++k) {
+            auto element = [&] { return what() + " element " + std::to_string(k); };
+            if constexpr (std::is_same_v<T, int64_t>)
+                out.push_back(require_int(at(v, k), subject, element));
+            else
+                out.push_back(require_float(at(v, k), subject, element));
+        }
         return out;
     }
 

@@ -99,12 +99,14 @@ struct model {
         return b->int_values[*g.find_tensor(name)];
     }
     nnergy_dtype dtype_of(const std::string& name) const { return b->dtypes[*g.find_tensor(name)]; }
-    const op_counts& counts(const std::string& node_name) const {
+    // Index of the node called `node_name`.
+    uint32_t n(const std::string& node_name) const {
         for (uint32_t i = 0; i < g.nodes.size(); ++i)
-            if (g.nodes[i].name == node_name) return b->counts[i];
+            if (g.nodes[i].name == node_name) return i;
         FAIL("no node " << node_name);
-        return b->counts[0];
+        return 0;
     }
+    const op_counts& counts(const std::string& node_name) const { return b->counts[n(node_name)]; }
     std::string bind_error(const dim_bindings& dims = {}) {
         try {
             bind(dims);

@@ -3,73 +3,15 @@
 #include <catch2/catch.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/partition.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
-using namespace nnergy;
-using Catch::Matchers::Contains;
+#include "ops_test_model.hpp"
 
 namespace {
 
-struct D {
-    dim d;
-    D(int v) : d(dim::of(v)) {}
-    D(const char* s) : d(dim::named(s)) {}
-};
-
-attribute ai(const char* n, int64_t v) { return {n, v}; }
-attribute ais(const char* n, std::vector<int64_t> v) { return {n, std::move(v)}; }
-
-struct model {
-    graph g;
-    std::optional<bound_graph> b;
-    model() { g.source_path = "model.json"; }
-
-    uint32_t add_tensor(const std::string& name, nnergy_dtype dt, std::optional<std::vector<D>> s,
-                        bool init) {
-        tensor t;
-        t.name = name;
-        t.dtype = dt;
-        if (s) {
-            t.shape.emplace();
-            for (const D& d : *s) t.shape->push_back(d.d);
-        }
-        t.is_initializer = init;
-        return g.add_tensor(std::move(t));
-    }
-    void input(const std::string& name, std::vector<D> s) {
-        g.inputs.push_back(add_tensor(name, NNERGY_DTYPE_FLOAT32, std::move(s), false));
-    }
-    void weight(const std::string& name, std::vector<D> s) {
-        add_tensor(name, NNERGY_DTYPE_FLOAT32, std::move(s), true);
-    }
-    uint32_t id(const std::string& name) {
-        if (auto t = g.find_tensor(name)) return *t;
-        return add_tensor(name, NNERGY_DTYPE_UNDEFINED, std::nullopt, false);
-    }
-    void node(const std::string& name, const std::string& op, std::vector<std::string> ins,
-              std::vector<std::string> outs, std::vector<attribute> attrs = {}) {
-        nnergy::node n;
-        n.name = name;
-        n.op_type = op;
-        for (auto& i : ins) n.inputs.push_back(id(i));
-        for (auto& o : outs) n.outputs.push_back(id(o));
-        n.attributes = std::move(attrs);
-        g.add_node(std::move(n));
-    }
-    void output(const std::string& name) { g.outputs.push_back(id(name)); }
-    const bound_graph& bind(const dim_bindings& dims = {}) {
-        g.finalize();
-        b = nnergy::bind(g, dims);
-        return *b;
-    }
-    uint32_t n(const std::string& name) const {
-        for (uint32_t i = 0; i < g.nodes.size(); ++i)
-            if (g.nodes[i].name == name) return i;
-        FAIL("no node " << name);
-        return 0;
-    }
+// The shared test graph, plus kernels made from node names.
+struct partition_model : model {
     kernel k(const std::string& name, std::vector<std::string> members,
              const std::string& pattern = "") const {
         kernel out;
@@ -90,8 +32,8 @@ struct model {
 };
 
 // conv -> bn -> relu -> global average pool -> flatten -> gemm
-model small_cnn() {
-    model m;
+partition_model small_cnn() {
+    partition_model m;
     m.input("x", {1, 3, 8, 8});
     m.weight("w", {16, 3, 3, 3});
     m.weight("b", {16});
@@ -112,7 +54,7 @@ model small_cnn() {
 }  // namespace
 
 TEST_CASE("statistics of a fused conv+bn+relu kernel", "[partition]") {
-    model m = small_cnn();
+    partition_model m = small_cnn();
     // Given out of order on purpose: finalize_partition sorts them.
     const partition p =
         finalize_partition(*m.b,
@@ -173,7 +115,7 @@ TEST_CASE("statistics of a fused conv+bn+relu kernel", "[partition]") {
 }
 
 TEST_CASE("single-node kernels reproduce the node counts", "[partition]") {
-    model m = small_cnn();
+    partition_model m = small_cnn();
     std::vector<kernel> ks;
     for (const node& x : m.g.nodes) ks.push_back(m.k(x.name, {x.name}));
     const partition p = finalize_partition(*m.b, ks, "test.partitioner");
@@ -190,7 +132,7 @@ TEST_CASE("single-node kernels reproduce the node counts", "[partition]") {
 }
 
 TEST_CASE("outputs consumed both inside and outside a kernel leave it", "[partition]") {
-    model m;
+    partition_model m;
     m.input("x", {2, 4});
     m.node("a", "Relu", {"x"}, {"ra"});
     m.node("b", "Sigmoid", {"ra"}, {"rb"});
@@ -213,7 +155,7 @@ TEST_CASE("outputs consumed both inside and outside a kernel leave it", "[partit
 }
 
 TEST_CASE("anchor ties go to the first member; parallelism of 3-D outputs", "[partition]") {
-    model m;
+    partition_model m;
     m.input("x", {2, 5, 8});
     m.weight("w", {8, 4});
     m.node("mm", "MatMul", {"x", "w"}, {"h"});
@@ -234,7 +176,7 @@ TEST_CASE("anchor ties go to the first member; parallelism of 3-D outputs", "[pa
 }
 
 TEST_CASE("depthwise convolutions and unknown members", "[partition]") {
-    model m;
+    partition_model m;
     m.input("x", {1, 32, 14, 14});
     m.weight("w", {32, 1, 3, 3});
     m.add_tensor("y", NNERGY_DTYPE_FLOAT32, std::vector<D>{1, 32, 14, 14}, false);
@@ -251,7 +193,7 @@ TEST_CASE("depthwise convolutions and unknown members", "[partition]") {
     CHECK(s.channels == 32.0);
     CHECK(s.spatial == 196.0);
 
-    model g;  // grouped but not depthwise
+    partition_model g;  // grouped but not depthwise
     g.input("x", {1, 32, 14, 14});
     g.weight("w", {64, 8, 3, 3});
     g.node("gc", "Conv", {"x", "w"}, {"y"}, {ai("group", 4)});
@@ -263,7 +205,7 @@ TEST_CASE("depthwise convolutions and unknown members", "[partition]") {
 }
 
 TEST_CASE("shape operands make dependencies but move no bytes", "[partition]") {
-    model m;
+    partition_model m;
     m.input("x", {2, 3, 4});
     m.node("shape", "Shape", {"x"}, {"s"});
     m.node("reshape", "Reshape", {"x", "s"}, {"y"});
@@ -281,7 +223,7 @@ TEST_CASE("shape operands make dependencies but move no bytes", "[partition]") {
 
 TEST_CASE("invalid partitions are rejected naming the partitioner and the node",
           "[partition][errors]") {
-    model m = small_cnn();
+    partition_model m = small_cnn();
     CHECK(m.error_of({m.k("a", {"conv", "bn", "relu"}), m.k("b", {"gap", "flat"})}) ==
           "model.json: partitioner 'test.partitioner': node 'fc' (Gemm) is in no kernel; every "
           "node must be in exactly one kernel");

@@ -44,6 +44,17 @@ public:
         t.int_values = std::move(values);
         return *this;
     }
+    /// BatchNormalization `name` over `channels`, with its four weights named `name.scale`,
+    /// `name.bias`, `name.mean` and `name.var`.
+    model& batchnorm(const std::string& name, const std::string& in, const std::string& out,
+                     int64_t channels) {
+        std::vector<std::string> inputs{in};
+        for (const char* w : {".scale", ".bias", ".mean", ".var"}) {
+            weight(name + w, {channels});
+            inputs.push_back(name + w);
+        }
+        return op(name, "BatchNormalization", inputs, {out});
+    }
     model& op(const std::string& name, const std::string& op_type,
               const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
               std::vector<nnergy::attribute> attributes = {}, const std::string& domain = "") {
@@ -196,14 +207,10 @@ model conv_bn_relu(bool bn_is_output = false) {
     model m;
     m.input("x", {1, 3, 8, 8})
         .weight("w", {4, 3, 3, 3})
-        .weight("scale", {4})
-        .weight("bias", {4})
-        .weight("mean", {4})
-        .weight("var", {4})
         .op("conv1", "Conv", {"x", "w"}, {"c"},
             {attr("kernel_shape", std::vector<int64_t>{3, 3}),
              attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
-        .op("bn1", "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .batchnorm("bn1", "c", "b", 4)
         .op("relu1", "Relu", {"b"}, {"y"})
         .output("y");
     if (bn_is_output) m.output("b");
@@ -227,12 +234,8 @@ TEST_CASE("a conv output read by two nodes is not fused with the batchnorm", "[f
     model m;
     m.input("x", {1, 3, 8, 8})
         .weight("w", {4, 3, 3, 3})
-        .weight("scale", {4})
-        .weight("bias", {4})
-        .weight("mean", {4})
-        .weight("var", {4})
         .op("conv1", "Conv", {"x", "w"}, {"c"})
-        .op("bn1", "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .batchnorm("bn1", "c", "b", 4)
         .op("relu1", "Relu", {"b"}, {"y1"})
         .op("relu2", "Relu", {"c"}, {"y2"})
         .output("y1")
@@ -257,12 +260,8 @@ TEST_CASE("conv + batchnorm + residual add + relu fuse", "[fusion]") {
     model m;
     m.input("x", {1, 4, 8, 8})
         .weight("w", {4, 4, 3, 3})
-        .weight("scale", {4})
-        .weight("bias", {4})
-        .weight("mean", {4})
-        .weight("var", {4})
         .op("conv1", "Conv", {"x", "w"}, {"c"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
-        .op("bn1", "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .batchnorm("bn1", "c", "b", 4)
         .op("add1", "Add", {"b", "x"}, {"a"})
         .op("relu1", "Relu", {"a"}, {"y"})
         .output("y");

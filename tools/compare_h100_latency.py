@@ -37,8 +37,12 @@ def main():
             if not os.path.exists(fixture):
                 continue
             precision = {"fp16": "float16", "fp32": "float32"}[r["precision"]]
+            runtime = {"eager": "pytorch-eager", "cuda_graph": "cuda-graph"}[r["mode"]]
             cmd = [args.nnergy, "--quiet", "analyze", fixture, "--hw", args.hw, "--batch",
-                   str(r["batch"]), "--precision", precision, "--format", "json", "-o", report]
+                   str(r["batch"]), "--precision", precision, "--runtime", runtime,
+                   "--format", "json", "-o", report]
+            if "seq" in open(fixture, "rb").read(4096).decode("latin-1"):
+                cmd += ["--dim", "seq=128"]
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
                 print(done.stderr.strip(), file=sys.stderr)

@@ -24,8 +24,14 @@ Models:
                F=4096, V=30522, P=512; same input and output.
   gpt_block:   one GPT-style decoder block, pre-LayerNorm, causal self-attention, H=512, 8 heads,
                F=2048, GELU; input and output float [batch, seq, H].
+  bert_base:   HuggingFace's BertModel(BertConfig()), module for module and with its parameter
+               names: L=12 layers, H=768, 12 heads, F=3072, GELU (erf), V=30522, P=512, T=2 token
+               types, LayerNorm eps 1e-12, and the pooler (dense H->H and tanh on the first token);
+               input int64 token ids [batch, seq] (token types all 0, positions 0..seq-1, no
+               attention mask), outputs float last_hidden_state [batch, seq, H] and pooler_output
+               [batch, H].
 
-Hand counts of the two transformer models (B = batch, S = seq; MACs of Linear and MatMul only, so
+Hand counts of the transformer models (B = batch, S = seq; MACs of Linear and MatMul only, so
 embedding lookups, LayerNorm, softmax, the attention scale, GELU and residual adds count nothing):
   one attention + FFN layer (q, k, v, out projections with bias; two LayerNorms):
     params = 4*(H*H + H) + (H*F + F) + (F*H + H) + 2*2*H = 4*H*H + 2*H*F + F + 9*H
@@ -39,6 +45,13 @@ embedding lookups, LayerNorm, softmax, the attention scale, GELU and residual ad
                 MACs   = L*B*(4*S*H*H + 2*S*S*H + 2*S*H*F)  = 39,460,012,032 at B=1, S=128
   gpt_block:    params = 4*H*H + 2*H*F + F + 9*H            = 3,152,384
                 MACs   = B*(4*S*H*H + 2*S*S*H + 2*S*H*F)    = 419,430,400 at B=1, S=128
+  bert_base:    the bert_encoder formulas with L=12, H=768, F=3072, V=30522, P=512, plus T*H for
+                the token type embedding and H*H + H for the pooler (whose Gemm on the first token
+                adds B*H*H MACs):
+                params = V*H + P*H + T*H + 2*H + L*(4*H*H + 2*H*F + F + 9*H) + H*H + H
+                       = 109,482,240 (what HuggingFace reports for BertModel(BertConfig()))
+                MACs   = L*B*(4*S*H*H + 2*S*S*H + 2*S*H*F) + B*H*H
+                       = 11,174,215,680 at B=1, S=128; 89,393,725,440 at B=8, S=128
 
 For each model the script prints the parameter count of the torch module and the Conv/Gemm/MatMul
 MACs of the exported graph at batch 1 (seq 128), counted from a static-shape export; with
@@ -164,6 +177,64 @@ class GptBlock(nn.Module):
         return params, macs
 
 
+class BertBase(nn.Module):
+    # HuggingFace's BertModel(BertConfig()) in eval mode (dropout is the identity), its modules
+    # nested and named as there, so the parameter names (and a state dict) are HF's. Token types
+    # are all 0 and positions 0..seq-1, both built from the input's runtime shape.
+    LAYERS, HIDDEN, HEADS, FFN, VOCAB, MAX_POS, TYPES, EPS = 12, 768, 12, 3072, 30522, 512, 2, 1e-12
+
+    def __init__(self):
+        super().__init__()
+        h, f, eps = self.HIDDEN, self.FFN, self.EPS
+        self.embeddings = nn.ModuleDict({
+            "word_embeddings": nn.Embedding(self.VOCAB, h),
+            "position_embeddings": nn.Embedding(self.MAX_POS, h),
+            "token_type_embeddings": nn.Embedding(self.TYPES, h),
+            "LayerNorm": nn.LayerNorm(h, eps=eps)})
+        self.encoder = nn.ModuleDict({"layer": nn.ModuleList(nn.ModuleDict({
+            "attention": nn.ModuleDict({
+                "self": nn.ModuleDict({n: nn.Linear(h, h) for n in ("query", "key", "value")}),
+                "output": nn.ModuleDict({"dense": nn.Linear(h, h),
+                                         "LayerNorm": nn.LayerNorm(h, eps=eps)})}),
+            "intermediate": nn.ModuleDict({"dense": nn.Linear(h, f)}),
+            "output": nn.ModuleDict({"dense": nn.Linear(f, h),
+                                     "LayerNorm": nn.LayerNorm(h, eps=eps)}),
+        }) for _ in range(self.LAYERS))})
+        self.pooler = nn.ModuleDict({"dense": nn.Linear(h, h)})
+
+    def split_heads(self, t):
+        # [B, S, H] -> [B, heads, S, head_dim]
+        return t.reshape(t.shape[0], t.shape[1], self.HEADS, -1).transpose(1, 2)
+
+    def layer(self, m, x):
+        qkv = m["attention"]["self"]
+        q, k, v = (self.split_heads(qkv[n](x)) for n in ("query", "key", "value"))
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.HIDDEN // self.HEADS)
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(x.shape)
+        out = m["attention"]["output"]
+        x = out["LayerNorm"](out["dense"](ctx) + x)
+        ffn = nn.functional.gelu(m["intermediate"]["dense"](x))
+        return m["output"]["LayerNorm"](m["output"]["dense"](ffn) + x)
+
+    def forward(self, ids):
+        e = self.embeddings
+        pos = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
+        x = (e["word_embeddings"](ids) + e["token_type_embeddings"](torch.zeros_like(ids))
+             + e["position_embeddings"](pos))
+        x = e["LayerNorm"](x)
+        for m in self.encoder["layer"]:
+            x = self.layer(m, x)
+        return x, torch.tanh(self.pooler["dense"](x[:, 0]))
+
+    @classmethod
+    def hand_counts(cls, b, s):
+        h, f, n = cls.HIDDEN, cls.FFN, cls.LAYERS
+        params = ((cls.VOCAB + cls.MAX_POS + cls.TYPES) * h + 2 * h
+                  + n * (4 * h * h + 2 * h * f + f + 9 * h) + h * h + h)
+        macs = n * b * (4 * s * h * h + 2 * s * s * h + 2 * s * h * f) + b * h * h
+        return params, macs
+
+
 def image_model(build):
     return (build, lambda: torch.randn(1, 3, 224, 224), "input", {0: "batch"})
 
@@ -187,9 +258,15 @@ MODELS = {
                         "input_ids", {0: "batch", 1: "seq"}),
     "gpt_block": (GptBlock, lambda: torch.randn(1, SEQ, GptBlock.HIDDEN), "input",
                   {0: "batch", 1: "seq"}),
+    "bert_base": (BertBase, lambda: torch.randint(0, BertBase.VOCAB, (1, SEQ)), "input_ids",
+                  {0: "batch", 1: "seq"}),
 }
 HAND_COUNTS = {"bert_encoder": BertEncoder.hand_counts, "gpt_block": GptBlock.hand_counts,
-               "transformer_24l": Transformer24L.hand_counts}
+               "transformer_24l": Transformer24L.hand_counts, "bert_base": BertBase.hand_counts}
+# Models with more than one output: their names and dynamic axes (the others have one, "output",
+# with the input's dynamic axes).
+OUTPUTS = {"bert_base": {"last_hidden_state": {0: "batch", 1: "seq"},
+                         "pooler_output": {0: "batch"}}}
 
 
 def make_distinct(model):
@@ -202,19 +279,21 @@ def make_distinct(model):
                 t.add_(torch.rand_like(t) * 1e-3)
 
 
-def export(model, example, input_name, axes):
-    # axes: the dynamic leading axes, shared by input and output; None exports static shapes.
+def export(model, example, input_name, axes, outputs=None):
+    # axes: the input's dynamic axes; None exports static shapes. outputs: each output's name and
+    # dynamic axes (default: one "output" with the input's axes).
     # TrainingMode.PRESERVE (the model is in eval mode) keeps BatchNormalization nodes: EVAL would
     # fold them into the preceding Conv, replacing BatchNorm's scale and bias by a Conv bias, so
     # the graph's parameter count would no longer be the model's.
+    outputs = outputs or {"output": axes}
     buf = io.BytesIO()
     with warnings.catch_warnings():
         # The constant folding advice is for models exported in training mode, not this one.
         warnings.filterwarnings("ignore", message="It is recommended that constant folding")
         torch.onnx.export(model, (example,), buf, opset_version=OPSET, do_constant_folding=True,
                           training=torch.onnx.TrainingMode.PRESERVE,
-                          input_names=[input_name], output_names=["output"],
-                          dynamic_axes=None if axes is None else {input_name: axes, "output": axes})
+                          input_names=[input_name], output_names=list(outputs),
+                          dynamic_axes=None if axes is None else {input_name: axes, **outputs})
     return onnx.load_from_string(buf.getvalue())
 
 
@@ -284,8 +363,9 @@ def main():
         params = sum(p.numel() for p in model.parameters())
         # Not under torch.no_grad(): with grad disabled, nn.MultiheadAttention (vit_b_16) takes
         # its fused fast path, which has no ONNX export.
-        macs = graph_macs(export(model, example, input_name, None))
-        dynamic = export(model, example, input_name, axes)
+        outputs = OUTPUTS.get(name)
+        macs = graph_macs(export(model, example, input_name, None, outputs))
+        dynamic = export(model, example, input_name, axes, outputs)
         onnx.checker.check_model(dynamic)
         path = strip_weights(dynamic, name)
         total = sum(macs.values())

@@ -148,7 +148,12 @@ int main(int argc, char** argv) {
                      "Compute precision (float32, float16, ...); several sweep: one run each")
         ->delimiter(',');
     analyze->add_option("--runtime", runtime,
-                        "Execution runtime model, passed to the estimator as `runtime`");
+                        "Execution runtime profile: a name in configs/runtimes (pytorch-eager, "
+                        "cuda-graph, fused) or a file");
+    std::string arch_plugin = "auto";
+    analyze->add_option("--arch", arch_plugin,
+                        "Architecture plugin (default: the one for the hardware's class, "
+                        "nnergy.architecture.<class>, else nnergy.architecture.reference)");
     analyze->add_option("--format", format, "Report format: text, json, or a reporter name");
     analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
     analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
@@ -233,8 +238,20 @@ int main(int argc, char** argv) {
             opts.strict = an_strict;
             spec.partitioner.plugin = "nnergy.partitioner.fusion";
             spec.partitioner.where = {"default pipeline", 0};
+            // A runtime that launches the kernels of its own fusion rules replaces the
+            // bundled default (an explicit --rules still conflicts with it, and says so).
+            bool runtime_has_rules = false;
+            if (!runtime.empty()) {
+                nnergy::runtime_spec rt;
+                rt.profile = runtime;
+                rt.where = {"--runtime", 0};
+                rt.file = nnergy::resolve_runtime(runtime, spec.base_dir, rt.where);
+                runtime_has_rules = nnergy::find_value(nnergy::read_runtime_file(rt.file),
+                                                       "fusion_rules") != nullptr;
+                spec.runtime = std::move(rt);
+            }
             std::filesystem::path rules_file = rules;
-            if (rules.empty()) {
+            if (rules.empty() && !runtime_has_rules) {
                 for (const auto& dir : nnergy::config_dirs())
                     if (std::filesystem::is_regular_file(dir / "fusion" / "default.toml")) {
                         rules_file = dir / "fusion" / "default.toml";
@@ -245,14 +262,16 @@ int main(int argc, char** argv) {
                         "cannot find the bundled fusion rules "
                         "(configs/fusion/default.toml); pass --rules FILE");
             }
-            nnergy::config_value rv;
-            rv.name = "rules";
-            rv.kind = NNERGY_VALUE_STRING;
-            rv.string_value = std::filesystem::absolute(rules_file).string();
-            rv.file = "command line";
-            spec.partitioner.config.push_back(rv);
+            if (!rules_file.empty()) {
+                nnergy::config_value rv;
+                rv.name = "rules";
+                rv.kind = NNERGY_VALUE_STRING;
+                rv.string_value = std::filesystem::absolute(rules_file).string();
+                rv.file = rules.empty() ? "default rules" : "--rules";
+                spec.partitioner.config.push_back(rv);
+            }
             nnergy::architecture_spec arch;
-            arch.plugin = "nnergy.architecture.reference";
+            arch.plugin = arch_plugin;
             arch.where = {"--hw", 0};
             arch.hardware = hw;
             arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
@@ -268,14 +287,6 @@ int main(int argc, char** argv) {
             nnergy::component_spec est;
             est.plugin = "nnergy.estimator.roofline";
             est.where = {"default pipeline", 0};
-            if (!runtime.empty()) {
-                nnergy::config_value r;
-                r.name = "runtime";
-                r.kind = NNERGY_VALUE_STRING;
-                r.string_value = runtime;
-                r.file = "--runtime";
-                est.config.push_back(r);
-            }
             spec.estimators.push_back(est);
             nnergy::reporter_spec rep;
             rep.plugin = reporter_for_format(format);
@@ -284,6 +295,17 @@ int main(int argc, char** argv) {
             spec.reporters.push_back(rep);
             nnergy::registry reg;
             nnergy::load_plugins(reg, spec, opts);
+            if (arch_plugin == "auto") {
+                // The class plugin when one is installed: a GPU file gets the SIMT model.
+                const nnergy::config_values hw_values =
+                    nnergy::read_hardware_file(spec.architectures.front().hardware_file);
+                const nnergy::config_value* cls = nnergy::find_value(hw_values, "class");
+                std::string chosen = "nnergy.architecture.reference";
+                if (cls && cls->kind == NNERGY_VALUE_STRING &&
+                    reg.find(NNERGY_KIND_ARCHITECTURE, "nnergy.architecture." + cls->string_value))
+                    chosen = "nnergy.architecture." + cls->string_value;
+                for (nnergy::architecture_spec& a : spec.architectures) a.plugin = chosen;
+            }
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
         }

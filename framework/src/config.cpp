@@ -196,7 +196,7 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
     }
     if (n.is_number())
         throw error(
-            fmt::format("{}:{}: '{}': a bare number is not allowed in a hardware file; "
+            fmt::format("{}:{}: '{}': a bare number is not allowed in a hardware or runtime file; "
                         "write {{ value = ..., unit = \"...\", source = \"...\" }}",
                         file, line_of(n), name));
     if (const toml::array* a = n.as_array()) {
@@ -216,17 +216,30 @@ config_values read_toml_file(const std::filesystem::path& file) {
     return out;
 }
 
-config_values read_hardware_file(const std::filesystem::path& file) {
+namespace {
+
+// Hardware and runtime files: every number a quantity with a source, a schema and a name.
+config_values read_described_file(const std::filesystem::path& file, std::string_view schema_name) {
     toml::table root = detail::parse_toml_file(file);
     config_values out;
     flatten_hardware(root, "", file.string(), out);
     const config_value* schema = find_value(out, "schema");
-    if (!schema || schema->string_value != "nnergy.hardware/1")
-        throw error(fmt::format("{}:{}: expected schema = \"nnergy.hardware/1\"", file.string(),
-                                schema ? schema->line : 1));
+    if (!schema || schema->string_value != schema_name)
+        throw error(fmt::format("{}:{}: expected schema = \"{}\"", file.string(),
+                                schema ? schema->line : 1, schema_name));
     if (!find_value(out, "name"))
         throw error(fmt::format("{}: missing required key 'name'", file.string()));
     return out;
+}
+
+}  // namespace
+
+config_values read_hardware_file(const std::filesystem::path& file) {
+    return read_described_file(file, "nnergy.hardware/1");
+}
+
+config_values read_runtime_file(const std::filesystem::path& file) {
+    return read_described_file(file, "nnergy.runtime/1");
 }
 
 const config_value* find_value(const config_values& values, std::string_view name) noexcept {

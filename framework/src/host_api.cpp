@@ -771,12 +771,15 @@ struct component_instance::state {
     nnergy_host_context ctx;
     config_values config;
     config_values hardware;
+    config_values runtime;
     std::vector<nnergy_named_value> config_views;
     std::vector<nnergy_named_value> hardware_views;
+    std::vector<nnergy_named_value> runtime_views;
 };
 
 component_instance::component_instance(const component_entry& entry, config_values config,
-                                       config_values hardware, std::filesystem::path base_dir)
+                                       config_values hardware, std::filesystem::path base_dir,
+                                       config_values runtime)
     : entry_(entry), state_(std::make_unique<state>()) {
     state_->ctx.component_name = entry.name;
     state_->ctx.base_dir = std::move(base_dir);
@@ -784,6 +787,8 @@ component_instance::component_instance(const component_entry& entry, config_valu
     state_->hardware = std::move(hardware);
     state_->config_views = named_value_views(state_->config);
     state_->hardware_views = named_value_views(state_->hardware);
+    state_->runtime = std::move(runtime);
+    state_->runtime_views = named_value_views(state_->runtime);
     nnergy_create_args args{};
     args.struct_size = sizeof args;
     args.ctx = &state_->ctx;
@@ -792,6 +797,8 @@ component_instance::component_instance(const component_entry& entry, config_valu
     args.config_count = state_->config_views.size();
     args.hardware = state_->hardware_views.data();
     args.hardware_count = state_->hardware_views.size();
+    args.runtime = state_->runtime_views.data();
+    args.runtime_count = state_->runtime_views.size();
     void* self = nullptr;
     nnergy_status* s =
         call_plugin(entry_, "create", [&] { return entry_.descriptor.create(&args, &self); });

@@ -110,8 +110,9 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     spec.file = file;
     spec.base_dir = std::filesystem::absolute(file).parent_path();
 
-    r.only_keys(root, "pipeline",
-                {"plugins", "model", "partitioner", "architecture", "estimator", "reporter"});
+    r.only_keys(
+        root, "pipeline",
+        {"plugins", "model", "partitioner", "architecture", "estimator", "reporter", "runtime"});
 
     if (const toml::node* n = root.get("plugins")) {
         const toml::table& t = r.table(*n, "plugins");
@@ -231,6 +232,15 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         e.config = r.plugin_config(*t, {"plugin"});
         spec.estimators.push_back(std::move(e));
     }
+    if (const toml::node* n = root.get("runtime")) {
+        const toml::table& t = r.table(*n, "runtime");
+        r.only_keys(t, "runtime", {"profile"});
+        runtime_spec rt;
+        rt.where = r.at(t);
+        rt.profile = r.string(t, "profile", "runtime", true, t);
+        rt.file = resolve_runtime(rt.profile, spec.base_dir, r.at(*t.get("profile")));
+        spec.runtime = std::move(rt);
+    }
     for (const toml::table* t : tables("reporter", false)) {
         reporter_spec rep;
         r.component(*t, "reporter", rep);
@@ -258,19 +268,23 @@ std::vector<std::filesystem::path> config_dirs() {
     return out;
 }
 
-std::vector<std::string> hardware_catalog() {
+namespace {
+
+std::vector<std::string> catalog(std::string_view folder) {
     std::set<std::string> names;
     for (const auto& dir : config_dirs()) {
         std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator(dir / "hardware", ec))
+        for (const auto& e : std::filesystem::directory_iterator(dir / folder, ec))
             if (e.path().extension() == ".toml") names.insert(e.path().stem().string());
     }
     return {names.begin(), names.end()};
 }
 
-std::filesystem::path resolve_hardware(const std::string& ref,
-                                       const std::filesystem::path& base_dir,
-                                       const source_location& where) {
+// A path (it has a '/' or ends in .toml) relative to base_dir, or a name in configs/<folder>/.
+std::filesystem::path resolve_in_catalog(std::string_view folder, std::string_view what,
+                                         const std::string& ref,
+                                         const std::filesystem::path& base_dir,
+                                         const source_location& where) {
     std::error_code ec;
     const bool looks_like_path =
         ref.find('/') != std::string::npos || std::filesystem::path(ref).extension() == ".toml";
@@ -279,17 +293,34 @@ std::filesystem::path resolve_hardware(const std::string& ref,
         if (p.is_relative()) p = (base_dir / p).lexically_normal();
         if (!std::filesystem::is_regular_file(p, ec))
             throw error(
-                fmt::format("{}: hardware file '{}' does not exist", where.str(), p.string()));
+                fmt::format("{}: {} file '{}' does not exist", where.str(), what, p.string()));
         return p;
     }
     for (const auto& dir : config_dirs()) {
-        std::filesystem::path p = dir / "hardware" / (ref + ".toml");
+        std::filesystem::path p = dir / folder / (ref + ".toml");
         if (std::filesystem::is_regular_file(p, ec)) return p;
     }
     std::string names;
-    for (const auto& n : hardware_catalog()) names += (names.empty() ? "" : ", ") + n;
-    throw error(fmt::format("{}: unknown hardware '{}' (catalog: {})", where.str(), ref,
+    for (const auto& n : catalog(folder)) names += (names.empty() ? "" : ", ") + n;
+    throw error(fmt::format("{}: unknown {} '{}' (catalog: {})", where.str(), what, ref,
                             names.empty() ? "(empty)" : names));
+}
+
+}  // namespace
+
+std::vector<std::string> hardware_catalog() { return catalog("hardware"); }
+
+std::vector<std::string> runtime_catalog() { return catalog("runtimes"); }
+
+std::filesystem::path resolve_hardware(const std::string& ref,
+                                       const std::filesystem::path& base_dir,
+                                       const source_location& where) {
+    return resolve_in_catalog("hardware", "hardware", ref, base_dir, where);
+}
+
+std::filesystem::path resolve_runtime(const std::string& ref, const std::filesystem::path& base_dir,
+                                      const source_location& where) {
+    return resolve_in_catalog("runtimes", "runtime profile", ref, base_dir, where);
 }
 
 }  // namespace nnergy

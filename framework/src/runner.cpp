@@ -220,7 +220,33 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             bg.unknown_nodes.size(), list);
     }
 
-    component_instance partitioner(pe, spec.partitioner.config, {}, spec.base_dir);
+    // The runtime profile decides which kernels a framework launches (PyTorch eager runs a
+    // convolution, its batch norm and its ReLU as three kernels) unless it leaves fusion to
+    // the partitioner's own rules (a compiling runtime).
+    config_values runtime;
+    config_values partitioner_config = spec.partitioner.config;
+    if (spec.runtime) {
+        runtime = read_runtime_file(spec.runtime->file);
+        if (const config_value* rules = find_value(runtime, "fusion_rules")) {
+            if (rules->kind != NNERGY_VALUE_STRING)
+                throw error(fmt::format("{}:{}: 'fusion_rules' must be a path (a string)",
+                                        rules->file, rules->line));
+            std::filesystem::path file(rules->string_value);
+            if (file.is_relative())
+                file = (spec.runtime->file.parent_path() / file).lexically_normal();
+            if (const config_value* own = find_value(partitioner_config, "rules"))
+                throw error(fmt::format(
+                    "{}: [partitioner] rules = \"{}\" conflicts with runtime '{}', which "
+                    "launches the kernels of its own fusion rules ({}); remove one of them",
+                    own->line ? fmt::format("{}:{}", own->file, own->line) : own->file,
+                    own->string_value, spec.runtime->profile, file.string()));
+            config_value v = *rules;
+            v.name = "rules";
+            v.string_value = std::filesystem::absolute(file).string();
+            partitioner_config.push_back(std::move(v));
+        }
+    }
+    component_instance partitioner(pe, partitioner_config, {}, spec.base_dir);
     partition part = run_partitioner(partitioner, bg);
 
     double macs = 0, flops = 0;
@@ -270,11 +296,20 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     part_doc.set("plugin", report_value::of(pe.name));
     part_doc.set("kernels", integer(static_cast<int64_t>(part.kernels.size())));
     doc.set("partitioner", std::move(part_doc));
+    if (spec.runtime) {
+        report_value rt = report_value::object();
+        const config_value* name = find_value(runtime, "name");
+        const config_value* mode = find_value(runtime, "mode");
+        rt.set("profile", report_value::of(name ? name->string_value : spec.runtime->profile));
+        rt.set("file", report_value::of(spec.runtime->file.string()));
+        rt.set("mode", report_value::of(mode ? mode->string_value : ""));
+        doc.set("runtime", std::move(rt));
+    }
 
     std::vector<std::unique_ptr<component_instance>> estimators;
     for (size_t i = 0; i < spec.estimators.size(); ++i)
         estimators.push_back(std::make_unique<component_instance>(
-            *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir));
+            *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir, runtime));
 
     // Each hardware file is read once, however many bindings the run sweeps over.
     std::vector<config_values> hardware;
@@ -296,7 +331,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             const config_values& hw = hardware[a];
             const config_value* hw_name = find_value(hw, "name");
             const config_value* hw_class = find_value(hw, "class");
-            component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir);
+            component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir, runtime);
             const nnergy_dtype precision = *dtype_from_name(as.precision);
             std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);
 

@@ -31,7 +31,7 @@
     X(nnergy_kernel_stats, 112) \
     X(nnergy_map_options, 16) \
     X(nnergy_host_api, 640) \
-    X(nnergy_create_args, 56) \
+    X(nnergy_create_args, 72) \
     X(nnergy_frontend_vtbl, 32) \
     X(nnergy_partitioner_vtbl, 16) \
     X(nnergy_architecture_vtbl, 16) \
@@ -166,6 +166,8 @@
     X(nnergy_create_args, config_count, 32, size_t) \
     X(nnergy_create_args, hardware, 40, const nnergy_named_value*) \
     X(nnergy_create_args, hardware_count, 48, size_t) \
+    X(nnergy_create_args, runtime, 56, const nnergy_named_value*) \
+    X(nnergy_create_args, runtime_count, 64, size_t) \
     X(nnergy_frontend_vtbl, struct_size, 0, size_t) \
     X(nnergy_frontend_vtbl, load, 8, nnergy_status* (*)(void*, nnergy_string_view, nnergy_graph_builder*)) \
     X(nnergy_frontend_vtbl, file_extensions, 16, nnergy_string_view) \

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file roofline_estimator.hpp
-/// \brief nnergy.estimator.roofline: per-kernel roofline latency, kernels executed one after
-/// another (runtime models that overlap host and device come separately).
+/// \brief nnergy.estimator.roofline: per-kernel roofline latency; kernels run one after another,
+/// or as the pipeline's execution runtime issues them (runtime_model.hpp).
 #pragma once
 
 #include <initializer_list>
@@ -11,18 +11,19 @@
 #include <vector>
 
 #include "roofline_model.hpp"
+#include "runtime_model.hpp"
 
 namespace nnergy::roofline {
 
 class roofline_estimator : public sdk::estimator {
 public:
-    explicit roofline_estimator(const sdk::context& ctx) : sdk::estimator(ctx) {
+    explicit roofline_estimator(const sdk::context& ctx)
+        : sdk::estimator(ctx), runtime_(runtime_profile::from_config(ctx.runtime())) {
         if (const nnergy_named_value* r = ctx.config().find("runtime"))
             throw sdk::error(sdk::config_view::where(*r) +
-                                 ": runtime models are not implemented in this estimator; kernels "
-                                 "run back to back on "
-                                 "the device",
-                             NNERGY_CODE_UNIMPLEMENTED);
+                                 ": the runtime is chosen by the pipeline's [runtime] table "
+                                 "(profile = \"pytorch-eager\", ...), not by the estimator",
+                             NNERGY_CODE_INVALID_ARGUMENT);
         ctx.config().expect_only({}, "nnergy.estimator.roofline");
     }
 
@@ -34,6 +35,7 @@ public:
         kernel_input in;
         kernel_estimate e;
         std::string key;
+        std::vector<double> kernel_latency(input.kernel_count(), 0.0);
         for (uint32_t k = 0; k < input.kernel_count(); ++k) {
             const nnergy_kernel_stats stats = partition.stats(k);
             const sdk::mapping_view mapping = input.mapping(k);
@@ -70,9 +72,34 @@ public:
                 ++uncounted;
             }
             latency += e.latency_s;
+            kernel_latency[k] = e.latency_s;
             compute += e.compute_time_s;
             memory += e.memory_time_s;
             overhead += e.overhead_s;
+        }
+        if (runtime_.mode != runtime_mode::none) {
+            // The runtime decides how kernel latencies add up: host dispatch, gaps, one launch.
+            const sdk::graph_view graph = input.graph();
+            std::vector<issued_kernel> issued(input.kernel_count());
+            for (uint32_t k = 0; k < input.kernel_count(); ++k) {
+                issued[k].device_s = kernel_latency[k];
+                if (runtime_.mode == runtime_mode::eager)
+                    for (uint32_t n : partition.nodes(k))
+                        if (is_view(graph.op_type(n))) issued[k].views += 1;
+            }
+            const runtime_timeline t = run_timeline(runtime_, issued);
+            for (uint32_t k = 0; k < input.kernel_count(); ++k) {
+                out.kernel(k, "start_s", t.kernels[k].start_s);
+                if (runtime_.mode == runtime_mode::eager)
+                    out.kernel(k, "host_dispatch_s", t.kernels[k].host_dispatch_s);
+            }
+            out.total("kernel_sum_s", latency);
+            out.total("host_time_s", t.host_s);
+            out.total("device_busy_s", t.device_busy_s);
+            out.total("device_idle_s", t.device_idle_s);
+            out.total_text("runtime", runtime_.name);
+            out.total_text("runtime_bound", t.host_s >= t.device_busy_s ? "host" : "device");
+            latency = t.latency_s;
         }
         out.total("latency_s", latency);
         out.total("compute_time_s", compute);
@@ -83,6 +110,15 @@ public:
                        " kernel(s) contain ops the counter does not know; their latency "
                        "covers only the counted work");
     }
+
+private:
+    /// Ops an eager framework runs as views: host dispatch, no kernel.
+    static bool is_view(std::string_view op) noexcept {
+        return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+               op == "Transpose" || op == "Identity" || op == "Slice" || op == "Split";
+    }
+
+    runtime_profile runtime_;
 };
 
 }  // namespace nnergy::roofline

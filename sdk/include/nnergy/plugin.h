@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 1
+#define NNERGY_ABI_MINOR 2
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -463,6 +463,11 @@ typedef struct nnergy_create_args {
      *  Walk with NNERGY_ARRAY_AT. */
     const nnergy_named_value* hardware;
     size_t hardware_count;
+    /** Architectures and estimators (since 1.2): the pipeline's execution-runtime profile
+     *  (docs/pipelines.md, [runtime]), flattened, quantities in SI units; runtime_count is 0
+     *  when the pipeline names none. Walk with NNERGY_ARRAY_AT. */
+    const nnergy_named_value* runtime;
+    size_t runtime_count;
 } nnergy_create_args;
 
 /** Reads a model file into a graph. THREADING: one call at a time per instance. */

@@ -275,11 +275,15 @@ public:
         config_ = config_view(args.config, args.config_count);
         if (NNERGY_HAS_MEMBER(&args, nnergy_create_args, hardware_count))
             hardware_ = config_view(args.hardware, args.hardware_count);
+        if (NNERGY_HAS_MEMBER(&args, nnergy_create_args, runtime_count))
+            runtime_ = config_view(args.runtime, args.runtime_count);
     }
 
     nnergy_host_context* handle() const noexcept { return ctx_; }
     config_view config() const noexcept { return config_; }
     config_view hardware() const noexcept { return hardware_; }
+    /// The execution-runtime profile; empty when the pipeline names none (or the host is 1.1).
+    config_view runtime() const noexcept { return runtime_; }
     void log(nnergy_log_level level, std::string_view message) const {
         host().log(ctx_, level, to_sv(message));
     }
@@ -291,6 +295,7 @@ private:
     nnergy_host_context* ctx_ = nullptr;
     config_view config_;
     config_view hardware_;
+    config_view runtime_;
 };
 
 // ------------------------------------------------------------------------------------------------

@@ -8,41 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <nnergy/framework/host.hpp>
 
+#include "catalog_file.hpp"
 #include "fake_host.hpp"
 #include "reference_architecture.hpp"
 
 namespace {
 
-const std::filesystem::path k_source_dir = NNERGY_TEST_SOURCE_DIR;
-
-/// The host's flattened values as the ABI hands them to a plugin.
-struct loaded {
-    nnergy::config_values values;
-    std::vector<nnergy_named_value> named;
-
-    explicit loaded(const std::string& name)
-        : values(nnergy::read_hardware_file(k_source_dir / "configs/hardware" / (name + ".toml"))) {
-        for (const nnergy::config_value& v : values) {
-            nnergy_named_value n{};
-            n.struct_size = sizeof n;
-            n.name = fake::sv(v.name);
-            n.kind = v.kind;
-            n.bool_value = v.bool_value;
-            n.int_value = v.int_value;
-            n.float_value = v.float_value;
-            n.string_value = fake::sv(v.string_value);
-            n.file = fake::sv(v.file);
-            n.line = v.line;
-            named.push_back(n);
-        }
-    }
-    nnergy::sdk::config_view view() const { return {named.data(), named.size()}; }
-    double number(std::string_view key) const {
-        const nnergy::config_value* v = nnergy::find_value(values, key);
-        REQUIRE(v);
-        return v->float_value;
-    }
-};
+using nnergy::test::k_source_dir;
+using nnergy::test::loaded;
 
 /// shared/validation beside the checkout, when present.
 std::optional<nlohmann::json> validation(const std::string& rel) {

@@ -133,8 +133,9 @@ TEST_CASE("roofline estimator: configuration", "[roofline]") {
         nnergy::roofline::roofline_estimator est{nnergy::sdk::context(args)};
         FAIL("expected an error");
     } catch (const nnergy::sdk::error& e) {
-        CHECK(e.code() == NNERGY_CODE_UNIMPLEMENTED);
-        CHECK_THAT(e.what(), Catch::StartsWith("pipe.toml:12: runtime models are not implemented"));
+        CHECK(e.code() == NNERGY_CODE_INVALID_ARGUMENT);
+        CHECK_THAT(e.what(), Catch::StartsWith("pipe.toml:12: the runtime is chosen by the "
+                                               "pipeline's [runtime] table"));
     }
     fake::config typo;
     typo.file("pipe.toml").text("mode", "x", 13);

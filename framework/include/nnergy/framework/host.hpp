@@ -38,6 +38,10 @@ config_values read_toml_file(const std::filesystem::path& file);
 /// converted to SI. Throws nnergy::error naming the file, line and key on any violation.
 config_values read_hardware_file(const std::filesystem::path& file);
 
+/// Reads an execution-runtime profile (docs/pipelines.md): the same rules as a hardware file,
+/// under schema "nnergy.runtime/1".
+config_values read_runtime_file(const std::filesystem::path& file);
+
 const config_value* find_value(const config_values& values, std::string_view name) noexcept;
 
 /// The C host API table of this process (nnergy_host_api).
@@ -48,8 +52,10 @@ class component_instance {
 public:
     /// Creates the instance. `base_dir` resolves relative paths the plugin asks the host to read.
     /// Throws nnergy::error (exit_code::failure) with the plugin's message when create fails.
+    /// `runtime` is the pipeline's execution-runtime profile (architectures and estimators).
     component_instance(const component_entry& entry, config_values config,
-                       config_values hardware = {}, std::filesystem::path base_dir = {});
+                       config_values hardware = {}, std::filesystem::path base_dir = {},
+                       config_values runtime = {});
     ~component_instance();
     component_instance(const component_instance&) = delete;
     component_instance& operator=(const component_instance&) = delete;

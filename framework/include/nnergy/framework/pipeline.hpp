@@ -48,6 +48,13 @@ struct model_spec {
     source_location where;
 };
 
+/// The execution runtime ([runtime]): how the kernels are issued (eager, graph, fused).
+struct runtime_spec {
+    std::string profile;  ///< as written: a catalog name or a path
+    std::filesystem::path file;
+    source_location where;
+};
+
 struct pipeline_spec {
     std::filesystem::path file;      ///< empty when built from the command line
     std::filesystem::path base_dir;  ///< relative paths resolve here
@@ -58,6 +65,7 @@ struct pipeline_spec {
     std::vector<architecture_spec> architectures;
     std::vector<component_spec> estimators;
     std::vector<reporter_spec> reporters;
+    std::optional<runtime_spec> runtime;
 };
 
 /// Parses and checks a pipeline file. Unknown keys, wrong types, missing files and missing
@@ -76,6 +84,13 @@ std::filesystem::path resolve_hardware(const std::string& ref,
 
 /// Names of the hardware files in the catalog, sorted.
 std::vector<std::string> hardware_catalog();
+
+/// Resolves a runtime profile: a path or a name in configs/runtimes/<name>.toml.
+std::filesystem::path resolve_runtime(const std::string& ref, const std::filesystem::path& base_dir,
+                                      const source_location& where);
+
+/// Names of the runtime profiles in the catalog, sorted.
+std::vector<std::string> runtime_catalog();
 
 struct run_options {
     std::vector<std::filesystem::path> plugin_paths;  ///< --plugin-path, searched first

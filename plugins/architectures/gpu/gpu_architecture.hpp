@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file gpu_architecture.hpp
+/// \brief nnergy.architecture.gpu: maps kernels onto a GPU hardware file (gpu_model.hpp holds
+/// the arithmetic; this class reads the graph, the runtime's math modes and writes mappings).
+#pragma once
+
+#include <initializer_list>
+#include <nnergy/sdk.hpp>
+#include <string>
+#include <string_view>
+
+#include "gpu_model.hpp"
+
+namespace nnergy::gpu {
+
+/// Math modes from the runtime profile ([math] float32_conv / float32_matmul = "tfloat32" or
+/// "float32"); without a runtime, fp32 stays fp32.
+inline math_modes read_math(const sdk::config_view& runtime) {
+    math_modes m;
+    auto mode = [&](std::string_view key) {
+        const std::optional<std::string> v = runtime.string(key);
+        if (!v || *v == "float32") return false;
+        if (*v == "tfloat32") return true;
+        throw sdk::error(sdk::config_view::where(*runtime.find(key)) + ": '" + std::string(key) +
+                             "' must be \"float32\" or \"tfloat32\", got \"" + *v + "\"",
+                         NNERGY_CODE_INVALID_ARGUMENT);
+    };
+    m.float32_conv_tf32 = mode("math.float32_conv");
+    m.float32_matmul_tf32 = mode("math.float32_matmul");
+    return m;
+}
+
+class gpu_architecture : public sdk::architecture {
+public:
+    explicit gpu_architecture(const sdk::context& ctx)
+        : sdk::architecture(ctx),
+          hw_(gpu_hardware::from_config(ctx.hardware())),
+          math_(read_math(ctx.runtime())) {
+        ctx.config().expect_only({}, "nnergy.architecture.gpu");
+    }
+
+    const gpu_hardware& hardware() const noexcept { return hw_; }
+
+    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                    uint32_t kernel, const nnergy_map_options& options,
+                    sdk::mapping_writer& out) const override {
+        const precision_units& units = hw_.base.require(options.precision);
+        const nnergy_kernel_stats stats = partition.stats(kernel);
+        const bool has_anchor =
+            stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count();
+        const std::string_view anchor_op =
+            has_anchor ? graph.op_type(stats.anchor_node) : std::string_view();
+        const std::string_view pattern = partition.pattern(kernel);
+
+        gpu_kernel k;
+        k.cls = classify(anchor_op, pattern, stats.macs, stats.is_depthwise, stats.groups);
+        k.what = describe(graph, partition, kernel, stats);
+        k.macs = stats.macs;
+        k.flops = stats.flops;
+        const nnergy_dtype graph_dtype = anchor_dtype(graph, stats);
+        const double scale = reference::bytes_scale(graph_dtype, options.precision);
+        k.dram_bytes = (stats.input_bytes + stats.output_bytes + stats.weight_bytes) * scale;
+        k.outputs = std::max(1.0, stats.total_threads);
+        k.out_channels = std::max(1.0, stats.channels);
+        k.threads = reference::available_threads(stats.macs, stats.total_threads, stats.input_bytes,
+                                                 graph_dtype);
+        if (k.cls == op_class::conv) {
+            // Input channels per group = reduction depth / window size.
+            const int64_t* window = nullptr;
+            size_t rank = 0;
+            double window_size = 1;
+            if (has_anchor &&
+                sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
+                                           sdk::to_sv("kernel_shape"), &window, &rank))
+                for (size_t i = 0; i < rank; ++i) window_size *= static_cast<double>(window[i]);
+            k.input_channels = stats.macs / k.outputs / std::max(1.0, window_size);
+        }
+
+        const gpu_mapping m = gpu::map_kernel(hw_, units, math_, k);
+        out.set_text("unit", m.unit);
+        out.set_text("unit_precision", m.unit_precision);
+        out.set_text("op_class", class_name(k.cls));
+        out.set("peak_flops_per_s", m.peak_flops_per_s);
+        out.set("compute_efficiency", m.compute_efficiency);
+        out.set("effective_flops_per_s", m.effective_flops_per_s);
+        out.set("units_available", hw_.base.units);
+        out.set("units_allocated", m.units_allocated);
+        out.set("utilization", m.utilization);
+        out.set("waves", m.waves);
+        if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
+        if (m.splits > 1) out.set("split_k", m.splits);
+        out.set("launch_overhead_s", m.fixed_time_s);
+        out.set("memory_efficiency", hw_.base.memory_efficiency);
+        out.set("bytes_scale", scale);
+        out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
+        out.set_text("bottleneck", m.bottleneck);
+        out.set_text("explanation", m.explanation);
+        out.set_text("confidence", reference::to_string(m.confidence));
+    }
+
+private:
+    static nnergy_dtype anchor_dtype(const sdk::graph_view& graph,
+                                     const nnergy_kernel_stats& stats) {
+        if (stats.anchor_node == NNERGY_NO_NODE || stats.anchor_node >= graph.node_count() ||
+            graph.output_count(stats.anchor_node) == 0)
+            return NNERGY_DTYPE_UNDEFINED;
+        const uint32_t t = graph.output(stats.anchor_node, 0);
+        return t == NNERGY_NO_TENSOR ? NNERGY_DTYPE_UNDEFINED : graph.dtype(t);
+    }
+
+    /// "Conv 3x3 (conv_bn_relu)": the anchor op, its window, and the fusion pattern.
+    static std::string describe(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                                uint32_t kernel, const nnergy_kernel_stats& stats) {
+        std::string what;
+        if (stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()) {
+            what = graph.op_type(stats.anchor_node);
+            const int64_t* window = nullptr;
+            size_t rank = 0;
+            if (sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
+                                           sdk::to_sv("kernel_shape"), &window, &rank) &&
+                rank > 0) {
+                what += ' ';
+                for (size_t i = 0; i < rank; ++i) {
+                    if (i) what += 'x';
+                    what += std::to_string(window[i]);
+                }
+            }
+        }
+        const std::string_view pattern = partition.pattern(kernel);
+        if (!pattern.empty() && sdk::host().kernel_node_count(partition.handle(), kernel) > 1) {
+            if (what.empty()) {
+                what = pattern;
+            } else {
+                what += " (";
+                what += pattern;
+                what += ')';
+            }
+        }
+        return what;
+    }
+
+    gpu_hardware hw_;
+    math_modes math_;
+};
+
+}  // namespace nnergy::gpu

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file gpu_model.hpp
+/// \brief The SIMT (GPU) architecture model, without host calls so it can be tested alone.
+///
+/// A kernel runs on tensor cores or CUDA cores depending on its op class, the requested
+/// precision and the runtime's math modes (TF32 for fp32 convolutions). Matrix work is cut into
+/// output tiles spread over the SMs in waves: small or oddly shaped problems leave SMs idle and
+/// pad tiles, and a short reduction (K) cannot keep a tile's pipeline full. Every kernel also
+/// pays a fixed device time per op class (ramp-up, tail, small setup kernels). The constants are
+/// data (docs/hardware.md, [gpu.kernels.<class>]), each with its provenance.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reference_model.hpp"
+
+namespace nnergy::gpu {
+
+using reference::append_number;
+using reference::append_percent;
+using reference::append_seconds;
+using reference::append_short_number;
+using reference::execution_unit;
+using reference::format;
+using reference::hardware_model;
+using reference::precision_units;
+using reference::provenance;
+
+/// What a kernel is, as far as the GPU cares.
+enum class op_class { gemm, conv, depthwise, attention, normalization, pooling, elementwise };
+inline constexpr std::array<op_class, 7> all_classes{
+    op_class::gemm,          op_class::conv,    op_class::depthwise,  op_class::attention,
+    op_class::normalization, op_class::pooling, op_class::elementwise};
+
+inline std::string_view class_name(op_class c) noexcept {
+    switch (c) {
+        case op_class::gemm:
+            return "gemm";
+        case op_class::conv:
+            return "conv";
+        case op_class::depthwise:
+            return "depthwise";
+        case op_class::attention:
+            return "attention";
+        case op_class::normalization:
+            return "normalization";
+        case op_class::pooling:
+            return "pooling";
+        case op_class::elementwise:
+            return "elementwise";
+    }
+    return "elementwise";
+}
+
+inline bool uses_matrix_tiles(op_class c) noexcept {
+    return c == op_class::gemm || c == op_class::conv || c == op_class::attention;
+}
+
+/// The class of a kernel from its anchor op (the member with the most FLOPs), its fusion
+/// pattern and whether it has multiply-accumulates.
+inline op_class classify(std::string_view anchor_op, std::string_view pattern, double macs,
+                         bool depthwise, int64_t groups) {
+    if (pattern == "attention") return op_class::attention;
+    if (macs > 0) {
+        if (anchor_op == "Conv" || anchor_op == "ConvTranspose" || anchor_op == "ConvInteger" ||
+            anchor_op == "QLinearConv")
+            return depthwise || groups > 1 ? op_class::depthwise : op_class::conv;
+        return op_class::gemm;
+    }
+    if (anchor_op == "BatchNormalization" || anchor_op == "LayerNormalization" ||
+        anchor_op == "InstanceNormalization" || anchor_op == "GroupNormalization" ||
+        anchor_op == "LpNormalization" || anchor_op == "RMSNormalization" ||
+        pattern == "layernorm" || pattern == "add_layernorm")
+        return op_class::normalization;
+    if (anchor_op.find("Pool") != std::string_view::npos || anchor_op.substr(0, 6) == "Reduce" ||
+        anchor_op == "Softmax" || anchor_op == "LogSoftmax" || anchor_op == "ArgMax" ||
+        anchor_op == "ArgMin" || anchor_op == "TopK")
+        return op_class::pooling;
+    return op_class::elementwise;
+}
+
+/// Per op class behaviour of one GPU ([gpu.kernels.<class>], overridden per unit precision in
+/// [gpu.kernels.<class>.<precision>]).
+struct class_params {
+    double fixed_time_s = 0;       ///< device time every kernel of the class pays
+    double tile_m = 128;           ///< output rows (pixels, tokens) per thread block
+    double tile_n = 128;           ///< output columns (channels, features) per thread block
+    double k_half = 0;             ///< reduction depth at which a tile reaches half its rate
+    double split_k_depth = 0;      ///< a problem with fewer tiles than SMs splits K into parts of
+                                   ///< at least this depth (0: never)
+    double efficiency = 1;         ///< scales the unit's efficiency
+    double narrow_efficiency = 1;  ///< of the CUDA-core fallback for too few input channels
+    double memory_efficiency = 1;  ///< scales the device's achievable DRAM bandwidth
+    provenance source = provenance::theoretical;
+};
+
+/// The math modes of the execution runtime: which unit fp32 matrix work may use.
+struct math_modes {
+    bool float32_conv_tf32 = false;
+    bool float32_matmul_tf32 = false;
+};
+
+/// A GPU: the reference description plus per-class constants.
+struct gpu_hardware {
+    hardware_model base;
+    /// Convolutions with fewer input channels per group run CUDA-core kernels (0: never).
+    double tensor_core_min_channels = 0;
+    std::array<class_params, all_classes.size()> classes;
+    /// Per unit precision overrides ("tfloat32" convolutions, "float16" GEMMs).
+    struct override_entry {
+        op_class cls;
+        std::string precision;
+        class_params params;
+    };
+    std::vector<override_entry> overrides;
+
+    const class_params& params(op_class c, std::string_view precision) const {
+        for (const override_entry& o : overrides)
+            if (o.cls == c && o.precision == precision) return o.params;
+        return classes[static_cast<size_t>(c)];
+    }
+
+    static gpu_hardware from_config(const sdk::config_view& hw) {
+        gpu_hardware g;
+        g.base = hardware_model::from_config(hw);
+        g.tensor_core_min_channels = non_negative(hw, "gpu.tensor_core_min_channels", 0);
+        class_params defaults;
+        defaults.fixed_time_s = g.base.launch_overhead_s;
+        for (op_class c : all_classes) {
+            const std::string base = "gpu.kernels." + std::string(class_name(c)) + ".";
+            class_params& generic = g.classes[static_cast<size_t>(c)];
+            generic = read_params(hw, base, defaults);
+            for (const precision_units& p : g.base.precisions) {
+                const std::string prefix = base + p.precision + ".";
+                bool any = false;
+                for (const nnergy_named_value& v : hw)
+                    if (sdk::from_sv(v.name).substr(0, prefix.size()) == prefix) {
+                        any = true;
+                        break;
+                    }
+                if (any) g.overrides.push_back({c, p.precision, read_params(hw, prefix, generic)});
+            }
+        }
+        return g;
+    }
+
+private:
+    static class_params read_params(const sdk::config_view& hw, const std::string& base,
+                                    const class_params& fallback) {
+        class_params p = fallback;
+        p.fixed_time_s = non_negative(hw, base + "fixed_time", p.fixed_time_s);
+        p.tile_m = at_least_one(hw, base + "tile_m", p.tile_m);
+        p.tile_n = at_least_one(hw, base + "tile_n", p.tile_n);
+        p.k_half = non_negative(hw, base + "k_half", p.k_half);
+        p.split_k_depth = non_negative(hw, base + "split_k_depth", p.split_k_depth);
+        p.efficiency = fraction(hw, base + "efficiency", p.efficiency);
+        p.narrow_efficiency = fraction(hw, base + "narrow_efficiency", p.narrow_efficiency);
+        p.memory_efficiency = fraction(hw, base + "memory_efficiency", p.memory_efficiency);
+        if (std::optional<std::string> s = hw.string(base + "provenance")) {
+            if (*s == "measured")
+                p.source = provenance::measured;
+            else if (*s == "fitted")
+                p.source = provenance::fitted;
+            else if (*s == "theoretical")
+                p.source = provenance::theoretical;
+            else
+                throw sdk::error(sdk::config_view::where(*hw.find(base + "provenance")) + ": '" +
+                                 base +
+                                 "provenance' must be \"measured\", \"fitted\" or "
+                                 "\"theoretical\", got \"" +
+                                 *s + "\"");
+        }
+        return p;
+    }
+    static double non_negative(const sdk::config_view& hw, const std::string& key,
+                               double fallback) {
+        std::optional<double> v = hw.number(key);
+        if (!v) return fallback;
+        if (!(*v >= 0) || !std::isfinite(*v))
+            throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + key +
+                             "' must be a non-negative number, got " + format("%g", *v));
+        return *v;
+    }
+    static double fraction(const sdk::config_view& hw, const std::string& key, double fallback) {
+        std::optional<double> v = hw.number(key);
+        if (!v) return fallback;
+        if (!(*v > 0 && *v <= 1))
+            throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + key +
+                             "' must be a fraction in (0, 1] (write unit = \"1\" or \"%\"), "
+                             "got " +
+                             format("%g", *v));
+        return *v;
+    }
+    static double at_least_one(const sdk::config_view& hw, const std::string& key,
+                               double fallback) {
+        std::optional<double> v = hw.number(key);
+        if (!v) return fallback;
+        if (!(*v >= 1) || !std::isfinite(*v))
+            throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + key +
+                             "' must be at least 1, got " + format("%g", *v));
+        return *v;
+    }
+};
+
+/// What the GPU model needs of one kernel.
+struct gpu_kernel {
+    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for the explanation
+    op_class cls = op_class::elementwise;
+    double macs = 0;
+    double flops = 0;
+    double dram_bytes = 0;      ///< input + output + weight bytes, in the compute precision
+    double outputs = 1;         ///< output elements of the anchor op (M x N of a GEMM)
+    double out_channels = 1;    ///< N: output channels or features
+    double threads = 1;         ///< parallel work items of a kernel without MACs
+    double input_channels = 0;  ///< per group, for convolutions (0: unknown)
+};
+
+/// The unit and precision a kernel runs in.
+struct unit_choice {
+    const execution_unit* unit = nullptr;
+    std::string precision;  ///< "tfloat32" when fp32 work runs on TF32 tensor cores
+};
+
+/// Tensor cores (the matrix unit) for GEMM-like classes; CUDA cores (the precision's vector
+/// unit, when the file has one) for depthwise convolutions and work without MACs. fp32 matrix
+/// work moves to TF32 tensor cores where the runtime allows it.
+inline unit_choice choose_unit(const gpu_hardware& hw, const precision_units& p, op_class c,
+                               const math_modes& math) {
+    unit_choice u;
+    u.precision = p.precision;
+    if (!uses_matrix_tiles(c)) {
+        u.unit = p.vector ? &*p.vector : &p.matrix;
+        return u;
+    }
+    const bool tf32 =
+        p.precision == "float32" && ((c == op_class::conv && math.float32_conv_tf32) ||
+                                     (c != op_class::conv && math.float32_matmul_tf32));
+    if (tf32)
+        if (const precision_units* t = hw.base.find("tfloat32")) {
+            u.unit = &t->matrix;
+            u.precision = "tfloat32";
+            return u;
+        }
+    u.unit = &p.matrix;
+    return u;
+}
+
+/// Output tiles over SMs: the busy fraction of the tile slots, padding and the last wave
+/// included. A problem with fewer tiles than SMs splits its reduction (split-K, as cuBLAS and
+/// cuDNN do) into parts of at least `split_k_depth`, over the idle SMs.
+struct tiling {
+    double tiles = 1;
+    double splits = 1;
+    double waves = 1;
+    double utilization = 1;
+    double sms_busy = 1;
+};
+
+inline tiling tile(double outputs, double n, double k, double sms, const class_params& p) {
+    tiling t;
+    n = std::max(1.0, n);
+    const double m = std::max(1.0, outputs / n);
+    t.tiles = std::ceil(m / p.tile_m) * std::ceil(n / p.tile_n);
+    if (p.split_k_depth > 0 && t.tiles < sms)
+        t.splits =
+            std::max(1.0, std::min(std::floor(sms / t.tiles), std::floor(k / p.split_k_depth)));
+    t.waves = std::max(1.0, std::ceil(t.tiles * t.splits / sms));
+    t.utilization = std::min(1.0, (m * n * t.splits) / (t.waves * sms * p.tile_m * p.tile_n));
+    t.sms_busy = std::min(sms, t.tiles * t.splits);
+    return t;
+}
+
+/// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
+struct gpu_mapping {
+    std::string unit;
+    std::string unit_precision;
+    double peak_flops_per_s = 0;
+    double compute_efficiency = 1;  ///< unit efficiency x class efficiency x reduction depth
+    double effective_flops_per_s = 0;
+    double utilization = 1;
+    double units_allocated = 1;
+    double waves = 1;
+    double splits = 1;
+    double reduction_depth = 0;
+    double fixed_time_s = 0;
+    double dram_bytes = 0;
+    double dram_bandwidth_bytes_per_s = 0;
+    double compute_time_s = 0;
+    double memory_time_s = 0;
+    std::string bottleneck;
+    std::string explanation;
+    provenance confidence = provenance::theoretical;
+};
+
+inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
+                              const math_modes& math, const gpu_kernel& k) {
+    unit_choice choice = choose_unit(hw, p, k.cls, math);
+    // Tensor-core convolution kernels need enough input channels (a 3-channel stem runs an
+    // implicit-GEMM CUDA-core kernel).
+    const bool narrow = k.cls == op_class::conv && k.input_channels > 0 &&
+                        k.input_channels < hw.tensor_core_min_channels;
+    const class_params& cp = hw.params(k.cls, choice.precision);
+    if (narrow) {
+        const precision_units* fp =
+            hw.base.find(p.precision == "tfloat32" ? "float32" : p.precision);
+        const precision_units& pu = fp ? *fp : p;
+        choice.unit = pu.vector ? &*pu.vector : &pu.matrix;
+        choice.precision = pu.precision;
+    }
+    const execution_unit& u = *choice.unit;
+    const double sms = hw.base.units;
+
+    gpu_mapping m;
+    m.unit = u.name;
+    m.unit_precision = choice.precision;
+    m.peak_flops_per_s = u.peak_flops_per_s;
+    m.fixed_time_s = cp.fixed_time_s;
+    double efficiency = u.efficiency * (narrow ? cp.narrow_efficiency : cp.efficiency);
+    if (uses_matrix_tiles(k.cls) && k.macs > 0 && !narrow) {
+        const double depth = k.macs / std::max(1.0, k.outputs);
+        const tiling t = tile(k.outputs, k.out_channels, depth, sms, cp);
+        m.utilization = t.utilization;
+        m.units_allocated = t.sms_busy;
+        m.waves = t.waves;
+        m.splits = t.splits;
+        m.reduction_depth = depth;
+        const double part = depth / t.splits;
+        if (cp.k_half > 0) efficiency *= part / (part + cp.k_half);
+    } else {
+        const reference::occupancy o =
+            reference::compute_occupancy(k.threads, sms, u.threads_per_unit);
+        m.utilization = o.utilization;
+        m.units_allocated = o.units_allocated;
+        m.waves = o.waves;
+        if (k.macs > 0) m.reduction_depth = k.macs / std::max(1.0, k.outputs);
+    }
+    m.compute_efficiency = efficiency;
+    m.effective_flops_per_s = u.peak_flops_per_s * efficiency * m.utilization;
+    m.dram_bytes = std::max(0.0, k.dram_bytes);
+    m.dram_bandwidth_bytes_per_s =
+        hw.base.dram_bandwidth * hw.base.memory_efficiency * cp.memory_efficiency;
+    m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;
+    m.memory_time_s = m.dram_bytes > 0 ? m.dram_bytes / m.dram_bandwidth_bytes_per_s : 0.0;
+
+    const double work = std::max(m.compute_time_s, m.memory_time_s);
+    if (work == 0 || m.fixed_time_s > work) {
+        m.bottleneck = "overhead";
+        m.confidence = cp.source;
+    } else if (m.compute_time_s >= m.memory_time_s) {
+        m.bottleneck = "compute";
+        // A fitted class curve on a measured unit is as good as the curve.
+        m.confidence = std::max(u.efficiency_provenance, cp.source);
+    } else {
+        m.bottleneck = "memory:dram";
+        m.confidence = hw.base.memory_provenance;
+    }
+
+    // "Conv 3x3 (conv_bn_relu) [conv] on tensor_core (tfloat32): 98 of 132 SMs, 1 wave, 74%
+    // of tile slots, K 576 -> 62% of peak x efficiency; 41 FLOP/B -> compute-bound"
+    std::string& e = m.explanation;
+    e.reserve(200 + k.what.size());
+    e += k.what.empty() ? std::string_view("kernel") : std::string_view(k.what);
+    e += " [";
+    e += class_name(k.cls);
+    e += "] on ";
+    e += m.unit;
+    if (m.unit_precision != p.precision) {
+        e += " (";
+        e += m.unit_precision;
+        e += ')';
+    }
+    e += ": ";
+    append_number(e, m.units_allocated, 0, true);
+    e += " of ";
+    append_number(e, sms, 0, true);
+    e += ' ';
+    e += hw.base.unit_name;
+    e += "s, ";
+    append_number(e, m.waves, 0, true);
+    e += m.waves == 1 ? " wave, " : " waves, ";
+    append_percent(e, m.utilization);
+    e += uses_matrix_tiles(k.cls) && k.macs > 0 ? " of tile slots" : " of thread slots";
+    if (m.reduction_depth > 0) {
+        e += ", K ";
+        append_short_number(e, m.reduction_depth);
+        if (m.splits > 1) {
+            e += " split ";
+            append_number(e, m.splits, 0, true);
+            e += " ways";
+        }
+    }
+    if (narrow) e += ", too few input channels for tensor cores";
+    e += ", ";
+    append_percent(e, m.compute_efficiency);
+    e += " of peak when busy";
+    if (k.flops > 0 && m.dram_bytes > 0) {
+        e += ", AI ";
+        append_short_number(e, k.flops / m.dram_bytes);
+        e += " FLOP/B";
+    }
+    e += " -> ";
+    if (m.bottleneck == "overhead") {
+        e += "overhead-bound (";
+        append_seconds(e, m.fixed_time_s);
+        e += " fixed per kernel > ";
+        append_seconds(e, work);
+        e += " work)";
+    } else if (m.bottleneck == "compute") {
+        e += "compute-bound";
+    } else {
+        e += "memory-bound";
+    }
+    return m;
+}
+
+}  // namespace nnergy::gpu

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file runtime_model.hpp
+/// \brief Execution-runtime models: how kernel latencies add up to a model's latency when a
+/// framework issues them (docs/pipelines.md, [runtime]). Without host calls, to test alone.
+///
+/// - eager: a framework dispatches every op from the host. Host issue and device execution
+///   form a two-stage pipeline: kernel i starts at max(host has issued it, kernel i-1 ended).
+///   Small batches are host-bound, large ones device-bound.
+/// - graph: the kernels were captured once (CUDA graph) and are replayed: a small gap between
+///   kernels, one launch per forward pass.
+/// - fused: a compiling runtime; as graph, over the partitioner's fused kernels.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <nnergy/sdk.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nnergy::roofline {
+
+enum class runtime_mode { none, eager, graph, fused };
+
+/// A runtime profile, in seconds.
+struct runtime_profile {
+    runtime_mode mode = runtime_mode::none;
+    std::string name;
+    double dispatch_per_kernel_s = 0;  ///< host time to issue one op that launches a kernel
+    double dispatch_per_view_s = 0;    ///< host time of a view op (reshape, permute): no kernel
+    double per_call_s = 0;             ///< fixed host cost of one forward pass (entry, sync)
+    double kernel_gap_s = 0;           ///< device idle time between consecutive kernels
+
+    static runtime_profile from_config(const sdk::config_view& rt) {
+        runtime_profile p;
+        if (rt.size() == 0) return p;
+        p.name = rt.string("name").value_or("");
+        const std::optional<std::string> mode = rt.string("mode");
+        const std::string where =
+            rt.find("mode") ? sdk::config_view::where(*rt.find("mode")) : "runtime profile";
+        if (!mode)
+            throw sdk::error("runtime profile '" + p.name +
+                                 "' has no mode (expected mode = \"eager\", \"graph\" or "
+                                 "\"fused\")",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        if (*mode == "eager")
+            p.mode = runtime_mode::eager;
+        else if (*mode == "graph")
+            p.mode = runtime_mode::graph;
+        else if (*mode == "fused")
+            p.mode = runtime_mode::fused;
+        else
+            throw sdk::error(where + ": unknown runtime mode '" + *mode +
+                                 "' (expected \"eager\", \"graph\" or \"fused\")",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        p.dispatch_per_kernel_s = time(rt, "dispatch.per_kernel");
+        p.dispatch_per_view_s = time(rt, "dispatch.per_view");
+        p.per_call_s = time(rt, "dispatch.per_call");
+        p.kernel_gap_s = time(rt, "launch.kernel_gap");
+        if (p.mode == runtime_mode::eager && !rt.find("dispatch.per_kernel"))
+            throw sdk::error(where +
+                                 ": an eager runtime needs dispatch.per_kernel = { value, "
+                                 "unit = \"us\", source }",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        return p;
+    }
+
+private:
+    static double time(const sdk::config_view& rt, std::string_view key) {
+        const std::optional<double> v = rt.number(key);
+        if (!v) return 0;
+        if (!(*v >= 0) || !std::isfinite(*v))
+            throw sdk::error(sdk::config_view::where(*rt.find(key)) + ": '" + std::string(key) +
+                                 "' must be a non-negative time",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        return *v;
+    }
+};
+
+/// One kernel as the runtime sees it.
+struct issued_kernel {
+    double device_s = 0;  ///< the kernel's own latency (0: no device work, a view only)
+    double views = 0;     ///< view ops folded into it, each dispatched by the host
+};
+
+struct kernel_timing {
+    double host_dispatch_s = 0;
+    double start_s = 0;  ///< on the device
+    double end_s = 0;
+};
+
+struct runtime_timeline {
+    double latency_s = 0;
+    double host_s = 0;         ///< host issue time of the whole pass
+    double device_busy_s = 0;  ///< sum of kernel latencies
+    double device_idle_s = 0;  ///< waiting for the host, or in gaps
+    std::vector<kernel_timing> kernels;
+};
+
+/// Lays kernels out in order (the partition's topological order, one stream).
+inline runtime_timeline run_timeline(const runtime_profile& p,
+                                     const std::vector<issued_kernel>& kernels) {
+    runtime_timeline t;
+    t.kernels.resize(kernels.size());
+    double host = p.mode == runtime_mode::eager ? p.per_call_s : 0.0;
+    double device = p.mode == runtime_mode::eager ? 0.0 : p.per_call_s;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const issued_kernel& k = kernels[i];
+        kernel_timing& kt = t.kernels[i];
+        const bool launches = k.device_s > 0;
+        if (p.mode == runtime_mode::eager) {
+            kt.host_dispatch_s =
+                (launches ? p.dispatch_per_kernel_s : 0.0) + k.views * p.dispatch_per_view_s;
+            host += kt.host_dispatch_s;
+        }
+        if (!launches) {
+            kt.start_s = kt.end_s = device;
+            continue;
+        }
+        const double ready = device + p.kernel_gap_s;
+        kt.start_s = p.mode == runtime_mode::eager ? std::max(host, ready) : ready;
+        kt.end_s = kt.start_s + k.device_s;
+        t.device_busy_s += k.device_s;
+        device = kt.end_s;
+    }
+    t.host_s = host;
+    t.latency_s = std::max(host, device);
+    t.device_idle_s = std::max(0.0, t.latency_s - t.device_busy_s);
+    return t;
+}
+
+}  // namespace nnergy::roofline

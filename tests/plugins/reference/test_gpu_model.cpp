@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU architecture model (op classes, units, tiles, split-K) on the H100 catalog file, and
+// the execution-runtime timelines of the roofline estimator.
+#include <catch2/catch.hpp>
+
+#include "catalog_file.hpp"
+#include "gpu_model.hpp"
+#include "runtime_model.hpp"
+
+using nnergy::test::loaded;
+namespace gpu = nnergy::gpu;
+namespace roofline = nnergy::roofline;
+
+TEST_CASE("gpu: kernels are classified by anchor op and pattern", "[gpu]") {
+    CHECK(gpu::classify("Conv", "conv_bn_act", 1e6, false, 1) == gpu::op_class::conv);
+    CHECK(gpu::classify("Conv", "conv", 1e6, true, 32) == gpu::op_class::depthwise);
+    CHECK(gpu::classify("MatMul", "linear", 1e6, false, 1) == gpu::op_class::gemm);
+    CHECK(gpu::classify("MatMul", "attention", 1e6, false, 1) == gpu::op_class::attention);
+    CHECK(gpu::classify("BatchNormalization", "batchnormalization", 0, false, 1) ==
+          gpu::op_class::normalization);
+    CHECK(gpu::classify("MaxPool", "maxpool", 0, false, 1) == gpu::op_class::pooling);
+    CHECK(gpu::classify("Relu", "relu", 0, false, 1) == gpu::op_class::elementwise);
+}
+
+TEST_CASE("gpu: a small problem splits its reduction over idle SMs", "[gpu]") {
+    gpu::class_params p;
+    p.tile_m = p.tile_n = 128;
+    // 7x7 output, 512 channels: 4 tiles on 132 SMs.
+    const gpu::tiling plain = gpu::tile(49 * 512, 512, 4608, 132, p);
+    CHECK(plain.tiles == 4);
+    CHECK(plain.splits == 1);
+    CHECK(plain.sms_busy == 4);
+    p.split_k_depth = 256;
+    const gpu::tiling split = gpu::tile(49 * 512, 512, 4608, 132, p);
+    CHECK(split.splits == 18);  // K 4608 / 256, below the 33 that idle SMs would allow
+    CHECK(split.sms_busy == 72);
+    CHECK(split.utilization == Approx(plain.utilization * 18));
+    // A large problem runs in waves and is never split.
+    const gpu::tiling big = gpu::tile(64.0 * 3136 * 256, 256, 576, 132, p);
+    CHECK(big.splits == 1);
+    CHECK(big.waves == std::ceil(big.tiles / 132));
+}
+
+namespace {
+
+struct h100 {
+    loaded file{"h100-sxm5"};
+    gpu::gpu_hardware hw = gpu::gpu_hardware::from_config(file.view());
+    gpu::math_modes pytorch{true, false};  // cuDNN TF32 on, matmul TF32 off
+
+    gpu::gpu_mapping map(const char* precision, gpu::gpu_kernel k) const {
+        return gpu::map_kernel(hw, *hw.base.find(precision), pytorch, k);
+    }
+};
+
+gpu::gpu_kernel conv(double batch, double cin, double cout, double hw, double window) {
+    gpu::gpu_kernel k;
+    k.cls = gpu::op_class::conv;
+    k.outputs = batch * cout * hw * hw;
+    k.out_channels = cout;
+    k.macs = k.outputs * cin * window * window;
+    k.flops = 2 * k.macs;
+    k.dram_bytes = 4 * (batch * cin * hw * hw + k.outputs + cout * cin * window * window);
+    k.input_channels = cin;
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: units follow the op class, the precision and the runtime's math", "[gpu]") {
+    const h100 g;
+    CHECK(g.hw.tensor_core_min_channels == 8);
+    // fp32 convolutions run on TF32 tensor cores under PyTorch's defaults, fp32 GEMMs do not.
+    const gpu::gpu_mapping c = g.map("float32", conv(8, 64, 64, 56, 3));
+    CHECK(c.unit == "tensor_core");
+    CHECK(c.unit_precision == "tfloat32");
+    gpu::gpu_kernel mm;
+    mm.cls = gpu::op_class::gemm;
+    mm.outputs = 197.0 * 3072;
+    mm.out_channels = 3072;
+    mm.macs = mm.outputs * 768;
+    mm.flops = 2 * mm.macs;
+    mm.dram_bytes = 4 * (197 * 768 + 768 * 3072 + mm.outputs);
+    const gpu::gpu_mapping m = g.map("float32", mm);
+    CHECK(m.unit == "cuda_core");
+    CHECK(m.unit_precision == "float32");
+    CHECK(g.map("float16", mm).unit == "tensor_core");
+    // A 3-channel stem cannot feed tensor-core tiles.
+    const gpu::gpu_mapping stem = g.map("float32", conv(1, 3, 64, 112, 7));
+    CHECK(stem.unit == "cuda_core");
+    CHECK_THAT(stem.explanation, Catch::Contains("too few input channels"));
+    // Depthwise convolutions run on CUDA cores even in fp16.
+    gpu::gpu_kernel dw = conv(1, 1, 144, 56, 3);
+    dw.cls = gpu::op_class::depthwise;
+    dw.input_channels = 0;
+    CHECK(g.map("float16", dw).unit == "cuda_core");
+}
+
+TEST_CASE("gpu: larger batches use the GPU better, and every kernel pays a fixed time", "[gpu]") {
+    const h100 g;
+    const gpu::gpu_mapping b1 = g.map("float32", conv(1, 256, 256, 14, 3));
+    const gpu::gpu_mapping b64 = g.map("float32", conv(64, 256, 256, 14, 3));
+    CHECK(b64.utilization > b1.utilization);
+    const double per_image_b1 = std::max(b1.compute_time_s, b1.memory_time_s);
+    const double per_image_b64 = std::max(b64.compute_time_s, b64.memory_time_s) / 64;
+    CHECK(per_image_b64 < per_image_b1 / 4);
+    CHECK(b1.fixed_time_s > 0);
+    CHECK(b1.confidence == nnergy::reference::provenance::fitted);
+    gpu::gpu_kernel relu;
+    relu.cls = gpu::op_class::elementwise;
+    relu.flops = 1000;
+    relu.dram_bytes = 8000;
+    relu.threads = 1000;
+    const gpu::gpu_mapping r = g.map("float32", relu);
+    CHECK(r.bottleneck == "overhead");
+}
+
+TEST_CASE("runtime: eager issue overlaps device execution as a two-stage pipeline", "[runtime]") {
+    roofline::runtime_profile p;
+    p.mode = roofline::runtime_mode::eager;
+    p.dispatch_per_kernel_s = 10e-6;
+    p.dispatch_per_view_s = 1e-6;
+    p.per_call_s = 5e-6;
+    p.kernel_gap_s = 0;
+    // Host-bound: tiny kernels wait for the host.
+    std::vector<roofline::issued_kernel> tiny(3, roofline::issued_kernel{2e-6, 0});
+    roofline::runtime_timeline t = roofline::run_timeline(p, tiny);
+    CHECK(t.host_s == Approx(35e-6));
+    CHECK(t.kernels[0].start_s == Approx(15e-6));
+    CHECK(t.latency_s == Approx(37e-6));  // the last kernel runs after the host issued it
+    // Device-bound: long kernels queue up behind each other.
+    std::vector<roofline::issued_kernel> big(3, roofline::issued_kernel{100e-6, 2});
+    t = roofline::run_timeline(p, big);
+    CHECK(t.kernels[0].host_dispatch_s == Approx(12e-6));
+    CHECK(t.kernels[1].start_s == Approx(t.kernels[0].end_s));
+    CHECK(t.latency_s == Approx(17e-6 + 300e-6));
+    CHECK(t.device_busy_s == Approx(300e-6));
+}
+
+TEST_CASE("runtime: a replayed graph adds only gaps, and views launch nothing", "[runtime]") {
+    roofline::runtime_profile p;
+    p.mode = roofline::runtime_mode::graph;
+    p.kernel_gap_s = 1e-6;
+    p.dispatch_per_kernel_s = 50e-6;  // ignored: nothing is dispatched from the host
+    const std::vector<roofline::issued_kernel> k{{3e-6, 0}, {0, 1}, {4e-6, 0}};
+    const roofline::runtime_timeline t = roofline::run_timeline(p, k);
+    CHECK(t.latency_s == Approx(3e-6 + 4e-6 + 2e-6));
+    CHECK(t.host_s == 0);
+    CHECK(t.kernels[1].end_s == t.kernels[1].start_s);
+}
+
+TEST_CASE("runtime: catalog profiles read, and bad ones are refused", "[runtime]") {
+    const loaded eager("pytorch-eager", "runtimes");
+    const roofline::runtime_profile e = roofline::runtime_profile::from_config(eager.view());
+    CHECK(e.mode == roofline::runtime_mode::eager);
+    CHECK(e.dispatch_per_kernel_s > 7.8e-6);  // more than micro.json's bare 1-element add
+    CHECK(eager.view().string("math.float32_conv") == std::string("tfloat32"));
+    CHECK(eager.view().string("math.float32_matmul") == std::string("float32"));
+    const loaded graph("cuda-graph", "runtimes");
+    CHECK(roofline::runtime_profile::from_config(graph.view()).mode ==
+          roofline::runtime_mode::graph);
+    const loaded fused("fused", "runtimes");
+    CHECK(roofline::runtime_profile::from_config(fused.view()).mode ==
+          roofline::runtime_mode::fused);
+
+    fake::config bad;
+    bad.file("rt.toml").text("name", "x", 1).text("mode", "lazy", 3);
+    CHECK_THROWS_WITH(
+        roofline::runtime_profile::from_config(nnergy::sdk::config_view(bad.data(), bad.size())),
+        Catch::Contains("rt.toml:3: unknown runtime mode 'lazy'"));
+    fake::config no_dispatch;
+    no_dispatch.file("rt.toml").text("name", "x", 1).text("mode", "eager", 2);
+    CHECK_THROWS_WITH(roofline::runtime_profile::from_config(
+                          nnergy::sdk::config_view(no_dispatch.data(), no_dispatch.size())),
+                      Catch::Contains("needs dispatch.per_kernel"));
+}

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "gpu_model.hpp"
+#include "reference_architecture.hpp"
 
 namespace nnergy::gpu {
 
@@ -54,10 +55,10 @@ public:
 
         gpu_kernel k;
         k.cls = classify(anchor_op, pattern, stats.macs, stats.is_depthwise, stats.groups);
-        k.what = describe(graph, partition, kernel, stats);
+        k.what = reference::describe(graph, partition, kernel, stats);
         k.macs = stats.macs;
         k.flops = stats.flops;
-        const nnergy_dtype graph_dtype = anchor_dtype(graph, stats);
+        const nnergy_dtype graph_dtype = reference::anchor_dtype(graph, stats);
         const double scale = reference::bytes_scale(graph_dtype, options.precision);
         k.dram_bytes = (stats.input_bytes + stats.output_bytes + stats.weight_bytes) * scale;
         k.outputs = std::max(1.0, stats.total_threads);
@@ -99,46 +100,6 @@ public:
     }
 
 private:
-    static nnergy_dtype anchor_dtype(const sdk::graph_view& graph,
-                                     const nnergy_kernel_stats& stats) {
-        if (stats.anchor_node == NNERGY_NO_NODE || stats.anchor_node >= graph.node_count() ||
-            graph.output_count(stats.anchor_node) == 0)
-            return NNERGY_DTYPE_UNDEFINED;
-        const uint32_t t = graph.output(stats.anchor_node, 0);
-        return t == NNERGY_NO_TENSOR ? NNERGY_DTYPE_UNDEFINED : graph.dtype(t);
-    }
-
-    /// "Conv 3x3 (conv_bn_relu)": the anchor op, its window, and the fusion pattern.
-    static std::string describe(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                                uint32_t kernel, const nnergy_kernel_stats& stats) {
-        std::string what;
-        if (stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()) {
-            what = graph.op_type(stats.anchor_node);
-            const int64_t* window = nullptr;
-            size_t rank = 0;
-            if (sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
-                                           sdk::to_sv("kernel_shape"), &window, &rank) &&
-                rank > 0) {
-                what += ' ';
-                for (size_t i = 0; i < rank; ++i) {
-                    if (i) what += 'x';
-                    what += std::to_string(window[i]);
-                }
-            }
-        }
-        const std::string_view pattern = partition.pattern(kernel);
-        if (!pattern.empty() && sdk::host().kernel_node_count(partition.handle(), kernel) > 1) {
-            if (what.empty()) {
-                what = pattern;
-            } else {
-                what += " (";
-                what += pattern;
-                what += ')';
-            }
-        }
-        return what;
-    }
-
     gpu_hardware hw_;
     math_modes math_;
 };

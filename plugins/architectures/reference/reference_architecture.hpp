@@ -13,6 +13,48 @@
 
 namespace nnergy::reference {
 
+/// The element type of the kernel's anchor output (what its tensors are stored in).
+inline nnergy_dtype anchor_dtype(const sdk::graph_view& graph, const nnergy_kernel_stats& stats) {
+    if (stats.anchor_node == NNERGY_NO_NODE || stats.anchor_node >= graph.node_count() ||
+        graph.output_count(stats.anchor_node) == 0)
+        return NNERGY_DTYPE_UNDEFINED;
+    const uint32_t t = graph.output(stats.anchor_node, 0);
+    return t == NNERGY_NO_TENSOR ? NNERGY_DTYPE_UNDEFINED : graph.dtype(t);
+}
+
+/// "depthwise Conv 3x3 (conv_bn_relu)": the anchor op, its window, and the fusion pattern.
+inline std::string describe(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                            uint32_t kernel, const nnergy_kernel_stats& stats) {
+    std::string what;
+    if (stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()) {
+        if (stats.is_depthwise) what = "depthwise ";
+        what += graph.op_type(stats.anchor_node);
+        // The window is read in place (graph_view::attr_ints would copy it).
+        const int64_t* window = nullptr;
+        size_t rank = 0;
+        if (sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
+                                       sdk::to_sv("kernel_shape"), &window, &rank) &&
+            rank > 0) {
+            what += ' ';
+            for (size_t i = 0; i < rank; ++i) {
+                if (i) what += 'x';
+                what += std::to_string(window[i]);
+            }
+        }
+    }
+    const std::string_view pattern = partition.pattern(kernel);
+    if (!pattern.empty() && sdk::host().kernel_node_count(partition.handle(), kernel) > 1) {
+        if (what.empty()) {
+            what = pattern;
+        } else {
+            what += " (";
+            what += pattern;
+            what += ')';
+        }
+    }
+    return what;
+}
+
 class reference_architecture : public sdk::architecture {
 public:
     explicit reference_architecture(const sdk::context& ctx)
@@ -59,48 +101,6 @@ public:
     }
 
 private:
-    static nnergy_dtype anchor_dtype(const sdk::graph_view& graph,
-                                     const nnergy_kernel_stats& stats) {
-        if (stats.anchor_node == NNERGY_NO_NODE || stats.anchor_node >= graph.node_count() ||
-            graph.output_count(stats.anchor_node) == 0)
-            return NNERGY_DTYPE_UNDEFINED;
-        const uint32_t t = graph.output(stats.anchor_node, 0);
-        return t == NNERGY_NO_TENSOR ? NNERGY_DTYPE_UNDEFINED : graph.dtype(t);
-    }
-
-    /// "depthwise Conv 3x3 (conv_bn_relu)": the anchor op, its window, and the fusion pattern.
-    static std::string describe(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                                uint32_t kernel, const nnergy_kernel_stats& stats) {
-        std::string what;
-        if (stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()) {
-            if (stats.is_depthwise) what = "depthwise ";
-            what += graph.op_type(stats.anchor_node);
-            // The window is read in place (graph_view::attr_ints would copy it).
-            const int64_t* window = nullptr;
-            size_t rank = 0;
-            if (sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
-                                           sdk::to_sv("kernel_shape"), &window, &rank) &&
-                rank > 0) {
-                what += ' ';
-                for (size_t i = 0; i < rank; ++i) {
-                    if (i) what += 'x';
-                    what += std::to_string(window[i]);
-                }
-            }
-        }
-        const std::string_view pattern = partition.pattern(kernel);
-        if (!pattern.empty() && sdk::host().kernel_node_count(partition.handle(), kernel) > 1) {
-            if (what.empty()) {
-                what = pattern;
-            } else {
-                what += " (";
-                what += pattern;
-                what += ')';
-            }
-        }
-        return what;
-    }
-
     hardware_model hw_;
 };
 

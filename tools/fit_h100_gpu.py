@@ -120,7 +120,6 @@ def profile_samples(validation):
                 x, w = shapes[0], shapes[1]
                 n_, c, h, _ = x
                 kh = w[2]
-                stride = 1 if "mobilenet" in name and h in (112, 56, 28, 14, 7) else 1
                 outputs = n_ * c * h * h  # stride unknown: upper bound of the work
                 macs = outputs * kh * kh
                 s = dict(cls="depthwise", unit="float32", tiles=False, outputs=outputs, n=c,

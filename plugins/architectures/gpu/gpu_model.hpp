@@ -129,7 +129,8 @@ struct gpu_hardware {
     static gpu_hardware from_config(const sdk::config_view& hw) {
         gpu_hardware g;
         g.base = hardware_model::from_config(hw);
-        g.tensor_core_min_channels = non_negative(hw, "gpu.tensor_core_min_channels", 0);
+        g.tensor_core_min_channels =
+            hardware_model::optional_number(hw, "gpu.tensor_core_min_channels", 0, 0);
         class_params defaults;
         defaults.fixed_time_s = g.base.launch_overhead_s;
         for (op_class c : all_classes) {
@@ -154,57 +155,22 @@ private:
     static class_params read_params(const sdk::config_view& hw, const std::string& base,
                                     const class_params& fallback) {
         class_params p = fallback;
-        p.fixed_time_s = non_negative(hw, base + "fixed_time", p.fixed_time_s);
-        p.tile_m = at_least_one(hw, base + "tile_m", p.tile_m);
-        p.tile_n = at_least_one(hw, base + "tile_n", p.tile_n);
-        p.k_half = non_negative(hw, base + "k_half", p.k_half);
-        p.split_k_depth = non_negative(hw, base + "split_k_depth", p.split_k_depth);
+        p.fixed_time_s =
+            hardware_model::optional_number(hw, base + "fixed_time", p.fixed_time_s, 0);
+        p.tile_m = hardware_model::optional_number(hw, base + "tile_m", p.tile_m, 1);
+        p.tile_n = hardware_model::optional_number(hw, base + "tile_n", p.tile_n, 1);
+        p.k_half = hardware_model::optional_number(hw, base + "k_half", p.k_half, 0);
+        p.split_k_depth =
+            hardware_model::optional_number(hw, base + "split_k_depth", p.split_k_depth, 0);
         p.efficiency = fraction(hw, base + "efficiency", p.efficiency);
         p.narrow_efficiency = fraction(hw, base + "narrow_efficiency", p.narrow_efficiency);
         p.memory_efficiency = fraction(hw, base + "memory_efficiency", p.memory_efficiency);
-        if (std::optional<std::string> s = hw.string(base + "provenance")) {
-            if (*s == "measured")
-                p.source = provenance::measured;
-            else if (*s == "fitted")
-                p.source = provenance::fitted;
-            else if (*s == "theoretical")
-                p.source = provenance::theoretical;
-            else
-                throw sdk::error(sdk::config_view::where(*hw.find(base + "provenance")) + ": '" +
-                                 base +
-                                 "provenance' must be \"measured\", \"fitted\" or "
-                                 "\"theoretical\", got \"" +
-                                 *s + "\"");
-        }
+        p.source = hardware_model::read_provenance(hw, base + "provenance", p.source);
         return p;
     }
-    static double non_negative(const sdk::config_view& hw, const std::string& key,
-                               double fallback) {
-        std::optional<double> v = hw.number(key);
-        if (!v) return fallback;
-        if (!(*v >= 0) || !std::isfinite(*v))
-            throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + key +
-                             "' must be a non-negative number, got " + format("%g", *v));
-        return *v;
-    }
     static double fraction(const sdk::config_view& hw, const std::string& key, double fallback) {
-        std::optional<double> v = hw.number(key);
-        if (!v) return fallback;
-        if (!(*v > 0 && *v <= 1))
-            throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + key +
-                             "' must be a fraction in (0, 1] (write unit = \"1\" or \"%\"), "
-                             "got " +
-                             format("%g", *v));
-        return *v;
-    }
-    static double at_least_one(const sdk::config_view& hw, const std::string& key,
-                               double fallback) {
-        std::optional<double> v = hw.number(key);
-        if (!v) return fallback;
-        if (!(*v >= 1) || !std::isfinite(*v))
-            throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + key +
-                             "' must be at least 1, got " + format("%g", *v));
-        return *v;
+        return hardware_model::efficiency(hw, key, "", std::pair{fallback, provenance::theoretical})
+            .first;
     }
 };
 

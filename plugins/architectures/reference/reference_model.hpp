@@ -275,7 +275,8 @@ public:
                          NNERGY_CODE_UNIMPLEMENTED);
     }
 
-private:
+    // Checked readers of optional values, shared with architectures built on this model.
+
     static void check_positive(const sdk::config_view& hw, std::string_view key, double v) {
         if (!(v > 0) || !std::isfinite(v))
             throw sdk::error(sdk::config_view::where(*hw.find(key)) + ": '" + std::string(key) +
@@ -319,6 +320,7 @@ private:
         return {*v, read_provenance(hw, provenance_key, provenance::theoretical)};
     }
 
+private:
     static execution_unit read_unit(const sdk::config_view& hw, const std::string& base,
                                     const char* default_name, double default_threads,
                                     double default_eff, provenance default_eff_prov,

@@ -187,6 +187,11 @@ int main(int argc, char** argv) {
         ->add_option("--sweep", bench_sweep,
                      "Evaluations per second of a sweep of this model over the catalog")
         ->check(CLI::ExistingFile);
+    std::vector<int> bench_threads{1, 2};
+    bench
+        ->add_option("--threads", bench_threads,
+                     "With --sweep: thread counts to time, e.g. 1,2,4 (default 1,2)")
+        ->delimiter(',');
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
 
@@ -300,10 +305,8 @@ int main(int argc, char** argv) {
                 const nnergy::config_values hw_values =
                     nnergy::read_hardware_file(spec.architectures.front().hardware_file);
                 const nnergy::config_value* cls = nnergy::find_value(hw_values, "class");
-                std::string chosen = "nnergy.architecture.reference";
-                if (cls && cls->kind == NNERGY_VALUE_STRING &&
-                    reg.find(NNERGY_KIND_ARCHITECTURE, "nnergy.architecture." + cls->string_value))
-                    chosen = "nnergy.architecture." + cls->string_value;
+                const std::string chosen = reg.architecture_for_class(
+                    cls && cls->kind == NNERGY_VALUE_STRING ? cls->string_value : "");
                 for (nnergy::architecture_spec& a : spec.architectures) a.plugin = chosen;
             }
             nnergy::run_pipeline(spec, reg, opts);
@@ -350,7 +353,7 @@ int main(int argc, char** argv) {
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
             if (!bench_sweep.empty())
-                return nnergy::run_bench_sweep(reg, bench_sweep, bench_repeats);
+                return nnergy::run_bench_sweep(reg, bench_sweep, bench_repeats, bench_threads);
             if (!bench_models.empty()) {
                 nnergy::dim_bindings dims = parse_dims(bench_dims);
                 dims.try_emplace("batch", 1);

@@ -4,15 +4,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <thread>
 
 namespace nnergy {
 namespace {
@@ -118,7 +121,7 @@ const component_entry& need(const registry& reg, nnergy_component_kind kind, con
 }
 
 /// The default pipeline's partitioner (with the bundled fusion rules), reference architecture
-/// and roofline estimator.
+/// (the synthetic-graph benchmark's) and roofline estimator.
 struct default_components {
     const component_entry& partitioner;
     const component_entry& architecture;
@@ -244,62 +247,140 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
     return 0;
 }
 
-int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats) {
+namespace {
+
+/// One catalog device as a sweep uses it: its values and the architecture of its class.
+struct sweep_device {
+    config_values hardware;
+    const component_entry* architecture = nullptr;
+};
+
+/// Per-thread plugin instances: a worker shares only the loaded model with other workers.
+struct sweep_worker {
+    component_instance partitioner;
+    component_instance estimator;
+    std::vector<std::unique_ptr<component_instance>> architectures;  ///< one per device
+
+    sweep_worker(const default_components& c, const std::vector<sweep_device>& devices)
+        : partitioner(c.partitioner, {c.rules}), estimator(c.estimator, {}) {
+        for (const sweep_device& d : devices)
+            architectures.push_back(
+                std::make_unique<component_instance>(*d.architecture, config_values{}, d.hardware));
+    }
+};
+
+/// Runs job(worker, i) for i in [0, count) over the workers' threads, each taking the next
+/// index (the jobs differ in cost: a device may offer one precision or four).
+template <class Job>
+void parallel_for(std::vector<std::unique_ptr<sweep_worker>>& workers, size_t count, Job job) {
+    std::atomic<size_t> next{0};
+    auto run = [&](sweep_worker& w) {
+        for (size_t i = next++; i < count; i = next++) job(w, i);
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < workers.size(); ++t) threads.emplace_back(run, std::ref(*workers[t]));
+    run(*workers[0]);
+    for (std::thread& t : threads) t.join();
+}
+
+}  // namespace
+
+int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats,
+                    const std::vector<int>& thread_counts) {
     if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
+    for (int t : thread_counts)
+        if (t < 1) throw error("bench: --threads must be at least 1", exit_code::usage);
     const component_entry* fe = reg.frontend_for(file);
     if (!fe)
         throw error(fmt::format("bench: no frontend reads '{}' (by its extension)", file.string()),
                     exit_code::plugin_missing);
     const default_components c(reg);
     component_instance frontend(*fe, {});
-    component_instance partitioner(c.partitioner, {c.rules});
-    component_instance estimator(c.estimator, {});
 
-    // Setup, not timed: one loaded model, every catalog device ready.
+    // Setup, not timed: one loaded model, every catalog device read with its class's plugin.
     const graph g = load_model(frontend, file);
     const source_location where{"bench", 0};
-    std::vector<std::unique_ptr<component_instance>> devices;
-    for (const std::string& name : hardware_catalog())
-        devices.push_back(std::make_unique<component_instance>(
-            c.architecture, config_values{},
-            read_hardware_file(resolve_hardware(name, std::filesystem::current_path(), where))));
+    std::vector<sweep_device> devices;
+    std::map<std::string, size_t> per_plugin;
+    for (const std::string& name : hardware_catalog()) {
+        sweep_device d;
+        d.hardware =
+            read_hardware_file(resolve_hardware(name, std::filesystem::current_path(), where));
+        const config_value* cls = find_value(d.hardware, "class");
+        d.architecture =
+            &need(reg, NNERGY_KIND_ARCHITECTURE,
+                  reg.architecture_for_class(
+                         cls && cls->kind == NNERGY_VALUE_STRING ? cls->string_value : "")
+                      .c_str());
+        ++per_plugin[d.architecture->name];
+        devices.push_back(std::move(d));
+    }
     const int64_t batches[] = {1, 8, 64};
     const nnergy_dtype precisions[] = {NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_FLOAT16,
                                        NNERGY_DTYPE_BFLOAT16, NNERGY_DTYPE_INT8};
-
-    // One evaluation: a (device, batch, precision) mapped and estimated. The graph is bound and
-    // partitioned once per batch, as a sweep does, and that time is included.
-    std::vector<double> rates;
+    // The work of one sweep: (batch, device) pairs, each evaluating the precisions offered.
     size_t evaluations = 0, skipped = 0;
-    for (int r = 0; r < repeats; ++r) {
-        evaluations = skipped = 0;
-        const auto t0 = clock_type::now();
-        for (int64_t batch : batches) {
-            const bound_graph bg = nnergy::bind(g, {{"batch", batch}});
-            const partition p = run_partitioner(partitioner, bg);
-            for (const auto& device : devices)
-                for (nnergy_dtype precision : precisions) {
-                    const std::string key = fmt::format("compute.{}.peak", dtype_name(precision));
-                    if (!find_value(device->hardware(), key)) {
-                        ++skipped;  // the device does not offer this precision
-                        continue;
-                    }
-                    auto mappings = map_kernels(*device, bg, p, precision);
-                    nnergy_results results;
-                    run_estimator(estimator, *device, bg, p, mappings, precision, results);
-                    ++evaluations;
-                }
+    std::vector<std::vector<nnergy_dtype>> offered(devices.size());
+    for (size_t d = 0; d < devices.size(); ++d)
+        for (nnergy_dtype precision : precisions) {
+            if (find_value(devices[d].hardware,
+                           fmt::format("compute.{}.peak", dtype_name(precision))))
+                offered[d].push_back(precision);
+            else
+                ++skipped;  // the device does not offer this precision
         }
-        rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
-    }
+    for (const auto& o : offered) evaluations += o.size() * std::size(batches);
+    skipped *= std::size(batches);
+
+    std::string plugins;
+    for (const auto& [name, n] : per_plugin)
+        plugins += fmt::format("{}{} x{}", plugins.empty() ? "" : ", ", name, n);
     std::printf(
         "nnergy bench --sweep: %s (%zu nodes) on %zu catalog devices x batch 1/8/64 x "
-        "float32/float16/bfloat16/int8 where offered, one thread\n",
-        file.filename().string().c_str(), g.nodes.size(), devices.size());
+        "float32/float16/bfloat16/int8 where offered\n"
+        "architectures: %s\n"
+        "%zu evaluations per sweep (%zu combinations not offered); each binds and partitions "
+        "the model once per batch, then maps and estimates; median of %d sweeps\n\n",
+        file.filename().string().c_str(), g.nodes.size(), devices.size(), plugins.c_str(),
+        evaluations, skipped, repeats);
+    std::printf("%8s %14s %9s\n", "threads", "evaluations/s", "speedup");
+
+    double single = 0;
+    for (int thread_count : thread_counts) {
+        std::vector<std::unique_ptr<sweep_worker>> workers;
+        for (int t = 0; t < thread_count; ++t)
+            workers.push_back(std::make_unique<sweep_worker>(c, devices));
+        std::vector<double> rates;
+        for (int r = 0; r < repeats; ++r) {
+            const auto t0 = clock_type::now();
+            // Bind and partition each batch once, then spread (batch, device) pairs.
+            std::vector<bound_graph> bound(std::size(batches));
+            std::vector<partition> parts(std::size(batches));
+            parallel_for(workers, std::size(batches), [&](sweep_worker& w, size_t b) {
+                bound[b] = nnergy::bind(g, {{"batch", batches[b]}});
+                parts[b] = run_partitioner(w.partitioner, bound[b]);
+            });
+            parallel_for(workers, std::size(batches) * devices.size(),
+                         [&](sweep_worker& w, size_t i) {
+                             const size_t b = i / devices.size(), d = i % devices.size();
+                             component_instance& arch = *w.architectures[d];
+                             for (nnergy_dtype precision : offered[d]) {
+                                 auto mappings = map_kernels(arch, bound[b], parts[b], precision);
+                                 nnergy_results results;
+                                 run_estimator(w.estimator, arch, bound[b], parts[b], mappings,
+                                               precision, results);
+                             }
+                         });
+            rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
+        }
+        const double rate = median(rates);
+        if (single == 0) single = rate / thread_count;
+        std::printf("%8d %14.0f %8.2fx\n", thread_count, rate, rate / single);
+    }
     std::printf(
-        "%zu evaluations per sweep (%zu combinations not offered); median of %d sweeps: "
-        "%.0f evaluations/s\n",
-        evaluations, skipped, repeats, median(rates));
+        "\nspeedup is against the first row per thread; this machine has %u hardware "
+        "threads\n",
+        std::thread::hardware_concurrency());
     return 0;
 }
 

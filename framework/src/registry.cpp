@@ -260,6 +260,12 @@ const component_entry* registry::find(nnergy_component_kind kind,
     return nullptr;
 }
 
+std::string registry::architecture_for_class(std::string_view hw_class) const {
+    std::string name = "nnergy.architecture." + std::string(hw_class);
+    if (!hw_class.empty() && find(NNERGY_KIND_ARCHITECTURE, name)) return name;
+    return "nnergy.architecture.reference";
+}
+
 std::vector<const component_entry*> registry::of_kind(nnergy_component_kind kind) const {
     std::vector<const component_entry*> out;
     for (const auto& c : components_)

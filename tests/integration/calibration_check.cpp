@@ -3,7 +3,8 @@
 //   calibration_check --nnergy BIN --measured models.json --zoo DIR --hw NAME
 //                     [--runtime MODE=PROFILE]... [--max-mape MODE=PERCENT]...
 //                     [--dims MODEL=NAME=VALUE]...
-// models.json holds runs {model, precision fp32|fp16, batch, mode, latency_ms_median}. Every run
+// models.json holds runs {model, precision fp32|fp16|bf16, batch, mode, latency_ms_median}; a run
+// without a mode is "eager" (the CPU measurements have only that one). Every run
 // whose model has DIR/<model>.onnx and whose mode has a runtime profile is estimated with
 // `nnergy analyze --runtime PROFILE` (one call per model, precision and mode, sweeping the
 // batches). Prints every error and the mean absolute percentage error (MAPE) per mode; fails when
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
     // (model, precision, mode) -> batch -> measured ms
     std::map<std::tuple<std::string, std::string, std::string>, std::map<int64_t, double>> groups;
     for (const auto& r : measured.at("runs")) {
-        const std::string model = r.at("model"), mode = r.at("mode");
+        const std::string model = r.at("model"), mode = r.value("mode", "eager");
         if (!runtimes.count(mode)) continue;
         if (!std::filesystem::exists(std::filesystem::path(zoo) / (model + ".onnx"))) continue;
         groups[{model, r.at("precision"), mode}][r.at("batch").get<int64_t>()] =
@@ -100,8 +101,11 @@ int main(int argc, char** argv) {
         std::string cmd = quote(nnergy) + " --quiet analyze " +
                           quote((std::filesystem::path(zoo) / (model + ".onnx")).string()) +
                           " --hw " + quote(hw) + " --batch " + batch_list + " --precision " +
-                          (precision == "fp16" ? "float16" : "float32") + " --runtime " +
-                          quote(runtimes.at(mode)) + " --format json -o " + quote(report);
+                          (precision == "fp16"   ? "float16"
+                           : precision == "bf16" ? "bfloat16"
+                                                 : "float32") +
+                          " --runtime " + quote(runtimes.at(mode)) + " --format json -o " +
+                          quote(report);
         auto [lo, hi] = dims.equal_range(model);
         for (auto it = lo; it != hi; ++it) cmd += " --dim " + quote(it->second);
         if (std::system(cmd.c_str()) != 0) {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "op_class.hpp"
 #include "reference_model.hpp"
 
 namespace nnergy::gpu {
@@ -32,58 +33,11 @@ using reference::hardware_model;
 using reference::precision_units;
 using reference::provenance;
 
-/// What a kernel is, as far as the GPU cares.
-enum class op_class { gemm, conv, depthwise, attention, normalization, pooling, elementwise };
-inline constexpr std::array<op_class, 7> all_classes{
-    op_class::gemm,          op_class::conv,    op_class::depthwise,  op_class::attention,
-    op_class::normalization, op_class::pooling, op_class::elementwise};
-
-inline std::string_view class_name(op_class c) noexcept {
-    switch (c) {
-        case op_class::gemm:
-            return "gemm";
-        case op_class::conv:
-            return "conv";
-        case op_class::depthwise:
-            return "depthwise";
-        case op_class::attention:
-            return "attention";
-        case op_class::normalization:
-            return "normalization";
-        case op_class::pooling:
-            return "pooling";
-        case op_class::elementwise:
-            return "elementwise";
-    }
-    return "elementwise";
-}
-
-inline bool uses_matrix_tiles(op_class c) noexcept {
-    return c == op_class::gemm || c == op_class::conv || c == op_class::attention;
-}
-
-/// The class of a kernel from its anchor op (the member with the most FLOPs), its fusion
-/// pattern and whether it has multiply-accumulates.
-inline op_class classify(std::string_view anchor_op, std::string_view pattern, double macs,
-                         bool depthwise, int64_t groups) {
-    if (pattern == "attention") return op_class::attention;
-    if (macs > 0) {
-        if (anchor_op == "Conv" || anchor_op == "ConvTranspose" || anchor_op == "ConvInteger" ||
-            anchor_op == "QLinearConv")
-            return depthwise || groups > 1 ? op_class::depthwise : op_class::conv;
-        return op_class::gemm;
-    }
-    if (anchor_op == "BatchNormalization" || anchor_op == "LayerNormalization" ||
-        anchor_op == "InstanceNormalization" || anchor_op == "GroupNormalization" ||
-        anchor_op == "LpNormalization" || anchor_op == "RMSNormalization" ||
-        pattern == "layernorm" || pattern == "add_layernorm")
-        return op_class::normalization;
-    if (anchor_op.find("Pool") != std::string_view::npos || anchor_op.substr(0, 6) == "Reduce" ||
-        anchor_op == "Softmax" || anchor_op == "LogSoftmax" || anchor_op == "ArgMax" ||
-        anchor_op == "ArgMin" || anchor_op == "TopK")
-        return op_class::pooling;
-    return op_class::elementwise;
-}
+using reference::all_classes;
+using reference::class_name;
+using reference::classify;
+using reference::op_class;
+using reference::uses_matrix_tiles;
 
 /// Per op class behaviour of one GPU ([gpu.kernels.<class>], overridden per unit precision in
 /// [gpu.kernels.<class>.<precision>]).
@@ -111,19 +65,10 @@ struct gpu_hardware {
     hardware_model base;
     /// Convolutions with fewer input channels per group run CUDA-core kernels (0: never).
     double tensor_core_min_channels = 0;
-    std::array<class_params, all_classes.size()> classes;
-    /// Per unit precision overrides ("tfloat32" convolutions, "float16" GEMMs).
-    struct override_entry {
-        op_class cls;
-        std::string precision;
-        class_params params;
-    };
-    std::vector<override_entry> overrides;
+    reference::class_table<class_params> kernels;
 
     const class_params& params(op_class c, std::string_view precision) const {
-        for (const override_entry& o : overrides)
-            if (o.cls == c && o.precision == precision) return o.params;
-        return classes[static_cast<size_t>(c)];
+        return kernels.params(c, precision);
     }
 
     static gpu_hardware from_config(const sdk::config_view& hw) {
@@ -133,21 +78,10 @@ struct gpu_hardware {
             hardware_model::optional_number(hw, "gpu.tensor_core_min_channels", 0, 0);
         class_params defaults;
         defaults.fixed_time_s = g.base.launch_overhead_s;
-        for (op_class c : all_classes) {
-            const std::string base = "gpu.kernels." + std::string(class_name(c)) + ".";
-            class_params& generic = g.classes[static_cast<size_t>(c)];
-            generic = read_params(hw, base, defaults);
-            for (const precision_units& p : g.base.precisions) {
-                const std::string prefix = base + p.precision + ".";
-                bool any = false;
-                for (const nnergy_named_value& v : hw)
-                    if (sdk::from_sv(v.name).substr(0, prefix.size()) == prefix) {
-                        any = true;
-                        break;
-                    }
-                if (any) g.overrides.push_back({c, p.precision, read_params(hw, prefix, generic)});
-            }
-        }
+        std::vector<std::string> precisions;
+        for (const precision_units& p : g.base.precisions) precisions.push_back(p.precision);
+        g.kernels = reference::class_table<class_params>::read(hw, "gpu", precisions, defaults,
+                                                               read_params);
         return g;
     }
 

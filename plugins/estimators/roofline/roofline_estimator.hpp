@@ -81,17 +81,18 @@ public:
             // The runtime decides how kernel latencies add up: host dispatch, gaps, one launch.
             const sdk::graph_view graph = input.graph();
             std::vector<issued_kernel> issued(input.kernel_count());
+            const bool host_issues =
+                runtime_.mode == runtime_mode::eager || runtime_.mode == runtime_mode::inline_host;
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 issued[k].device_s = kernel_latency[k];
-                if (runtime_.mode == runtime_mode::eager)
+                if (host_issues)
                     for (uint32_t n : partition.nodes(k))
                         if (is_view(graph.op_type(n))) issued[k].views += 1;
             }
             const runtime_timeline t = run_timeline(runtime_, issued);
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 out.kernel(k, "start_s", t.kernels[k].start_s);
-                if (runtime_.mode == runtime_mode::eager)
-                    out.kernel(k, "host_dispatch_s", t.kernels[k].host_dispatch_s);
+                if (host_issues) out.kernel(k, "host_dispatch_s", t.kernels[k].host_dispatch_s);
             }
             out.total("kernel_sum_s", latency);
             out.total("host_time_s", t.host_s);

@@ -9,6 +9,8 @@
 /// - graph: the kernels were captured once (CUDA graph) and are replayed: a small gap between
 ///   kernels, one launch per forward pass.
 /// - fused: a compiling runtime; as graph, over the partitioner's fused kernels.
+/// - inline: the host runs each kernel itself (a CPU framework): dispatch and execution
+///   alternate on the same cores and never overlap.
 #pragma once
 
 #include <algorithm>
@@ -20,7 +22,7 @@
 
 namespace nnergy::roofline {
 
-enum class runtime_mode { none, eager, graph, fused };
+enum class runtime_mode { none, eager, graph, fused, inline_host };
 
 /// A runtime profile, in seconds.
 struct runtime_profile {
@@ -40,8 +42,8 @@ struct runtime_profile {
             rt.find("mode") ? sdk::config_view::where(*rt.find("mode")) : "runtime profile";
         if (!mode)
             throw sdk::error("runtime profile '" + p.name +
-                                 "' has no mode (expected mode = \"eager\", \"graph\" or "
-                                 "\"fused\")",
+                                 "' has no mode (expected mode = \"eager\", \"graph\", "
+                                 "\"fused\" or \"inline\")",
                              NNERGY_CODE_INVALID_ARGUMENT);
         if (*mode == "eager")
             p.mode = runtime_mode::eager;
@@ -49,17 +51,21 @@ struct runtime_profile {
             p.mode = runtime_mode::graph;
         else if (*mode == "fused")
             p.mode = runtime_mode::fused;
+        else if (*mode == "inline")
+            p.mode = runtime_mode::inline_host;
         else
             throw sdk::error(where + ": unknown runtime mode '" + *mode +
-                                 "' (expected \"eager\", \"graph\" or \"fused\")",
+                                 "' (expected \"eager\", \"graph\", \"fused\" or "
+                                 "\"inline\")",
                              NNERGY_CODE_INVALID_ARGUMENT);
         p.dispatch_per_kernel_s = time(rt, "dispatch.per_kernel");
         p.dispatch_per_view_s = time(rt, "dispatch.per_view");
         p.per_call_s = time(rt, "dispatch.per_call");
         p.kernel_gap_s = time(rt, "launch.kernel_gap");
-        if (p.mode == runtime_mode::eager && !rt.find("dispatch.per_kernel"))
-            throw sdk::error(where +
-                                 ": an eager runtime needs dispatch.per_kernel = { value, "
+        if ((p.mode == runtime_mode::eager || p.mode == runtime_mode::inline_host) &&
+            !rt.find("dispatch.per_kernel"))
+            throw sdk::error(where + ": an " + *mode +
+                                 " runtime needs dispatch.per_kernel = { value, "
                                  "unit = \"us\", source }",
                              NNERGY_CODE_INVALID_ARGUMENT);
         return p;
@@ -102,15 +108,18 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
                                      const std::vector<issued_kernel>& kernels) {
     runtime_timeline t;
     t.kernels.resize(kernels.size());
-    double host = p.mode == runtime_mode::eager ? p.per_call_s : 0.0;
-    double device = p.mode == runtime_mode::eager ? 0.0 : p.per_call_s;
+    const bool host_issues = p.mode == runtime_mode::eager || p.mode == runtime_mode::inline_host;
+    double host = host_issues ? p.per_call_s : 0.0;
+    double device = host_issues ? 0.0 : p.per_call_s;
     for (size_t i = 0; i < kernels.size(); ++i) {
         const issued_kernel& k = kernels[i];
         kernel_timing& kt = t.kernels[i];
         const bool launches = k.device_s > 0;
-        if (p.mode == runtime_mode::eager) {
+        if (host_issues) {
             kt.host_dispatch_s =
                 (launches ? p.dispatch_per_kernel_s : 0.0) + k.views * p.dispatch_per_view_s;
+            // Inline: the host dispatches only once it has finished the previous kernel.
+            if (p.mode == runtime_mode::inline_host) host = std::max(host, device);
             host += kt.host_dispatch_s;
         }
         if (!launches) {
@@ -118,12 +127,17 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
             continue;
         }
         const double ready = device + p.kernel_gap_s;
-        kt.start_s = p.mode == runtime_mode::eager ? std::max(host, ready) : ready;
+        kt.start_s = host_issues ? std::max(host, ready) : ready;
         kt.end_s = kt.start_s + k.device_s;
         t.device_busy_s += k.device_s;
         device = kt.end_s;
     }
+    // The host's own time: inline, its dispatch work only (it also ran the kernels).
     t.host_s = host;
+    if (p.mode == runtime_mode::inline_host) {
+        t.host_s = p.per_call_s;
+        for (const kernel_timing& kt : t.kernels) t.host_s += kt.host_dispatch_s;
+    }
     t.latency_s = std::max(host, device);
     t.device_idle_s = std::max(0.0, t.latency_s - t.device_busy_s);
     return t;

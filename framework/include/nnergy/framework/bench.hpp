@@ -24,8 +24,10 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
                      const dim_bindings& dims, int repeats);
 
 /// Evaluations per second of a sweep from one loaded model: every catalog device x batch
-/// 1/8/64 x float32/float16/bfloat16/int8 where offered, each mapped by the reference
-/// architecture and estimated by the roofline, on one thread.
-int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats);
+/// 1/8/64 x float32/float16/bfloat16/int8 where offered, each mapped by the architecture of the
+/// device's class (as `nnergy analyze` picks it) and estimated by the roofline, once per entry
+/// of `thread_counts` threads (each thread with its own plugin instances).
+int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats,
+                    const std::vector<int>& thread_counts);
 
 }  // namespace nnergy

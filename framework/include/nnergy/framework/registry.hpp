@@ -77,6 +77,10 @@ public:
     /// Comma-separated names of the components of a kind, for "available: ..." errors.
     std::string names_of(nnergy_component_kind kind) const;
 
+    /// The architecture plugin for a hardware class ("gpu"): nnergy.architecture.<class> when
+    /// one is registered, else nnergy.architecture.reference.
+    std::string architecture_for_class(std::string_view hw_class) const;
+
 private:
     std::vector<std::shared_ptr<plugin_library>> libraries_;
     std::vector<component_entry> components_;

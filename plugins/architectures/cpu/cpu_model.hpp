@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file cpu_model.hpp
+/// \brief The stored-program (CPU) architecture model, without host calls so it can be tested
+/// alone.
+///
+/// A kernel runs on the precision's matrix unit (AVX-512 FMA, AMX, SME) when it has
+/// multiply-accumulates that suit it, else on the vector unit. Its outputs are split over the
+/// cores in blocks of the unit's width; a short reduction runs below the unit's rate. Its bytes
+/// come from the smallest cache level that holds its working set, else from DRAM. Every kernel
+/// pays a fixed time per op class (parallel-region fork/join, setup) and, when the runtime
+/// reorders weights on every call (eager frameworks), the time to repack its weights. The
+/// constants are data (docs/hardware.md, [cpu.kernels.<class>]), each with its provenance.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "op_class.hpp"
+#include "reference_model.hpp"
+
+namespace nnergy::cpu {
+
+using reference::append_number;
+using reference::append_percent;
+using reference::append_seconds;
+using reference::append_short_number;
+using reference::class_name;
+using reference::classify;
+using reference::execution_unit;
+using reference::hardware_model;
+using reference::op_class;
+using reference::precision_units;
+using reference::provenance;
+
+/// Per op class behaviour of one CPU ([cpu.kernels.<class>], overridden per unit precision).
+struct class_params {
+    double fixed_time_s = 0;  ///< time every kernel of the class pays (fork/join, setup)
+    double efficiency = 1;    ///< scales the unit's efficiency
+    double k_half = 0;        ///< reduction depth at which the unit reaches half its rate
+    /// Rate at which a runtime that repacks weights on every call reorders (and casts) them,
+    /// in bytes of packed weights per second (0: free).
+    double weight_prep_bandwidth = 0;
+    double memory_efficiency = 1;  ///< scales every memory level's bandwidth
+    provenance source = provenance::theoretical;
+};
+
+/// A cache level that can serve a kernel's traffic: it needs a capacity and a bandwidth.
+struct cache_level {
+    std::string name;      ///< "l2", as in [memory.l2]
+    double capacity = 0;   ///< bytes, the whole chip
+    double bandwidth = 0;  ///< B/s, the whole chip
+    provenance source = provenance::theoretical;
+};
+
+/// What the runtime does that changes a CPU kernel's cost.
+struct cpu_runtime {
+    /// Eager frameworks reorder convolution and GEMM weights into the unit's blocked layout on
+    /// every call ([weights] prepack = "per_call"); compiled runtimes do it once.
+    bool repack_weights_per_call = false;
+};
+
+struct cpu_hardware {
+    hardware_model base;
+    std::vector<cache_level> caches;  ///< smallest first; only levels with a bandwidth
+    reference::class_table<class_params> kernels;
+
+    const class_params& params(op_class c, std::string_view precision) const {
+        return kernels.params(c, precision);
+    }
+
+    static cpu_hardware from_config(const sdk::config_view& hw) {
+        cpu_hardware c;
+        c.base = hardware_model::from_config(hw);
+        for (const char* level : {"l1d", "l2", "l3"}) {
+            const std::string base = std::string("memory.") + level + ".";
+            cache_level l;
+            l.name = level;
+            l.capacity = per_chip(hw, base + "capacity", c.base.units);
+            l.bandwidth = per_chip(hw, base + "bandwidth", c.base.units);
+            l.source = hardware_model::read_provenance(hw, base + "bandwidth_provenance", l.source);
+            if (l.capacity > 0 && l.bandwidth > 0) c.caches.push_back(std::move(l));
+        }
+        class_params defaults;
+        defaults.fixed_time_s = c.base.launch_overhead_s;
+        std::vector<std::string> precisions;
+        for (const precision_units& p : c.base.precisions) precisions.push_back(p.precision);
+        c.kernels = reference::class_table<class_params>::read(hw, "cpu", precisions, defaults,
+                                                               read_params);
+        return c;
+    }
+
+private:
+    /// `<key>` for the chip, or `<key>_per_unit` x units (per-core caches).
+    static double per_chip(const sdk::config_view& hw, const std::string& key, double units) {
+        const double chip = hardware_model::optional_number(hw, key, 0, 0);
+        if (chip > 0) return chip;
+        return hardware_model::optional_number(hw, key + "_per_unit", 0, 0) * units;
+    }
+    static class_params read_params(const sdk::config_view& hw, const std::string& base,
+                                    const class_params& fallback) {
+        class_params p = fallback;
+        p.fixed_time_s =
+            hardware_model::optional_number(hw, base + "fixed_time", p.fixed_time_s, 0);
+        p.k_half = hardware_model::optional_number(hw, base + "k_half", p.k_half, 0);
+        p.weight_prep_bandwidth = hardware_model::optional_number(
+            hw, base + "weight_prep_bandwidth", p.weight_prep_bandwidth, 0);
+        p.efficiency = fraction(hw, base + "efficiency", p.efficiency);
+        p.memory_efficiency = fraction(hw, base + "memory_efficiency", p.memory_efficiency);
+        p.source = hardware_model::read_provenance(hw, base + "provenance", p.source);
+        return p;
+    }
+    static double fraction(const sdk::config_view& hw, const std::string& key, double fallback) {
+        return hardware_model::efficiency(hw, key, "", std::pair{fallback, provenance::theoretical})
+            .first;
+    }
+};
+
+/// What the CPU model needs of one kernel. Bytes are in the compute precision.
+struct cpu_kernel {
+    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for the explanation
+    op_class cls = op_class::elementwise;
+    double macs = 0;
+    double flops = 0;
+    double input_bytes = 0;
+    double output_bytes = 0;
+    double weight_bytes = 0;
+    double outputs = 1;  ///< output elements (the work split over cores for matrix work)
+    double threads = 1;  ///< parallel work items of a kernel without MACs
+};
+
+/// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
+struct cpu_mapping {
+    std::string unit;
+    double peak_flops_per_s = 0;
+    double compute_efficiency = 1;  ///< unit x class x reduction depth
+    double effective_flops_per_s = 0;
+    double utilization = 1;
+    double units_allocated = 1;
+    double waves = 1;
+    double reduction_depth = 0;
+    double fixed_time_s = 0;  ///< class fixed time + weight repacking
+    double weight_prep_s = 0;
+    std::string memory_level;  ///< the level that serves the working set
+    double memory_bytes = 0;
+    double memory_bandwidth = 0;  ///< achievable B/s of that level
+    double compute_time_s = 0;
+    double memory_time_s = 0;
+    std::string bottleneck;
+    std::string explanation;
+    provenance confidence = provenance::theoretical;
+};
+
+/// Matrix work on the matrix unit; depthwise convolutions (no reduction over channels to feed
+/// a matrix unit) and work without MACs on the vector unit when the file has one.
+inline const execution_unit& choose_unit(const precision_units& p, const cpu_kernel& k) {
+    const bool matrix = k.macs > 0 && k.cls != op_class::depthwise;
+    return matrix || !p.vector ? p.matrix : *p.vector;
+}
+
+inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
+                              const cpu_runtime& rt, const cpu_kernel& k) {
+    const execution_unit& u = choose_unit(p, k);
+    const class_params& cp = hw.params(k.cls, p.precision);
+    const double cores = hw.base.units;
+
+    cpu_mapping m;
+    m.unit = u.name;
+    m.peak_flops_per_s = u.peak_flops_per_s;
+    // Outputs are split over cores in blocks the unit computes at once (a ZMM register of
+    // float32, an AMX tile); work without MACs splits over its inputs as well.
+    const reference::occupancy o =
+        reference::compute_occupancy(k.macs > 0 ? k.outputs : k.threads, cores, u.threads_per_unit);
+    m.utilization = o.utilization;
+    m.units_allocated = o.units_allocated;
+    m.waves = o.waves;
+    double efficiency = u.efficiency * cp.efficiency;
+    if (k.macs > 0) {
+        m.reduction_depth = k.macs / std::max(1.0, k.outputs);
+        if (cp.k_half > 0) efficiency *= m.reduction_depth / (m.reduction_depth + cp.k_half);
+    }
+    m.compute_efficiency = efficiency;
+    m.effective_flops_per_s = u.peak_flops_per_s * efficiency * m.utilization;
+    m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;
+
+    // Repeated inference keeps what fits in cache: the smallest level holding the kernel's
+    // working set serves all of its bytes.
+    const double bytes = std::max(0.0, k.input_bytes + k.output_bytes + k.weight_bytes);
+    m.memory_level = "dram";
+    m.memory_bandwidth = hw.base.dram_bandwidth * hw.base.memory_efficiency;
+    provenance memory_source = hw.base.memory_provenance;
+    for (const cache_level& l : hw.caches)
+        if (bytes <= l.capacity) {
+            m.memory_level = l.name;
+            m.memory_bandwidth = l.bandwidth;
+            memory_source = l.source;
+            break;
+        }
+    m.memory_bandwidth *= cp.memory_efficiency;
+    m.memory_bytes = bytes;
+    m.memory_time_s = bytes > 0 ? bytes / m.memory_bandwidth : 0.0;
+
+    if (rt.repack_weights_per_call && cp.weight_prep_bandwidth > 0 && k.macs > 0)
+        m.weight_prep_s = k.weight_bytes / cp.weight_prep_bandwidth;
+    m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s;
+
+    const double work = std::max(m.compute_time_s, m.memory_time_s);
+    if (work == 0 || m.fixed_time_s > work) {
+        m.bottleneck = "overhead";
+        m.confidence = cp.source;
+    } else if (m.compute_time_s >= m.memory_time_s) {
+        m.bottleneck = "compute";
+        m.confidence = std::max(u.efficiency_provenance, cp.source);
+    } else {
+        m.bottleneck = "memory:" + m.memory_level;
+        m.confidence = memory_source;
+    }
+
+    // "Conv 3x3 (conv_bn_relu) [conv] on avx512: 16 of 16 cores, 1 wave, 98% of lanes, K 576 ->
+    // 61% of peak when busy, 2.1 MB from l2, weights repacked 12 us -> compute-bound"
+    std::string& e = m.explanation;
+    e.reserve(200 + k.what.size());
+    e += k.what.empty() ? std::string_view("kernel") : std::string_view(k.what);
+    e += " [";
+    e += class_name(k.cls);
+    e += "] on ";
+    e += m.unit;
+    e += ": ";
+    append_number(e, m.units_allocated, 0, true);
+    e += " of ";
+    append_number(e, cores, 0, true);
+    e += ' ';
+    e += hw.base.unit_name;
+    e += "s, ";
+    append_number(e, m.waves, 0, true);
+    e += m.waves == 1 ? " wave, " : " waves, ";
+    append_percent(e, m.utilization);
+    e += " of lanes";
+    if (m.reduction_depth > 0) {
+        e += ", K ";
+        append_short_number(e, m.reduction_depth);
+    }
+    e += ", ";
+    append_percent(e, m.compute_efficiency);
+    e += " of peak when busy, ";
+    append_short_number(e, bytes / 1e6);
+    e += " MB from ";
+    e += m.memory_level;
+    if (m.weight_prep_s > 0) {
+        e += ", weights repacked ";
+        append_seconds(e, m.weight_prep_s);
+    }
+    e += " -> ";
+    if (m.bottleneck == "overhead") {
+        e += "overhead-bound (";
+        append_seconds(e, m.fixed_time_s);
+        e += " fixed > ";
+        append_seconds(e, work);
+        e += " work)";
+    } else if (m.bottleneck == "compute") {
+        e += "compute-bound";
+    } else {
+        e += "memory-bound";
+    }
+    return m;
+}
+
+}  // namespace nnergy::cpu

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file op_class.hpp
+/// \brief Op classes shared by the class architectures (GPU, CPU, TPU, KPU): each maps a kernel
+/// to a class from its anchor op and fusion pattern, and keeps per-class constants as data.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nnergy/sdk.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nnergy::reference {
+
+/// What a kernel is, as far as an architecture cares: what unit it suits and how it behaves.
+enum class op_class { gemm, conv, depthwise, attention, normalization, pooling, elementwise };
+inline constexpr std::array<op_class, 7> all_classes{
+    op_class::gemm,          op_class::conv,    op_class::depthwise,  op_class::attention,
+    op_class::normalization, op_class::pooling, op_class::elementwise};
+
+inline std::string_view class_name(op_class c) noexcept {
+    switch (c) {
+        case op_class::gemm:
+            return "gemm";
+        case op_class::conv:
+            return "conv";
+        case op_class::depthwise:
+            return "depthwise";
+        case op_class::attention:
+            return "attention";
+        case op_class::normalization:
+            return "normalization";
+        case op_class::pooling:
+            return "pooling";
+        case op_class::elementwise:
+            return "elementwise";
+    }
+    return "elementwise";
+}
+
+inline bool uses_matrix_tiles(op_class c) noexcept {
+    return c == op_class::gemm || c == op_class::conv || c == op_class::attention;
+}
+
+/// The class of a kernel from its anchor op (the member with the most FLOPs), its fusion
+/// pattern and whether it has multiply-accumulates.
+inline op_class classify(std::string_view anchor_op, std::string_view pattern, double macs,
+                         bool depthwise, int64_t groups) {
+    if (pattern == "attention") return op_class::attention;
+    if (macs > 0) {
+        if (anchor_op == "Conv" || anchor_op == "ConvTranspose" || anchor_op == "ConvInteger" ||
+            anchor_op == "QLinearConv")
+            return depthwise || groups > 1 ? op_class::depthwise : op_class::conv;
+        return op_class::gemm;
+    }
+    if (anchor_op == "BatchNormalization" || anchor_op == "LayerNormalization" ||
+        anchor_op == "InstanceNormalization" || anchor_op == "GroupNormalization" ||
+        anchor_op == "LpNormalization" || anchor_op == "RMSNormalization" ||
+        pattern == "layernorm" || pattern == "add_layernorm")
+        return op_class::normalization;
+    if (anchor_op.find("Pool") != std::string_view::npos || anchor_op.substr(0, 6) == "Reduce" ||
+        anchor_op == "Softmax" || anchor_op == "LogSoftmax" || anchor_op == "ArgMax" ||
+        anchor_op == "ArgMin" || anchor_op == "TopK")
+        return op_class::pooling;
+    return op_class::elementwise;
+}
+
+/// Per op class constants of one device ([<section>.kernels.<class>]), overridden per unit
+/// precision ([<section>.kernels.<class>.<precision>]): a TF32 convolution or a float16 GEMM
+/// may behave differently from the class as a whole.
+template <class Params>
+class class_table {
+public:
+    const Params& params(op_class c, std::string_view precision) const {
+        for (const override_entry& o : overrides_)
+            if (o.cls == c && o.precision == precision) return o.params;
+        return classes_[static_cast<size_t>(c)];
+    }
+
+    /// `read(hw, prefix, fallback)` reads one table's keys ("gpu.kernels.conv.") over a
+    /// fallback: the class's own table falls back to `defaults`, an override to its class.
+    template <class Reader>
+    static class_table read(const sdk::config_view& hw, std::string_view section,
+                            const std::vector<std::string>& precisions, const Params& defaults,
+                            Reader read_params) {
+        class_table t;
+        for (op_class c : all_classes) {
+            const std::string base =
+                std::string(section) + ".kernels." + std::string(class_name(c)) + ".";
+            Params& generic = t.classes_[static_cast<size_t>(c)];
+            generic = read_params(hw, base, defaults);
+            for (const std::string& p : precisions) {
+                const std::string prefix = base + p + ".";
+                bool any = false;
+                for (const nnergy_named_value& v : hw)
+                    if (sdk::from_sv(v.name).substr(0, prefix.size()) == prefix) {
+                        any = true;
+                        break;
+                    }
+                if (any) t.overrides_.push_back({c, p, read_params(hw, prefix, generic)});
+            }
+        }
+        return t;
+    }
+
+private:
+    struct override_entry {
+        op_class cls;
+        std::string precision;
+        Params params;
+    };
+    std::array<Params, all_classes.size()> classes_{};
+    std::vector<override_entry> overrides_;
+};
+
+}  // namespace nnergy::reference

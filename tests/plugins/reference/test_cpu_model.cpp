@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU architecture model (units, output blocks over cores, cache levels, weight repacking)
+// on catalog files, and the inline runtime timeline (a CPU framework runs its own kernels).
+#include <catch2/catch.hpp>
+
+#include "catalog_file.hpp"
+#include "cpu_architecture.hpp"
+#include "cpu_model.hpp"
+#include "runtime_model.hpp"
+
+using nnergy::test::loaded;
+namespace cpu = nnergy::cpu;
+namespace roofline = nnergy::roofline;
+
+namespace {
+
+/// A convolution as the CPU model sees it, float32 bytes.
+cpu::cpu_kernel conv(double batch, double cin, double cout, double hw, double window) {
+    cpu::cpu_kernel k;
+    k.cls = nnergy::reference::op_class::conv;
+    k.outputs = batch * cout * hw * hw;
+    k.macs = k.outputs * cin * window * window;
+    k.flops = 2 * k.macs;
+    k.input_bytes = 4 * batch * cin * hw * hw;
+    k.output_bytes = 4 * k.outputs;
+    k.weight_bytes = 4 * cout * cin * window * window;
+    k.threads = k.outputs;
+    return k;
+}
+
+cpu::cpu_kernel elementwise(double elements) {
+    cpu::cpu_kernel k;
+    k.cls = nnergy::reference::op_class::elementwise;
+    k.flops = elements;
+    k.input_bytes = k.output_bytes = 4 * elements;
+    k.outputs = k.threads = elements;
+    return k;
+}
+
+struct host_cpu {
+    loaded file{"xeon-5th-gen-16vcpu"};
+    cpu::cpu_hardware hw = cpu::cpu_hardware::from_config(file.view());
+    cpu::cpu_mapping map(const char* precision, const cpu::cpu_kernel& k,
+                         bool repack = false) const {
+        cpu::cpu_runtime rt;
+        rt.repack_weights_per_call = repack;
+        return cpu::map_kernel(hw, *hw.base.find(precision), rt, k);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("cpu: matrix work on the matrix unit, depthwise and elementwise on the vector unit",
+          "[cpu]") {
+    const host_cpu c;
+    CHECK(c.map("float32", conv(1, 64, 64, 56, 3)).unit == "avx512");
+    CHECK(c.map("bfloat16", conv(1, 64, 64, 56, 3)).unit == "amx");
+    cpu::cpu_kernel dw = conv(1, 1, 32, 112, 3);
+    dw.cls = nnergy::reference::op_class::depthwise;
+    CHECK(c.map("bfloat16", dw).unit == "avx512");
+    CHECK(c.map("bfloat16", elementwise(1e6)).unit == "avx512");
+}
+
+TEST_CASE("cpu: compute time follows the fitted class constants of the file", "[cpu]") {
+    const host_cpu c;
+    const cpu::cpu_kernel k = conv(8, 256, 256, 14, 3);  // K = 2304, many blocks per core
+    const double peak = c.file.number("compute.float32.peak");
+    const double eff = c.file.number("cpu.kernels.conv.efficiency");
+    const cpu::cpu_mapping m = c.map("float32", k);
+    CHECK(m.utilization == Approx(1.0));
+    CHECK(m.reduction_depth == Approx(2304));
+    CHECK(m.compute_efficiency == Approx(eff));
+    CHECK(m.compute_time_s == Approx(k.flops / (peak * eff)));
+    // bfloat16 convolutions on AMX derate short reductions: K / (K + k_half).
+    const double k_half = c.file.number("cpu.kernels.conv.bfloat16.k_half");
+    const double bf16_eff = c.file.number("cpu.kernels.conv.bfloat16.efficiency");
+    const cpu::cpu_mapping b = c.map("bfloat16", k);
+    CHECK(b.compute_efficiency == Approx(bf16_eff * 2304 / (2304 + k_half)));
+    const cpu::cpu_mapping shallow = c.map("bfloat16", conv(8, 16, 256, 14, 1));
+    CHECK(shallow.compute_efficiency < b.compute_efficiency);
+}
+
+TEST_CASE("cpu: a kernel with few outputs leaves cores idle", "[cpu]") {
+    const host_cpu c;
+    // 64 outputs in blocks of 32 float32 lanes: 2 of 16 cores, 64 of 512 lane slots.
+    cpu::cpu_kernel k = conv(1, 512, 64, 1, 1);
+    const cpu::cpu_mapping m = c.map("float32", k);
+    CHECK(m.units_allocated == 2);
+    CHECK(m.utilization == Approx(64.0 / (16 * 32)));
+    CHECK(m.explanation.find("2 of 16 vCPUs") != std::string::npos);
+}
+
+TEST_CASE("cpu: the smallest cache holding the working set serves its bytes", "[cpu]") {
+    const host_cpu c;
+    REQUIRE(c.hw.caches.size() == 1);  // only L2 has a bandwidth in this file
+    CHECK(c.hw.caches[0].name == "l2");
+    CHECK(c.hw.caches[0].capacity == Approx(16 * 2 * 1024.0 * 1024));
+    const cpu::cpu_mapping small = c.map("float32", elementwise(1e5));  // 0.8 MB
+    CHECK(small.memory_level == "l2");
+    CHECK(small.memory_bandwidth == Approx(16 * c.file.number("memory.l2.bandwidth_per_unit")));
+    const cpu::cpu_mapping big = c.map("float32", elementwise(1e7));  // 80 MB > 32 MiB of L2
+    CHECK(big.memory_level == "dram");
+    CHECK(big.memory_time_s == Approx(8e7 / c.file.number("memory.dram.bandwidth")));
+    CHECK(big.bottleneck == "memory:dram");
+
+    // A file without cache bandwidths sends everything to DRAM.
+    const loaded spr("xeon-8490h");
+    const cpu::cpu_hardware hw = cpu::cpu_hardware::from_config(spr.view());
+    CHECK(hw.caches.empty());
+    CHECK(cpu::map_kernel(hw, *hw.base.find("float32"), {}, elementwise(1e5)).memory_level ==
+          "dram");
+}
+
+TEST_CASE("cpu: weights are repacked on every call only when the runtime says so", "[cpu]") {
+    const host_cpu c;
+    const cpu::cpu_kernel k = conv(1, 512, 512, 7, 3);
+    const cpu::cpu_mapping once = c.map("float32", k, false);
+    const cpu::cpu_mapping per_call = c.map("float32", k, true);
+    CHECK(once.weight_prep_s == 0);
+    const double bw = c.file.number("cpu.kernels.conv.weight_prep_bandwidth");
+    CHECK(per_call.weight_prep_s == Approx(k.weight_bytes / bw));
+    CHECK(per_call.fixed_time_s == Approx(once.fixed_time_s + per_call.weight_prep_s));
+    // Elementwise kernels have no weights to repack.
+    CHECK(c.map("float32", elementwise(1e5), true).weight_prep_s == 0);
+
+    const loaded eager("pytorch-eager-cpu", "runtimes");
+    CHECK(cpu::read_runtime(eager.view()).repack_weights_per_call);
+    CHECK_FALSE(cpu::read_runtime(nnergy::sdk::config_view()).repack_weights_per_call);
+    fake::config bad;
+    bad.file("rt.toml").text("weights.prepack", "sometimes", 7);
+    CHECK_THROWS_WITH(cpu::read_runtime(bad.view()),
+                      Catch::Contains("rt.toml:7: 'weights.prepack' must be"));
+}
+
+TEST_CASE("cpu: bad class constants are refused with file, line and key", "[cpu]") {
+    fake::config hw;
+    hw.file("cpu.toml")
+        .text("name", "toy", 1)
+        .text("class", "cpu", 2)
+        .number("compute.float32.peak", 1e12, 3)
+        .number("memory.dram.bandwidth", 1e11, 4)
+        .number("cpu.kernels.conv.efficiency", 1.5, 9);
+    CHECK_THROWS_WITH(cpu::cpu_hardware::from_config(hw.view()),
+                      Catch::Contains("cpu.toml:9: 'cpu.kernels.conv.efficiency' must be a "
+                                      "fraction in (0, 1]"));
+    fake::config neg;
+    neg.file("cpu.toml")
+        .text("name", "toy", 1)
+        .number("compute.float32.peak", 1e12, 3)
+        .number("memory.dram.bandwidth", 1e11, 4)
+        .number("memory.l2.bandwidth", -5, 6);
+    CHECK_THROWS_WITH(cpu::cpu_hardware::from_config(neg.view()),
+                      Catch::Contains("cpu.toml:6: 'memory.l2.bandwidth' must be at least 0"));
+}
+
+TEST_CASE("runtime: inline dispatch and execution alternate on the host", "[runtime]") {
+    roofline::runtime_profile p;
+    p.mode = roofline::runtime_mode::inline_host;
+    p.dispatch_per_kernel_s = 5e-6;
+    p.dispatch_per_view_s = 1e-6;
+    p.per_call_s = 100e-6;
+    std::vector<roofline::issued_kernel> ks(3);
+    ks[0].device_s = 10e-6;
+    ks[1].device_s = 0;  // a view: dispatched, runs nothing
+    ks[1].views = 1;
+    ks[2].device_s = 20e-6;
+    const roofline::runtime_timeline t = roofline::run_timeline(p, ks);
+    CHECK(t.kernels[0].start_s == Approx(105e-6));
+    CHECK(t.kernels[2].start_s == Approx(105e-6 + 10e-6 + 1e-6 + 5e-6));
+    CHECK(t.latency_s == Approx(100e-6 + 5e-6 + 10e-6 + 1e-6 + 5e-6 + 20e-6));
+    CHECK(t.host_s == Approx(100e-6 + 5e-6 + 1e-6 + 5e-6));
+    CHECK(t.device_busy_s == Approx(30e-6));
+    // Eager with the same costs overlaps dispatch with execution: never slower.
+    p.mode = roofline::runtime_mode::eager;
+    CHECK(roofline::run_timeline(p, ks).latency_s < t.latency_s);
+
+    const loaded cpu_eager("pytorch-eager-cpu", "runtimes");
+    CHECK(roofline::runtime_profile::from_config(cpu_eager.view()).mode ==
+          roofline::runtime_mode::inline_host);
+}

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <nnergy/sdk.hpp>
 #include <string>
+#include <string_view>
 
 #include "kpu_model.hpp"
+#include "op_class.hpp"
 #include "reference_architecture.hpp"
 
 namespace nnergy::kpu {
@@ -48,7 +50,15 @@ public:
 
         const kpu_mapping m = kpu::map_kernel(hw_, units, k);
         out.set_text("unit", m.unit);
-        out.set_text("op_class", m.matrix ? "matrix" : "stream");
+        out.set_text("schedule", m.matrix ? "matrix" : "stream");
+        // The op class shared by every class architecture (op_class.hpp), for reports.
+        const std::string_view anchor_op =
+            stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()
+                ? graph.op_type(stats.anchor_node)
+                : std::string_view();
+        out.set_text("op_class", reference::class_name(reference::classify(
+                                     anchor_op, partition.pattern(kernel), stats.macs,
+                                     stats.is_depthwise, stats.groups)));
         out.set("peak_flops_per_s", m.peak_flops_per_s);
         out.set("compute_efficiency", m.compute_efficiency);
         out.set("effective_flops_per_s", m.effective_flops_per_s);

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "op_class.hpp"
 #include "reference_architecture.hpp"
 #include "tpu_model.hpp"
 
@@ -54,6 +55,14 @@ public:
 
         const tpu_mapping m = tpu::map_kernel(hw_, units, k);
         out.set_text("unit", m.unit);
+        // The op class shared by every class architecture (op_class.hpp), for reports.
+        const std::string_view anchor_op =
+            stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count()
+                ? graph.op_type(stats.anchor_node)
+                : std::string_view();
+        out.set_text("op_class", reference::class_name(reference::classify(
+                                     anchor_op, partition.pattern(kernel), stats.macs,
+                                     stats.is_depthwise, stats.groups)));
         out.set("peak_flops_per_s", m.peak_flops_per_s);
         out.set("compute_efficiency", m.compute_efficiency);
         out.set("effective_flops_per_s", m.effective_flops_per_s);

@@ -351,7 +351,8 @@ TEST_CASE("kpu: the architecture plugin writes the mapping keys", "[kpu]") {
 
     // bfloat16: 4 waves of 512 + 32 cycles = 2.176 us; bytes halved (2 B elements).
     CHECK(m.texts["unit"] == "kpu_tile");
-    CHECK(m.texts["op_class"] == "matrix");
+    CHECK(m.texts["schedule"] == "matrix");
+    CHECK(m.texts["op_class"] == "gemm");
     CHECK(m.numbers["peak_flops_per_s"] == Approx(32.768e12));
     CHECK(m.numbers["effective_flops_per_s"] == Approx(2 * 256.0 * 256 * 512 / 2.176e-6));
     CHECK(m.numbers["units_available"] == 64);

@@ -8,6 +8,7 @@
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cpu_model.hpp"
 #include "reference_architecture.hpp"
@@ -43,45 +44,25 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.base.require(options.precision);
-        const nnergy_kernel_stats stats = partition.stats(kernel);
-        const bool has_anchor =
-            stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count();
-        const std::string_view anchor_op =
-            has_anchor ? graph.op_type(stats.anchor_node) : std::string_view();
+        reference::kernel_facts f =
+            reference::read_kernel(graph, partition, kernel, options.precision);
 
         cpu_kernel k;
-        k.cls = classify(anchor_op, partition.pattern(kernel), stats.macs, stats.is_depthwise,
-                         stats.groups);
-        k.what = reference::describe(graph, partition, kernel, stats);
-        k.macs = stats.macs;
-        k.flops = stats.flops;
-        const nnergy_dtype graph_dtype = reference::anchor_dtype(graph, stats);
-        const double scale = reference::bytes_scale(graph_dtype, options.precision);
-        k.input_bytes = stats.input_bytes * scale;
-        k.output_bytes = stats.output_bytes * scale;
-        k.weight_bytes = stats.weight_bytes * scale;
-        k.outputs = std::max(1.0, stats.total_threads);
-        k.threads = reference::available_threads(stats.macs, stats.total_threads, stats.input_bytes,
-                                                 graph_dtype);
+        k.cls = f.cls;
+        k.what = std::move(f.what);  // only the model uses the description
+        k.macs = f.stats.macs;
+        k.flops = f.stats.flops;
+        k.input_bytes = f.input_bytes;
+        k.output_bytes = f.output_bytes;
+        k.weight_bytes = f.weight_bytes;
+        k.outputs = f.outputs;
+        k.threads = f.threads;
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
-        out.set_text("unit", m.unit);
-        out.set_text("op_class", class_name(k.cls));
-        out.set("peak_flops_per_s", m.peak_flops_per_s);
-        out.set("compute_efficiency", m.compute_efficiency);
-        out.set("effective_flops_per_s", m.effective_flops_per_s);
-        out.set("units_available", hw_.base.units);
-        out.set("units_allocated", m.units_allocated);
-        out.set("utilization", m.utilization);
-        out.set("waves", m.waves);
+        reference::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
-        out.set("launch_overhead_s", m.fixed_time_s);
-        out.set("bytes_scale", scale);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
-        out.set_text("bottleneck", m.bottleneck);
-        out.set_text("explanation", m.explanation);
-        out.set_text("confidence", reference::to_string(m.confidence));
     }
 
 private:

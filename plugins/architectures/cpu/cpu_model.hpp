@@ -107,14 +107,11 @@ private:
         p.k_half = hardware_model::optional_number(hw, base + "k_half", p.k_half, 0);
         p.weight_prep_bandwidth = hardware_model::optional_number(
             hw, base + "weight_prep_bandwidth", p.weight_prep_bandwidth, 0);
-        p.efficiency = fraction(hw, base + "efficiency", p.efficiency);
-        p.memory_efficiency = fraction(hw, base + "memory_efficiency", p.memory_efficiency);
+        p.efficiency = hardware_model::optional_fraction(hw, base + "efficiency", p.efficiency);
+        p.memory_efficiency =
+            hardware_model::optional_fraction(hw, base + "memory_efficiency", p.memory_efficiency);
         p.source = hardware_model::read_provenance(hw, base + "provenance", p.source);
         return p;
-    }
-    static double fraction(const sdk::config_view& hw, const std::string& key, double fallback) {
-        return hardware_model::efficiency(hw, key, "", std::pair{fallback, provenance::theoretical})
-            .first;
     }
 };
 
@@ -252,18 +249,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
         e += ", weights repacked ";
         append_seconds(e, m.weight_prep_s);
     }
-    e += " -> ";
-    if (m.bottleneck == "overhead") {
-        e += "overhead-bound (";
-        append_seconds(e, m.fixed_time_s);
-        e += " fixed > ";
-        append_seconds(e, work);
-        e += " work)";
-    } else if (m.bottleneck == "compute") {
-        e += "compute-bound";
-    } else {
-        e += "memory-bound";
-    }
+    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed", work);
     return m;
 }
 

@@ -8,6 +8,7 @@
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpu_model.hpp"
 #include "reference_architecture.hpp"
@@ -46,57 +47,37 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.base.require(options.precision);
-        const nnergy_kernel_stats stats = partition.stats(kernel);
-        const bool has_anchor =
-            stats.anchor_node != NNERGY_NO_NODE && stats.anchor_node < graph.node_count();
-        const std::string_view anchor_op =
-            has_anchor ? graph.op_type(stats.anchor_node) : std::string_view();
-        const std::string_view pattern = partition.pattern(kernel);
+        reference::kernel_facts f =
+            reference::read_kernel(graph, partition, kernel, options.precision);
 
         gpu_kernel k;
-        k.cls = classify(anchor_op, pattern, stats.macs, stats.is_depthwise, stats.groups);
-        k.what = reference::describe(graph, partition, kernel, stats);
-        k.macs = stats.macs;
-        k.flops = stats.flops;
-        const nnergy_dtype graph_dtype = reference::anchor_dtype(graph, stats);
-        const double scale = reference::bytes_scale(graph_dtype, options.precision);
-        k.dram_bytes = (stats.input_bytes + stats.output_bytes + stats.weight_bytes) * scale;
-        k.outputs = std::max(1.0, stats.total_threads);
-        k.out_channels = std::max(1.0, stats.channels);
-        k.threads = reference::available_threads(stats.macs, stats.total_threads, stats.input_bytes,
-                                                 graph_dtype);
+        k.cls = f.cls;
+        k.what = std::move(f.what);  // only the model uses the description
+        k.macs = f.stats.macs;
+        k.flops = f.stats.flops;
+        k.dram_bytes = f.dram_bytes();
+        k.outputs = f.outputs;
+        k.out_channels = f.out_channels;
+        k.threads = f.threads;
         if (k.cls == op_class::conv) {
             // Input channels per group = reduction depth / window size.
             const int64_t* window = nullptr;
             size_t rank = 0;
             double window_size = 1;
-            if (has_anchor &&
-                sdk::host().node_attr_ints(graph.handle(), stats.anchor_node,
+            if (!f.anchor_op.empty() &&
+                sdk::host().node_attr_ints(graph.handle(), f.stats.anchor_node,
                                            sdk::to_sv("kernel_shape"), &window, &rank))
                 for (size_t i = 0; i < rank; ++i) window_size *= static_cast<double>(window[i]);
-            k.input_channels = stats.macs / k.outputs / std::max(1.0, window_size);
+            k.input_channels = f.stats.macs / k.outputs / std::max(1.0, window_size);
         }
 
         const gpu_mapping m = gpu::map_kernel(hw_, units, math_, k);
-        out.set_text("unit", m.unit);
+        reference::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         out.set_text("unit_precision", m.unit_precision);
-        out.set_text("op_class", class_name(k.cls));
-        out.set("peak_flops_per_s", m.peak_flops_per_s);
-        out.set("compute_efficiency", m.compute_efficiency);
-        out.set("effective_flops_per_s", m.effective_flops_per_s);
-        out.set("units_available", hw_.base.units);
-        out.set("units_allocated", m.units_allocated);
-        out.set("utilization", m.utilization);
-        out.set("waves", m.waves);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.splits > 1) out.set("split_k", m.splits);
-        out.set("launch_overhead_s", m.fixed_time_s);
         out.set("memory_efficiency", hw_.base.memory_efficiency);
-        out.set("bytes_scale", scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
-        out.set_text("bottleneck", m.bottleneck);
-        out.set_text("explanation", m.explanation);
-        out.set_text("confidence", reference::to_string(m.confidence));
     }
 
 private:

@@ -96,15 +96,13 @@ private:
         p.k_half = hardware_model::optional_number(hw, base + "k_half", p.k_half, 0);
         p.split_k_depth =
             hardware_model::optional_number(hw, base + "split_k_depth", p.split_k_depth, 0);
-        p.efficiency = fraction(hw, base + "efficiency", p.efficiency);
-        p.narrow_efficiency = fraction(hw, base + "narrow_efficiency", p.narrow_efficiency);
-        p.memory_efficiency = fraction(hw, base + "memory_efficiency", p.memory_efficiency);
+        p.efficiency = hardware_model::optional_fraction(hw, base + "efficiency", p.efficiency);
+        p.narrow_efficiency =
+            hardware_model::optional_fraction(hw, base + "narrow_efficiency", p.narrow_efficiency);
+        p.memory_efficiency =
+            hardware_model::optional_fraction(hw, base + "memory_efficiency", p.memory_efficiency);
         p.source = hardware_model::read_provenance(hw, base + "provenance", p.source);
         return p;
-    }
-    static double fraction(const sdk::config_view& hw, const std::string& key, double fallback) {
-        return hardware_model::efficiency(hw, key, "", std::pair{fallback, provenance::theoretical})
-            .first;
     }
 };
 
@@ -304,18 +302,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
         append_short_number(e, k.flops / m.dram_bytes);
         e += " FLOP/B";
     }
-    e += " -> ";
-    if (m.bottleneck == "overhead") {
-        e += "overhead-bound (";
-        append_seconds(e, m.fixed_time_s);
-        e += " fixed per kernel > ";
-        append_seconds(e, work);
-        e += " work)";
-    } else if (m.bottleneck == "compute") {
-        e += "compute-bound";
-    } else {
-        e += "memory-bound";
-    }
+    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed per kernel", work);
     return m;
 }
 

@@ -341,20 +341,7 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
     } else {
         e += ", elementwise stream";
     }
-    e += " -> ";
-    if (m.bottleneck == "overhead") {
-        e += "overhead-bound (";
-        append_seconds(e, m.launch_overhead_s);
-        e += " setup > ";
-        append_seconds(e, work);
-        e += " work)";
-    } else if (m.bottleneck == "compute") {
-        e += "compute-bound";
-    } else {
-        e += "memory-bound (";
-        e += slowest;
-        e += ')';
-    }
+    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "setup", work);
     return m;
 }
 

@@ -8,7 +8,9 @@
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "op_class.hpp"
 #include "reference_model.hpp"
 
 namespace nnergy::reference {
@@ -55,6 +57,68 @@ inline std::string describe(const sdk::graph_view& graph, const sdk::partition_v
     return what;
 }
 
+/// What every architecture reads of a kernel before its own model: the statistics, the anchor
+/// op and the op class, a description, and the bytes in the compute precision.
+struct kernel_facts {
+    nnergy_kernel_stats stats{};
+    std::string_view anchor_op;  ///< empty without an anchor
+    op_class cls = op_class::elementwise;
+    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for explanations
+    nnergy_dtype graph_dtype = NNERGY_DTYPE_UNDEFINED;
+    double bytes_scale = 1;  ///< graph storage -> compute precision
+    double input_bytes = 0;  ///< in the compute precision, as the next two
+    double output_bytes = 0;
+    double weight_bytes = 0;
+    double outputs = 1;       ///< output elements, at least 1
+    double out_channels = 1;  ///< N of the GEMM view, at least 1
+    double groups = 1;
+    double threads = 1;  ///< parallel work items (available_threads)
+
+    double dram_bytes() const noexcept { return input_bytes + output_bytes + weight_bytes; }
+};
+
+inline kernel_facts read_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                                uint32_t kernel, nnergy_dtype precision) {
+    kernel_facts f;
+    f.stats = partition.stats(kernel);
+    const nnergy_kernel_stats& s = f.stats;
+    if (s.anchor_node != NNERGY_NO_NODE && s.anchor_node < graph.node_count())
+        f.anchor_op = graph.op_type(s.anchor_node);
+    f.cls = classify(f.anchor_op, partition.pattern(kernel), s.macs, s.is_depthwise, s.groups);
+    f.what = describe(graph, partition, kernel, s);
+    f.graph_dtype = anchor_dtype(graph, s);
+    f.bytes_scale = bytes_scale(f.graph_dtype, precision);
+    f.input_bytes = s.input_bytes * f.bytes_scale;
+    f.output_bytes = s.output_bytes * f.bytes_scale;
+    f.weight_bytes = s.weight_bytes * f.bytes_scale;
+    f.outputs = std::max(1.0, s.total_threads);
+    f.out_channels = std::max(1.0, s.channels);
+    f.groups = static_cast<double>(std::max<int64_t>(1, s.groups));
+    f.threads = available_threads(s.macs, s.total_threads, s.input_bytes, f.graph_dtype);
+    return f;
+}
+
+/// The mapping keys every class architecture writes (docs/abi.md); `m` is the plugin's own
+/// mapping with the usual field names.
+template <class Mapping>
+void write_common_keys(sdk::mapping_writer& out, const kernel_facts& f, const Mapping& m,
+                       double units_available, double launch_overhead_s) {
+    out.set_text("unit", m.unit);
+    out.set_text("op_class", class_name(f.cls));
+    out.set("peak_flops_per_s", m.peak_flops_per_s);
+    out.set("compute_efficiency", m.compute_efficiency);
+    out.set("effective_flops_per_s", m.effective_flops_per_s);
+    out.set("units_available", units_available);
+    out.set("units_allocated", m.units_allocated);
+    out.set("utilization", m.utilization);
+    out.set("waves", m.waves);
+    out.set("launch_overhead_s", launch_overhead_s);
+    out.set("bytes_scale", f.bytes_scale);
+    out.set_text("bottleneck", m.bottleneck);
+    out.set_text("explanation", m.explanation);
+    out.set_text("confidence", to_string(m.confidence));
+}
+
 class reference_architecture : public sdk::architecture {
 public:
     explicit reference_architecture(const sdk::context& ctx)
@@ -69,17 +133,14 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.require(options.precision);
-        const nnergy_kernel_stats stats = partition.stats(kernel);
+        kernel_facts f = read_kernel(graph, partition, kernel, options.precision);
 
         kernel_work work;
-        work.what = describe(graph, partition, kernel, stats);
-        work.macs = stats.macs;
-        work.flops = stats.flops;
-        const nnergy_dtype graph_dtype = anchor_dtype(graph, stats);
-        const double scale = bytes_scale(graph_dtype, options.precision);
-        work.dram_bytes = (stats.input_bytes + stats.output_bytes + stats.weight_bytes) * scale;
-        work.total_threads =
-            available_threads(stats.macs, stats.total_threads, stats.input_bytes, graph_dtype);
+        work.what = std::move(f.what);
+        work.macs = f.stats.macs;
+        work.flops = f.stats.flops;
+        work.dram_bytes = f.dram_bytes();
+        work.total_threads = f.threads;
 
         const kernel_mapping m = reference::map_kernel(hw_, units, work);
         out.set_text("unit", m.unit);
@@ -93,7 +154,7 @@ public:
         out.set("waves", m.waves);
         out.set("launch_overhead_s", m.launch_overhead_s);
         out.set("memory_efficiency", m.memory_efficiency);
-        out.set("bytes_scale", scale);
+        out.set("bytes_scale", f.bytes_scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         out.set_text("bottleneck", m.bottleneck);
         out.set_text("explanation", m.explanation);

@@ -320,6 +320,12 @@ public:
         return {*v, read_provenance(hw, provenance_key, provenance::theoretical)};
     }
 
+    /// A fraction in (0, 1] without its own provenance key; `fallback` when absent.
+    static double optional_fraction(const sdk::config_view& hw, std::string_view key,
+                                    double fallback) {
+        return efficiency(hw, key, "", std::pair{fallback, provenance::theoretical}).first;
+    }
+
 private:
     static execution_unit read_unit(const sdk::config_view& hw, const std::string& base,
                                     const char* default_name, double default_threads,
@@ -451,6 +457,33 @@ inline std::string seconds_text(double s) {
     std::string out;
     append_seconds(out, s);
     return out;
+}
+
+/// Ends a class architecture's explanation with its verdict: " -> compute-bound",
+/// " -> memory-bound (dram)" or " -> overhead-bound (1 us setup > 120 ns work)", where
+/// `fixed_label` names the fixed cost ("setup", "per kernel").
+inline void append_verdict(std::string& e, std::string_view bottleneck, double fixed_s,
+                           std::string_view fixed_label, double work_s) {
+    e += " -> ";
+    if (bottleneck == "overhead") {
+        e += "overhead-bound (";
+        append_seconds(e, fixed_s);
+        e += ' ';
+        e += fixed_label;
+        e += " > ";
+        append_seconds(e, work_s);
+        e += " work)";
+    } else if (bottleneck == "compute") {
+        e += "compute-bound";
+    } else {
+        e += "memory-bound";
+        constexpr std::string_view memory = "memory:";
+        if (bottleneck.substr(0, memory.size()) == memory) {
+            e += " (";
+            e += bottleneck.substr(memory.size());
+            e += ')';
+        }
+    }
 }
 
 /// Maps one kernel: the roofline of docs/hardware.md.

@@ -447,20 +447,7 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
         append_short_number(e, k.flops / m.dram_bytes);
         e += " FLOP/B";
     }
-    e += " -> ";
-    if (m.bottleneck == "overhead") {
-        e += "overhead-bound (";
-        append_seconds(e, m.launch_overhead_s);
-        e += " per kernel > ";
-        append_seconds(e, work);
-        e += " work)";
-    } else if (m.bottleneck == "compute") {
-        e += "compute-bound";
-    } else {
-        e += "memory-bound (";
-        e += m.bottleneck.substr(7);
-        e += ')';
-    }
+    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "per kernel", work);
     return m;
 }
 

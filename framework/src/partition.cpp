@@ -26,9 +26,16 @@ bool is_conv(const node& n) {
            (n.op_type == "Conv" || n.op_type == "ConvTranspose");
 }
 
+bool is_matrix_product(const node& n) {
+    return (n.domain.empty() || n.domain == "ai.onnx") &&
+           (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "MatMulInteger" ||
+            n.op_type == "QLinearMatMul");
+}
+
 // Parallelism of the anchor's output: batch = dim 0; channels = dim 1 of NCHW-like outputs
-// (rank >= 4), the last dim of [B, F] and [B, S, F]; spatial = the product of the rest.
-void set_parallelism(const std::vector<int64_t>& s, nnergy_kernel_stats& st) {
+// (rank >= 4), the last dim of [B, F] and [B, S, F] and of every matrix product (a batched
+// [B, H, S, D] product has D columns, not H); spatial = the product of the rest.
+void set_parallelism(const std::vector<int64_t>& s, bool matrix_product, nnergy_kernel_stats& st) {
     double total = 1;
     for (int64_t d : s) total *= static_cast<double>(d);
     const auto dim = [&](size_t i) { return static_cast<double>(s[i]); };
@@ -37,9 +44,9 @@ void set_parallelism(const std::vector<int64_t>& s, nnergy_kernel_stats& st) {
     st.spatial = 1;
     if (s.size() == 2) {
         st.channels = dim(1);
-    } else if (s.size() == 3) {
-        st.channels = dim(2);
-        st.spatial = dim(1);
+    } else if (s.size() == 3 || (s.size() > 3 && matrix_product)) {
+        st.channels = dim(s.size() - 1);
+        for (size_t i = 1; i + 1 < s.size(); ++i) st.spatial *= dim(i);
     } else if (s.size() >= 4) {
         st.channels = dim(1);
         for (size_t i = 2; i < s.size(); ++i) st.spatial *= dim(i);
@@ -174,6 +181,20 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
         double bytes;
     };
     std::vector<entry> entries;
+    const auto known = [&](uint32_t t) {
+        return t < g.int_values.size() && g.int_values[t].has_value() &&
+               !gr.tensors[t].is_initializer;
+    };
+    const auto folded = [&](uint32_t n) {
+        const node& x = gr.nodes[n];
+        bool any = false;
+        for (uint32_t o : x.outputs) {
+            if (o == NNERGY_NO_TENSOR) continue;
+            if (!known(o) || is_output[o]) return false;
+            any = true;
+        }
+        return any;
+    };
     for (uint32_t i = 0; i < kernel_count; ++i) {
         const uint32_t old = order[i];
         kernel kr = std::move(kernels[old]);
@@ -189,6 +210,9 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
         uint32_t anchor = kr.nodes.front();
         double anchor_flops = -1;
         for (uint32_t n : kr.nodes) {
+            // Shape arithmetic whose values are known once the model is bound runs on the host
+            // (or is folded by the compiler): no work, and its tiny tensors are not device data.
+            if (folded(n)) continue;
             const op_counts& c = g.counts[n];
             st.macs += c.macs;
             st.flops += c.flops;
@@ -203,6 +227,7 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
                 const double bytes = g.input_read_bytes(n, s);
                 if (t == NNERGY_NO_TENSOR || bytes <= 0) continue;  // omitted or control operand
                 if (producer[t] != NNERGY_NO_NODE && kernel_of[producer[t]] == old) continue;
+                if (known(t)) continue;  // a shape or index list the host passes by value
                 if (seen_by[t] != i) {
                     seen_by[t] = i;
                     entry_of[t] = static_cast<uint32_t>(entries.size());
@@ -237,7 +262,7 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
                 out = o;
                 break;
             }
-        if (out != NNERGY_NO_TENSOR) set_parallelism(g.shapes[out], st);
+        if (out != NNERGY_NO_TENSOR) set_parallelism(g.shapes[out], is_matrix_product(a), st);
 
         // Groups come from the anchor when it is a convolution, else from the first one.
         uint32_t conv = is_conv(a) ? anchor : none;

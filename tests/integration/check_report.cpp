@@ -120,8 +120,16 @@ int main(int argc, char** argv) {
             sum_macs += k.at("macs").get<double>();
             sum_flops += k.at("flops").get<double>();
             const auto& m = k.at("metrics");
-            expect(m.contains("latency_s") && m.at("latency_s").get<double>() > 0,
-                   "kernel " + name + " has a positive latency_s");
+            // Only a kernel with nothing to run on the device (folded shape arithmetic) is free.
+            const bool no_work = k.at("mapping").value("unit", "") == "none";
+            expect(
+                m.contains("latency_s") && (no_work ? m.at("latency_s").get<double>() == 0
+                                                    : m.at("latency_s").get<double>() > 0),
+                "kernel " + name +
+                    (no_work ? " (no device work) has latency_s 0" : " has a positive latency_s"));
+            if (no_work)
+                expect(k.at("flops").get<double>() == 0 && k.at("macs").get<double>() == 0,
+                       "kernel " + name + " without device work has no FLOPs");
             sum_latency += m.value("latency_s", 0.0);
             expect(k.at("mapping").contains("effective_flops_per_s"),
                    "kernel " + name + " mapping has effective_flops_per_s");

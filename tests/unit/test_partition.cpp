@@ -215,10 +215,48 @@ TEST_CASE("shape operands make dependencies but move no bytes", "[partition]") {
         *m.b, {m.k("reshape", {"reshape"}), m.k("shape", {"shape"})}, "test.partitioner");
     REQUIRE(p.kernels[1].name == "reshape");
     CHECK(p.kernels[1].dependencies == std::vector<uint32_t>{0});
-    CHECK(p.kernels[1].stats.input_bytes == 96.0);   // x only: 24 floats
-    CHECK(p.kernels[0].stats.input_bytes == 0.0);    // Shape reads metadata
-    CHECK(p.kernels[0].stats.output_bytes == 24.0);  // 3 int64
+    CHECK(p.kernels[1].stats.input_bytes == 96.0);  // x only: 24 floats
+    CHECK(p.kernels[0].stats.input_bytes == 0.0);   // Shape reads metadata
+    // The shape is known once the model is bound: the host passes it, no device bytes.
+    CHECK(p.kernels[0].stats.output_bytes == 0.0);
     CHECK(p.kernels[0].stats.arithmetic_intensity == 0.0);
+}
+
+TEST_CASE("shape arithmetic known at bind time is no device work", "[partition]") {
+    partition_model m;
+    m.input("x", {2, 3, 4});
+    m.node("shape", "Shape", {"x"}, {"s"});
+    m.node("twice", "Max", {"s", "s"}, {"s2"});  // int64 values known: folded
+    m.node("relu", "Relu", {"x"}, {"r"});
+    m.node("reshape", "Reshape", {"r", "s2"}, {"y"});
+    m.output("y");
+    m.bind();
+    const partition p = finalize_partition(
+        *m.b,
+        {m.k("shape", {"shape", "twice"}), m.k("relu", {"relu"}), m.k("reshape", {"reshape"})},
+        "test.partitioner");
+    REQUIRE(p.kernels[0].name == "shape");
+    const nnergy_kernel_stats& folded = p.kernels[0].stats;
+    CHECK(folded.flops == 0.0);
+    CHECK(folded.input_bytes + folded.output_bytes + folded.weight_bytes == 0.0);
+    const nnergy_kernel_stats& relu = p.kernels[1].stats;
+    CHECK(relu.flops == 24.0);
+    CHECK(relu.input_bytes == 96.0);
+}
+
+TEST_CASE("a batched matrix product's columns are its last dimension", "[partition]") {
+    partition_model m;
+    m.input("q", {2, 12, 128, 64});
+    m.input("k", {2, 12, 64, 128});
+    m.node("scores", "MatMul", {"q", "k"}, {"s"});
+    m.output("s");
+    m.bind();
+    const partition p = finalize_partition(*m.b, {m.k("scores", {"scores"})}, "test.partitioner");
+    const nnergy_kernel_stats& st = p.kernels[0].stats;
+    CHECK(st.batch == 2.0);
+    CHECK(st.channels == 128.0);        // N, not the 12 heads
+    CHECK(st.spatial == 12.0 * 128.0);  // heads x rows
+    CHECK(st.total_threads == 2.0 * 12 * 128 * 128);
 }
 
 TEST_CASE("invalid partitions are rejected naming the partitioner and the node",

@@ -49,6 +49,8 @@ public:
         const precision_units& units = hw_.base.require(options.precision);
         reference::kernel_facts f =
             reference::read_kernel(graph, partition, kernel, options.precision);
+        if (reference::computes_nothing(f))
+            return reference::write_no_device_work(out, f, hw_.base.units);
 
         gpu_kernel k;
         k.cls = f.cls;

@@ -98,6 +98,35 @@ inline kernel_facts read_kernel(const sdk::graph_view& graph, const sdk::partiti
     return f;
 }
 
+/// True when the kernel has nothing to run on the device: no MACs, no FLOPs and no bytes, as a
+/// kernel of shape arithmetic whose values are known once the model is bound (the host computes
+/// them; a compiler folds them). Such a kernel launches nothing and costs no time.
+inline bool computes_nothing(const kernel_facts& f) noexcept {
+    return f.stats.macs <= 0 && f.stats.flops <= 0 && f.dram_bytes() <= 0;
+}
+
+/// The mapping of a kernel that computes nothing (computes_nothing): every architecture writes
+/// the same keys, with no unit, no time and no launch.
+inline void write_no_device_work(sdk::mapping_writer& out, const kernel_facts& f,
+                                 double units_available) {
+    out.set_text("unit", "none");
+    out.set_text("op_class", class_name(f.cls));
+    out.set("peak_flops_per_s", 0.0);
+    out.set("compute_efficiency", 0.0);
+    out.set("effective_flops_per_s", 0.0);
+    out.set("units_available", units_available);
+    out.set("units_allocated", 0.0);
+    out.set("utilization", 0.0);
+    out.set("waves", 0.0);
+    out.set("launch_overhead_s", 0.0);
+    out.set("bytes_scale", f.bytes_scale);
+    out.set_text("bottleneck", "none");
+    std::string e = f.what.empty() ? std::string("kernel") : f.what;
+    e += ": nothing to run on the device (shape arithmetic known when the model is bound)";
+    out.set_text("explanation", e);
+    out.set_text("confidence", to_string(provenance::measured));
+}
+
 /// The mapping keys every class architecture writes (docs/abi.md); `m` is the plugin's own
 /// mapping with the usual field names.
 template <class Mapping>
@@ -134,6 +163,7 @@ public:
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.require(options.precision);
         kernel_facts f = read_kernel(graph, partition, kernel, options.precision);
+        if (computes_nothing(f)) return write_no_device_work(out, f, hw_.units);
 
         kernel_work work;
         work.what = std::move(f.what);

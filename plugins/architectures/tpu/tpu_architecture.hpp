@@ -32,6 +32,8 @@ public:
         const precision_units& units = hw_.base.require(options.precision);
         reference::kernel_facts f =
             reference::read_kernel(graph, partition, kernel, options.precision);
+        if (reference::computes_nothing(f))
+            return reference::write_no_device_work(out, f, hw_.base.units);
 
         tpu_kernel k;
         k.what = std::move(f.what);  // only the model uses the description

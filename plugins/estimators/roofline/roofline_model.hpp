@@ -92,9 +92,11 @@ inline void estimate_kernel(const kernel_input& k, kernel_estimate& e) {
     e.overhead_s = k.launch_overhead_s;
     const double work = std::max(e.compute_time_s, e.memory_time_s);
     e.latency_s = work + e.overhead_s;
-    // The largest of the three terms names the bottleneck; a kernel with no work at all is
-    // overhead by definition.
-    if (work == 0 || e.overhead_s > work) {
+    // The largest of the three terms names the bottleneck; a kernel with no work but a launch
+    // is overhead by definition.
+    if (e.latency_s == 0) {
+        e.bottleneck = "none";  // nothing runs: shape arithmetic known at bind time
+    } else if (work == 0 || e.overhead_s > work) {
         e.bottleneck = "overhead";
     } else if (e.compute_time_s >= e.memory_time_s) {
         e.bottleneck = "compute";

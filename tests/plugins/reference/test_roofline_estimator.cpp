@@ -59,7 +59,10 @@ TEST_CASE("roofline: kernels without FLOPs need no compute rate", "[roofline]") 
     CHECK(e.bottleneck == "memory:dram");
 
     kernel_input empty;
-    CHECK(estimate_kernel(empty).bottleneck == "overhead");  // nothing to do at all
+    CHECK(estimate_kernel(empty).bottleneck == "none");  // nothing to do at all
+    kernel_input launch_only;
+    launch_only.launch_overhead_s = 1e-6;
+    CHECK(estimate_kernel(launch_only).bottleneck == "overhead");
     CHECK(estimate_kernel(empty).latency_s == 0);
 }
 

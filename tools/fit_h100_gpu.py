@@ -35,6 +35,7 @@ UNIT_EFF = {"float32": 0.772, "tfloat32": 0.715, "float16": 0.713, "bfloat16": 0
 VECTOR_PEAK = {"float32": 66.9e12, "float16": 133.8e12}
 DRAM = 3.35e12 * 0.887
 MIN_TENSOR_CHANNELS = 8
+TENSOR_CORE_UNITS = ("tfloat32", "float16", "bfloat16")
 
 
 def model_time(p, s):
@@ -269,6 +270,11 @@ def main():
             start = dict(results[base])
             grid = {k: v for k, v in grid.items() if k in ("eff", "k_half")}
             mine = [s for s in mine if s["t"] > 1.5 * floor] or mine
+        if (cls, unit) not in profiled and cls == "gemm" and unit in TENSOR_CORE_UNITS:
+            # Square GEMMs cannot tell tile shapes apart, and tensor-core GEMMs do not run the
+            # small SIMT tiles of the fp32 profile: cuBLAS and CUTLASS use 128 x 128 output
+            # tiles on Hopper tensor cores (CUTLASS's default sm90 GEMM tile shape).
+            start.update(tile_m=128, tile_n=128)
         cls = cls + ("." + unit if unit else "")
         p, c = fit(mine, start, grid, floor)
         results[cls] = p

@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     analyze
         ->add_option("--precision", precisions,
-                     "Compute precision (float32, float16, ...); several sweep: one run each")
+                     "Compute precision (float32, float16, ...); several sweep: one run each; "
+                     "'all': every precision the hardware offers")
         ->delimiter(',');
     analyze->add_option("--runtime", runtime,
                         "Execution runtime profile: a name in configs/runtimes (pytorch-eager, "
@@ -280,7 +281,19 @@ int main(int argc, char** argv) {
             arch.where = {"--hw", 0};
             arch.hardware = hw;
             arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
+            std::vector<std::string> expanded;
             for (const std::string& precision : precisions) {
+                if (precision != "all") {
+                    expanded.push_back(precision);
+                    continue;
+                }
+                // Every precision the hardware offers.
+                for (std::string& p :
+                     nnergy::hardware_precisions(nnergy::read_hardware_file(arch.hardware_file)))
+                    if (std::find(expanded.begin(), expanded.end(), p) == expanded.end())
+                        expanded.push_back(std::move(p));
+            }
+            for (const std::string& precision : expanded) {
                 if (!nnergy::dtype_from_name(precision))
                     throw nnergy::error(
                         fmt::format("--precision: unknown precision '{}'", precision),

@@ -234,6 +234,18 @@ config_values read_described_file(const std::filesystem::path& file, std::string
 
 }  // namespace
 
+std::vector<std::string> hardware_precisions(const config_values& hardware) {
+    std::vector<std::string> out;
+    for (std::string_view p : {"float64", "float32", "tfloat32", "bfloat16", "float16",
+                               "float8_e4m3", "float8_e5m2", "int8", "int4"}) {
+        std::string key = "compute.";
+        key += p;
+        key += ".peak";
+        if (find_value(hardware, key)) out.emplace_back(p);
+    }
+    return out;
+}
+
 config_values read_hardware_file(const std::filesystem::path& file) {
     return read_described_file(file, "nnergy.hardware/1");
 }

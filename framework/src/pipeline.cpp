@@ -198,13 +198,18 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         a.hardware = r.string(*t, "hardware", "architecture", true, *t);
         // A precision, or an array of them: one run per precision (a sweep).
         std::vector<std::string> precisions;
+        const toml::node* all_precisions = nullptr;
         auto check_precision = [&](const toml::node& n) {
             auto p = n.value<std::string>();
             if (!p) r.fail(n, "'architecture.precision' must be a string or an array of strings");
+            if (*p == "all") {
+                all_precisions = &n;  // every precision the hardware file offers
+                return;
+            }
             if (!dtype_from_name(*p))
                 r.fail(n, fmt::format("unknown precision '{}' (expected float32, tfloat32, "
                                       "float16, bfloat16, float8_e4m3, float8_e5m2, int8, int4, "
-                                      "float64)",
+                                      "float64, or \"all\")",
                                       *p));
             precisions.push_back(std::string(dtype_name(*dtype_from_name(*p))));
         };
@@ -219,6 +224,15 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
             precisions.push_back(a.precision);
         }
         a.hardware_file = resolve_hardware(a.hardware, spec.base_dir, r.at(*t->get("hardware")));
+        if (all_precisions) {
+            for (std::string& p : hardware_precisions(read_hardware_file(a.hardware_file)))
+                if (std::find(precisions.begin(), precisions.end(), p) == precisions.end())
+                    precisions.push_back(std::move(p));
+            if (precisions.empty())
+                r.fail(*all_precisions, fmt::format("precision \"all\": hardware '{}' lists no "
+                                                    "compute.<precision>.peak",
+                                                    a.hardware_file.string()));
+        }
         a.config = r.plugin_config(*t, {"plugin", "hardware", "precision"});
         for (const std::string& p : precisions) {
             architecture_spec one = a;

@@ -70,3 +70,11 @@ TEST_CASE("pipelines sweep dimensions and precisions", "[pipeline]") {
                Catch::Contains("sweep_bad_precision.toml:13") &&
                    Catch::Contains("unknown precision 'float13'"));
 }
+
+TEST_CASE("precision \"all\" sweeps every precision the hardware offers", "[pipeline]") {
+    auto spec = nnergy::parse_pipeline(root + "/tests/data/pipelines/sweep_all_precisions.toml");
+    std::vector<std::string> precisions;
+    for (const auto& a : spec.architectures) precisions.push_back(a.precision);
+    // xeon-8490h lists float64, float32, bfloat16 and int8 peaks; float32 comes once, first.
+    CHECK(precisions == std::vector<std::string>{"float32", "float64", "bfloat16", "int8"});
+}

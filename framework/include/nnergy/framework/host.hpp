@@ -38,6 +38,10 @@ config_values read_toml_file(const std::filesystem::path& file);
 /// converted to SI. Throws nnergy::error naming the file, line and key on any violation.
 config_values read_hardware_file(const std::filesystem::path& file);
 
+/// The precisions a hardware description offers (a `compute.<precision>.peak`), widest first:
+/// what `precision = "all"` sweeps over.
+std::vector<std::string> hardware_precisions(const config_values& hardware);
+
 /// Reads an execution-runtime profile (docs/pipelines.md): the same rules as a hardware file,
 /// under schema "nnergy.runtime/1".
 config_values read_runtime_file(const std::filesystem::path& file);

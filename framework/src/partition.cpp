@@ -181,19 +181,9 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
         double bytes;
     };
     std::vector<entry> entries;
+    // A tensor a folded node produces is a shape or index list the host passes by value.
     const auto known = [&](uint32_t t) {
-        return t < g.int_values.size() && g.int_values[t].has_value() &&
-               !gr.tensors[t].is_initializer;
-    };
-    const auto folded = [&](uint32_t n) {
-        const node& x = gr.nodes[n];
-        bool any = false;
-        for (uint32_t o : x.outputs) {
-            if (o == NNERGY_NO_TENSOR) continue;
-            if (!known(o) || is_output[o]) return false;
-            any = true;
-        }
-        return any;
+        return producer[t] != NNERGY_NO_NODE && g.counts[producer[t]].folded;
     };
     for (uint32_t i = 0; i < kernel_count; ++i) {
         const uint32_t old = order[i];
@@ -212,8 +202,8 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
         for (uint32_t n : kr.nodes) {
             // Shape arithmetic whose values are known once the model is bound runs on the host
             // (or is folded by the compiler): no work, and its tiny tensors are not device data.
-            if (folded(n)) continue;
             const op_counts& c = g.counts[n];
+            if (c.folded) continue;
             st.macs += c.macs;
             st.flops += c.flops;
             st.all_counted = st.all_counted && c.counted;
@@ -227,7 +217,7 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
                 const double bytes = g.input_read_bytes(n, s);
                 if (t == NNERGY_NO_TENSOR || bytes <= 0) continue;  // omitted or control operand
                 if (producer[t] != NNERGY_NO_NODE && kernel_of[producer[t]] == old) continue;
-                if (known(t)) continue;  // a shape or index list the host passes by value
+                if (known(t)) continue;
                 if (seen_by[t] != i) {
                     seen_by[t] = i;
                     entry_of[t] = static_cast<uint32_t>(entries.size());

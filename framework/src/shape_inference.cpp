@@ -215,14 +215,13 @@ bound_graph bind(const graph& g, const dim_bindings& bindings) {
             detail::count_work(*op, ctx, cnt);
             // Shape arithmetic whose every result is known now runs on the host (or is folded
             // by a compiler): no device work. A graph output is still computed.
-            bool folded = false;
             for (uint32_t o : n.outputs) {
                 if (o == NNERGY_NO_TENSOR) continue;
-                folded = b.int_values[o].has_value() && !(flags[o] & initializer) &&
-                         std::find(g.outputs.begin(), g.outputs.end(), o) == g.outputs.end();
-                if (!folded) break;
+                cnt.folded = b.int_values[o].has_value() && !(flags[o] & initializer) &&
+                             std::find(g.outputs.begin(), g.outputs.end(), o) == g.outputs.end();
+                if (!cnt.folded) break;
             }
-            if (folded) cnt.macs = cnt.flops = 0;
+            if (cnt.folded) cnt.macs = cnt.flops = 0;
         } else {
             cnt.counted = false;
             b.unknown_nodes.push_back(i);

@@ -25,6 +25,9 @@ struct op_counts {
     double params =
         0;  ///< elements of initializers first read by this node (each counted once per graph)
     bool counted = true;  ///< false when the op is unknown to the counter
+    /// Every output is known once the model is bound (shape arithmetic) and none is a graph
+    /// output: host work, no MACs or FLOPs, and its results are no device data.
+    bool folded = false;
 };
 
 /// A graph with all dimensions concrete, and its counts. Cheap to rebuild for new bindings.

@@ -5,9 +5,10 @@
 /// A kernel runs on tensor cores or CUDA cores depending on its op class, the requested
 /// precision and the runtime's math modes (TF32 for fp32 convolutions). Matrix work is cut into
 /// output tiles spread over the SMs in waves: small or oddly shaped problems leave SMs idle and
-/// pad tiles, and a short reduction (K) cannot keep a tile's pipeline full. Every kernel also
-/// pays a fixed device time per op class (ramp-up, tail, small setup kernels). The constants are
-/// data (docs/hardware.md, [gpu.kernels.<class>]), each with its provenance.
+/// pad tiles, a short reduction (K) cannot keep a tile's pipeline full, and a few tiles per SM
+/// cannot hide its latencies. Every kernel also pays a fixed device time per op class (ramp-up,
+/// tail, small setup kernels). The constants are data (docs/hardware.md, [gpu.kernels.<class>]),
+/// each with its provenance.
 #pragma once
 
 #include <algorithm>
@@ -48,6 +49,9 @@ struct class_params {
     double k_half = 0;             ///< reduction depth at which a tile reaches half its rate
     double split_k_depth = 0;      ///< a problem with fewer tiles than SMs splits K into parts of
                                    ///< at least this depth (0: never)
+    double tiles_half = 0;         ///< tiles per SM (waves) at which an SM reaches half its rate:
+                                   ///< a few small thread blocks cannot hide its latencies
+                                   ///< (0: one tile per SM runs at full rate)
     double efficiency = 1;         ///< scales the unit's efficiency
     double narrow_efficiency = 1;  ///< of the CUDA-core fallback for too few input channels
     double memory_efficiency = 1;  ///< scales the device's achievable DRAM bandwidth
@@ -96,6 +100,7 @@ private:
         p.k_half = hardware_model::optional_number(hw, base + "k_half", p.k_half, 0);
         p.split_k_depth =
             hardware_model::optional_number(hw, base + "split_k_depth", p.split_k_depth, 0);
+        p.tiles_half = hardware_model::optional_number(hw, base + "tiles_half", p.tiles_half, 0);
         p.efficiency = hardware_model::optional_fraction(hw, base + "efficiency", p.efficiency);
         p.narrow_efficiency =
             hardware_model::optional_fraction(hw, base + "narrow_efficiency", p.narrow_efficiency);
@@ -230,6 +235,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
         m.reduction_depth = depth;
         const double part = depth / t.splits;
         if (cp.k_half > 0) efficiency *= part / (part + cp.k_half);
+        if (cp.tiles_half > 0) efficiency *= t.waves / (t.waves + cp.tiles_half);
     } else {
         const reference::occupancy o =
             reference::compute_occupancy(k.threads, sms, u.threads_per_unit);

@@ -115,6 +115,31 @@ TEST_CASE("gpu: larger batches use the GPU better, and every kernel pays a fixed
     CHECK(r.bottleneck == "overhead");
 }
 
+TEST_CASE("gpu: a few tiles per SM run below the SM's rate", "[gpu]") {
+    const h100 g;
+    auto gemm = [](double m, double n, double k) {
+        gpu::gpu_kernel x;
+        x.cls = gpu::op_class::gemm;
+        x.outputs = m * n;
+        x.out_channels = n;
+        x.macs = m * n * k;
+        x.flops = 2 * x.macs;
+        x.dram_bytes = 4 * (m * k + k * n + m * n);
+        return x;
+    };
+    const gpu::class_params& p = g.hw.params(gpu::op_class::gemm, "float32");
+    REQUIRE(p.tiles_half > 0);  // fitted to the fp32 addmm profile (tools/fit_h100_gpu.py)
+    // ViT-B/16 at batch 1: 197 tokens x 768 features, a wave or two of small SIMT tiles.
+    const gpu::gpu_mapping few = g.map("float32", gemm(197, 768, 768));
+    const gpu::gpu_mapping many = g.map("float32", gemm(12608, 768, 768));
+    CHECK(few.compute_efficiency ==
+          Approx(many.compute_efficiency * few.waves / (few.waves + p.tiles_half) *
+                 (many.waves + p.tiles_half) / many.waves));
+    CHECK(few.compute_efficiency < 0.6 * many.compute_efficiency);
+    // Hundreds of tiles per SM hide the latencies: the term all but vanishes.
+    CHECK(many.waves / (many.waves + p.tiles_half) > 0.9);
+}
+
 TEST_CASE("runtime: eager issue overlaps device execution as a two-stage pipeline", "[runtime]") {
     roofline::runtime_profile p;
     p.mode = roofline::runtime_mode::eager;

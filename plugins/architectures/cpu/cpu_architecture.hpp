@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <nnergy/sdk.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,21 +45,11 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.base.require(options.precision);
-        reference::kernel_facts f =
-            reference::read_kernel(graph, partition, kernel, options.precision);
-        if (reference::computes_nothing(f))
-            return reference::write_no_device_work(out, f, hw_.base.units);
-
-        cpu_kernel k;
-        k.cls = f.cls;
-        k.what = std::move(f.what);  // only the model uses the description
-        k.macs = f.stats.macs;
-        k.flops = f.stats.flops;
-        k.input_bytes = f.input_bytes;
-        k.output_bytes = f.output_bytes;
-        k.weight_bytes = f.weight_bytes;
-        k.outputs = f.outputs;
-        k.threads = f.threads;
+        std::optional<reference::kernel_facts> facts = reference::read_device_kernel(
+            graph, partition, kernel, options.precision, hw_.base.units, out);
+        if (!facts) return;
+        const reference::kernel_facts& f = *facts;
+        const cpu_kernel k = reference::model_kernel<cpu_kernel>(*facts);
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
         reference::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);

@@ -116,17 +116,7 @@ private:
 };
 
 /// What the CPU model needs of one kernel. Bytes are in the compute precision.
-struct cpu_kernel {
-    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for the explanation
-    op_class cls = op_class::elementwise;
-    double macs = 0;
-    double flops = 0;
-    double input_bytes = 0;
-    double output_bytes = 0;
-    double weight_bytes = 0;
-    double outputs = 1;  ///< output elements (the work split over cores for matrix work)
-    double threads = 1;  ///< parallel work items of a kernel without MACs
-};
+using cpu_kernel = reference::kernel_work;
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
 struct cpu_mapping {
@@ -184,7 +174,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
 
     // Repeated inference keeps what fits in cache: the smallest level holding the kernel's
     // working set serves all of its bytes.
-    const double bytes = std::max(0.0, k.input_bytes + k.output_bytes + k.weight_bytes);
+    const double bytes = std::max(0.0, k.dram_bytes());
     m.memory_level = "dram";
     m.memory_bandwidth = hw.base.dram_bandwidth * hw.base.memory_efficiency;
     provenance memory_source = hw.base.memory_provenance;

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <nnergy/sdk.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,20 +48,11 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.base.require(options.precision);
-        reference::kernel_facts f =
-            reference::read_kernel(graph, partition, kernel, options.precision);
-        if (reference::computes_nothing(f))
-            return reference::write_no_device_work(out, f, hw_.base.units);
-
-        gpu_kernel k;
-        k.cls = f.cls;
-        k.what = std::move(f.what);  // only the model uses the description
-        k.macs = f.stats.macs;
-        k.flops = f.stats.flops;
-        k.dram_bytes = f.dram_bytes();
-        k.outputs = f.outputs;
-        k.out_channels = f.out_channels;
-        k.threads = f.threads;
+        std::optional<reference::kernel_facts> facts = reference::read_device_kernel(
+            graph, partition, kernel, options.precision, hw_.base.units, out);
+        if (!facts) return;
+        const reference::kernel_facts& f = *facts;
+        gpu_kernel k = reference::model_kernel<gpu_kernel>(*facts);
         if (k.cls == op_class::conv) {
             // Input channels per group = reduction depth / window size.
             const int64_t* window = nullptr;

@@ -111,16 +111,9 @@ private:
     }
 };
 
-/// What the GPU model needs of one kernel.
-struct gpu_kernel {
-    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for the explanation
-    op_class cls = op_class::elementwise;
-    double macs = 0;
-    double flops = 0;
-    double dram_bytes = 0;      ///< input + output + weight bytes, in the compute precision
-    double outputs = 1;         ///< output elements of the anchor op (M x N of a GEMM)
-    double out_channels = 1;    ///< N: output channels or features
-    double threads = 1;         ///< parallel work items of a kernel without MACs
+/// What the GPU model needs of one kernel: the shared facts, and a convolution's input
+/// channels.
+struct gpu_kernel : reference::kernel_work {
     double input_channels = 0;  ///< per group, for convolutions (0: unknown)
 };
 
@@ -246,7 +239,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     }
     m.compute_efficiency = efficiency;
     m.effective_flops_per_s = u.peak_flops_per_s * efficiency * m.utilization;
-    m.dram_bytes = std::max(0.0, k.dram_bytes);
+    m.dram_bytes = std::max(0.0, k.dram_bytes());
     m.dram_bandwidth_bytes_per_s =
         hw.base.dram_bandwidth * hw.base.memory_efficiency * cp.memory_efficiency;
     m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;

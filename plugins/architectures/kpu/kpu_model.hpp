@@ -107,17 +107,7 @@ private:
 };
 
 /// What the KPU model needs of one kernel. Byte counts are in the compute precision.
-struct kpu_kernel {
-    std::string what;  ///< "Conv 3x3 (conv_relu)", for the explanation
-    double macs = 0;
-    double flops = 0;
-    double input_bytes = 0;
-    double output_bytes = 0;
-    double weight_bytes = 0;
-    double outputs = 1;        ///< output elements of the anchor op (M x N)
-    double out_channels = 1;   ///< N
-    double groups = 1;         ///< convolution groups (depthwise: N)
-    double threads = 1;        ///< parallel work items of a kernel without MACs
+struct kpu_kernel : reference::kernel_work {
     double element_bytes = 4;  ///< of one operand streamed into the array
 };
 

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <nnergy/sdk.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,22 +60,11 @@ inline std::string describe(const sdk::graph_view& graph, const sdk::partition_v
 
 /// What every architecture reads of a kernel before its own model: the statistics, the anchor
 /// op and the op class, a description, and the bytes in the compute precision.
-struct kernel_facts {
+struct kernel_facts : kernel_work {
     nnergy_kernel_stats stats{};
     std::string_view anchor_op;  ///< empty without an anchor
-    op_class cls = op_class::elementwise;
-    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for explanations
     nnergy_dtype graph_dtype = NNERGY_DTYPE_UNDEFINED;
     double bytes_scale = 1;  ///< graph storage -> compute precision
-    double input_bytes = 0;  ///< in the compute precision, as the next two
-    double output_bytes = 0;
-    double weight_bytes = 0;
-    double outputs = 1;       ///< output elements, at least 1
-    double out_channels = 1;  ///< N of the GEMM view, at least 1
-    double groups = 1;
-    double threads = 1;  ///< parallel work items (available_threads)
-
-    double dram_bytes() const noexcept { return input_bytes + output_bytes + weight_bytes; }
 };
 
 inline kernel_facts read_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
@@ -86,6 +76,8 @@ inline kernel_facts read_kernel(const sdk::graph_view& graph, const sdk::partiti
         f.anchor_op = graph.op_type(s.anchor_node);
     f.cls = classify(f.anchor_op, partition.pattern(kernel), s.macs, s.is_depthwise, s.groups);
     f.what = describe(graph, partition, kernel, s);
+    f.macs = s.macs;
+    f.flops = s.flops;
     f.graph_dtype = anchor_dtype(graph, s);
     f.bytes_scale = bytes_scale(f.graph_dtype, precision);
     f.input_bytes = s.input_bytes * f.bytes_scale;
@@ -127,6 +119,28 @@ inline void write_no_device_work(sdk::mapping_writer& out, const kernel_facts& f
     out.set_text("confidence", to_string(provenance::measured));
 }
 
+/// The start of every architecture's map_kernel: the kernel's facts, or nothing when it has no
+/// device work, whose mapping is then written here.
+inline std::optional<kernel_facts> read_device_kernel(const sdk::graph_view& graph,
+                                                      const sdk::partition_view& partition,
+                                                      uint32_t kernel, nnergy_dtype precision,
+                                                      double units_available,
+                                                      sdk::mapping_writer& out) {
+    kernel_facts f = read_kernel(graph, partition, kernel, precision);
+    if (!computes_nothing(f)) return f;
+    write_no_device_work(out, f, units_available);
+    return std::nullopt;
+}
+
+/// A model's kernel (a kernel_work extended with the model's own fields) holding the shared
+/// facts of `f`. The description moves: only the model's explanation uses it.
+template <class ModelKernel>
+ModelKernel model_kernel(kernel_facts& f) {
+    ModelKernel k;
+    static_cast<kernel_work&>(k) = std::move(static_cast<kernel_work&>(f));
+    return k;
+}
+
 /// The mapping keys every class architecture writes (docs/abi.md); `m` is the plugin's own
 /// mapping with the usual field names.
 template <class Mapping>
@@ -162,15 +176,10 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.require(options.precision);
-        kernel_facts f = read_kernel(graph, partition, kernel, options.precision);
-        if (computes_nothing(f)) return write_no_device_work(out, f, hw_.units);
-
-        kernel_work work;
-        work.what = std::move(f.what);
-        work.macs = f.stats.macs;
-        work.flops = f.stats.flops;
-        work.dram_bytes = f.dram_bytes();
-        work.total_threads = f.threads;
+        std::optional<kernel_facts> f =
+            read_device_kernel(graph, partition, kernel, options.precision, hw_.units, out);
+        if (!f) return;
+        const kernel_work work = model_kernel<kernel_work>(*f);
 
         const kernel_mapping m = reference::map_kernel(hw_, units, work);
         out.set_text("unit", m.unit);
@@ -180,11 +189,11 @@ public:
         out.set("units_available", m.units_available);
         out.set("units_allocated", m.units_allocated);
         out.set("utilization", m.utilization);
-        out.set("threads", work.total_threads);
+        out.set("threads", work.threads);
         out.set("waves", m.waves);
         out.set("launch_overhead_s", m.launch_overhead_s);
         out.set("memory_efficiency", m.memory_efficiency);
-        out.set("bytes_scale", f.bytes_scale);
+        out.set("bytes_scale", f->bytes_scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         out.set_text("bottleneck", m.bottleneck);
         out.set_text("explanation", m.explanation);

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "op_class.hpp"
+
 namespace nnergy::reference {
 
 /// Where a constant comes from, best first. The confidence of a mapping is the provenance of
@@ -377,13 +379,22 @@ inline double available_threads(double macs, double total_threads, double input_
     return std::max(threads, std::floor(input_bytes / size));
 }
 
-/// What the architecture knows about a kernel before mapping it.
+/// What every architecture model knows about a kernel before mapping it; each model's kernel
+/// extends it with what only that model reads. Bytes are in the compute precision.
 struct kernel_work {
-    std::string what;  ///< "Conv 3x3", for the explanation
+    std::string what;  ///< "Conv 3x3 (conv_bn_relu)", for the explanation
+    op_class cls = op_class::elementwise;
     double macs = 0;
     double flops = 0;
-    double dram_bytes = 0;  ///< input + output + weight bytes, in the compute precision
-    double total_threads = 1;
+    double input_bytes = 0;
+    double output_bytes = 0;
+    double weight_bytes = 0;
+    double outputs = 1;       ///< output elements of the anchor op (M x N of the GEMM view)
+    double out_channels = 1;  ///< N of the GEMM view
+    double groups = 1;        ///< convolution groups (depthwise: N)
+    double threads = 1;       ///< parallel work items (available_threads)
+
+    double dram_bytes() const noexcept { return input_bytes + output_bytes + weight_bytes; }
 };
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
@@ -490,7 +501,7 @@ inline void append_verdict(std::string& e, std::string_view bottleneck, double f
 inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units& p,
                                  const kernel_work& k) {
     const execution_unit& u = p.unit_for(k.macs);
-    const occupancy occ = compute_occupancy(k.total_threads, hw.units, u.threads_per_unit);
+    const occupancy occ = compute_occupancy(k.threads, hw.units, u.threads_per_unit);
     kernel_mapping m;
     m.unit = u.name;
     m.peak_flops_per_s = u.peak_flops_per_s;
@@ -501,7 +512,7 @@ inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units
     m.utilization = occ.utilization;
     m.waves = occ.waves;
     m.launch_overhead_s = hw.launch_overhead_s;
-    m.dram_bytes = std::max(0.0, k.dram_bytes);
+    m.dram_bytes = std::max(0.0, k.dram_bytes());
     m.memory_efficiency = hw.memory_efficiency;
     m.dram_bandwidth_bytes_per_s = hw.dram_bandwidth * hw.memory_efficiency;
     m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;

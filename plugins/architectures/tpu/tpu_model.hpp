@@ -143,17 +143,7 @@ private:
 };
 
 /// What the TPU model needs of one kernel. Byte counts are in the compute precision.
-struct tpu_kernel {
-    std::string what;  ///< "Conv 3x3 (conv_bn_act)", for the explanation
-    double macs = 0;
-    double flops = 0;
-    double input_bytes = 0;
-    double output_bytes = 0;
-    double weight_bytes = 0;
-    double outputs = 1;       ///< output elements (M x N of the GEMM view)
-    double out_channels = 1;  ///< N
-    double groups = 1;        ///< convolution groups: one GEMM of N / groups columns each
-    double threads = 1;       ///< parallel elements for the vector unit
+struct tpu_kernel : reference::kernel_work {
     /// Weight bytes of the kernels before this one, for a parameter cache filled in model order.
     double weights_before = 0;
 };

@@ -60,7 +60,7 @@ gpu::gpu_kernel conv(double batch, double cin, double cout, double hw, double wi
     k.out_channels = cout;
     k.macs = k.outputs * cin * window * window;
     k.flops = 2 * k.macs;
-    k.dram_bytes = 4 * (batch * cin * hw * hw + k.outputs + cout * cin * window * window);
+    k.input_bytes = 4 * (batch * cin * hw * hw + k.outputs + cout * cin * window * window);
     k.input_channels = cin;
     return k;
 }
@@ -80,7 +80,7 @@ TEST_CASE("gpu: units follow the op class, the precision and the runtime's math"
     mm.out_channels = 3072;
     mm.macs = mm.outputs * 768;
     mm.flops = 2 * mm.macs;
-    mm.dram_bytes = 4 * (197 * 768 + 768 * 3072 + mm.outputs);
+    mm.input_bytes = 4 * (197 * 768 + 768 * 3072 + mm.outputs);
     const gpu::gpu_mapping m = g.map("float32", mm);
     CHECK(m.unit == "cuda_core");
     CHECK(m.unit_precision == "float32");
@@ -109,7 +109,7 @@ TEST_CASE("gpu: larger batches use the GPU better, and every kernel pays a fixed
     gpu::gpu_kernel relu;
     relu.cls = gpu::op_class::elementwise;
     relu.flops = 1000;
-    relu.dram_bytes = 8000;
+    relu.input_bytes = 8000;
     relu.threads = 1000;
     const gpu::gpu_mapping r = g.map("float32", relu);
     CHECK(r.bottleneck == "overhead");
@@ -124,7 +124,7 @@ TEST_CASE("gpu: a few tiles per SM run below the SM's rate", "[gpu]") {
         x.out_channels = n;
         x.macs = m * n * k;
         x.flops = 2 * x.macs;
-        x.dram_bytes = 4 * (m * k + k * n + m * n);
+        x.input_bytes = 4 * (m * k + k * n + m * n);
         return x;
     };
     const gpu::class_params& p = g.hw.params(gpu::op_class::gemm, "float32");

@@ -109,8 +109,8 @@ TEST_CASE("every catalog file maps a kernel in each of its precisions", "[hardwa
             nnergy::reference::kernel_work k;
             k.macs = 1e9;
             k.flops = 2e9;
-            k.dram_bytes = 1e7;
-            k.total_threads = 1e6;
+            k.input_bytes = 1e7;
+            k.threads = 1e6;
             const auto m = nnergy::reference::map_kernel(hw, p, k);
             CHECK(m.effective_flops_per_s > 0);
             CHECK(m.effective_flops_per_s <= m.peak_flops_per_s);
@@ -125,9 +125,9 @@ TEST_CASE("h100-sxm5: a 4096^3 fp16 GEMM by hand", "[hardware]") {
     const auto hw = nnergy::reference::hardware_model::from_config(h.view());
     nnergy::reference::kernel_work k;
     k.macs = 4096.0 * 4096 * 4096;
-    k.flops = 2 * k.macs;                  // 1.374e11
-    k.dram_bytes = 3 * 4096.0 * 4096 * 2;  // A, B, C in fp16: 1.007e8 B
-    k.total_threads = 4096.0 * 4096;       // one per output element: 16.8M
+    k.flops = 2 * k.macs;                   // 1.374e11
+    k.input_bytes = 3 * 4096.0 * 4096 * 2;  // A, B, C in fp16: 1.007e8 B
+    k.threads = 4096.0 * 4096;              // one per output element: 16.8M
     const auto m = nnergy::reference::map_kernel(hw, hw.require(NNERGY_DTYPE_FLOAT16), k);
     // Slots 132 x 2048 = 270336: 62.06 -> 63 waves, utilization 16777216 / (63 x 270336) =
     // 0.98509; effective 989.4e12 x 0.713 x 0.98509 = 6.9492e14 FLOP/s; compute 197.7 us;

@@ -109,8 +109,8 @@ TEST_CASE("minimal hardware file: a plain roofline", "[reference]") {
     const hardware_model hw = hardware_model::from_config(c.view());
     kernel_work k;
     k.flops = 1e9;
-    k.dram_bytes = 1e6;
-    k.total_threads = 7;
+    k.input_bytes = 1e6;
+    k.threads = 7;
     // One unit of one thread: always fully used; no efficiency, no launch cost.
     auto m = nnergy::reference::map_kernel(hw, hw.require(NNERGY_DTYPE_FLOAT32), k);
     CHECK(m.utilization == 1);
@@ -128,8 +128,8 @@ TEST_CASE("compute-bound kernel", "[reference]") {
     k.what = "MatMul";
     k.macs = 5e8;
     k.flops = 1e9;
-    k.dram_bytes = 1e6;
-    k.total_threads = 600;
+    k.input_bytes = 1e6;
+    k.threads = 600;
     const auto m = nnergy::reference::map_kernel(hw, hw.require(NNERGY_DTYPE_FLOAT32), k);
     // utilization 0.75 (2 waves); effective 1e12 x 0.5 x 0.75 = 3.75e11 FLOP/s;
     // compute 1e9 / 3.75e11 = 2.667 ms; memory 1e6 / (1e11 x 0.8) = 12.5 us.
@@ -157,8 +157,8 @@ TEST_CASE("elementwise kernel uses the vector unit and is launch-bound", "[refer
     k.what = "Add";
     k.macs = 0;
     k.flops = 1e3;
-    k.dram_bytes = 1e3;
-    k.total_threads = 50;
+    k.input_bytes = 1e3;
+    k.threads = 50;
     const auto m = nnergy::reference::map_kernel(hw, hw.require(NNERGY_DTYPE_FLOAT16), k);
     // vpu 1e12 x 0.8 x (50 / 400) = 1e11 FLOP/s -> 10 ns; memory 1e3 / 8e10 = 12.5 ns;
     // launch 2 us dominates.

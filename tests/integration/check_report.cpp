@@ -127,9 +127,14 @@ int main(int argc, char** argv) {
                                                     : m.at("latency_s").get<double>() > 0),
                 "kernel " + name +
                     (no_work ? " (no device work) has latency_s 0" : " has a positive latency_s"));
-            if (no_work)
+            if (no_work) {
                 expect(k.at("flops").get<double>() == 0 && k.at("macs").get<double>() == 0,
                        "kernel " + name + " without device work has no FLOPs");
+                expect(k.at("mapping").value("bottleneck", "") == "none" &&
+                           k.at("mapping").value("confidence", "") == "theoretical",
+                       "kernel " + name +
+                           " without device work has bottleneck none, confidence theoretical");
+            }
             sum_latency += m.value("latency_s", 0.0);
             expect(k.at("mapping").contains("effective_flops_per_s"),
                    "kernel " + name + " mapping has effective_flops_per_s");

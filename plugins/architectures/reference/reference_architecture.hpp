@@ -116,7 +116,8 @@ inline void write_no_device_work(sdk::mapping_writer& out, const kernel_facts& f
     std::string e = f.what.empty() ? std::string("kernel") : f.what;
     e += ": nothing to run on the device (shape arithmetic known when the model is bound)";
     out.set_text("explanation", e);
-    out.set_text("confidence", to_string(provenance::measured));
+    // Zero time follows from the host folding the values, not from a measurement.
+    out.set_text("confidence", to_string(provenance::theoretical));
 }
 
 /// The start of every architecture's map_kernel: the kernel's facts, or nothing when it has no

@@ -277,6 +277,7 @@ def main():
     }
     fractions = [0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     results = {}
+    held = {}  # group -> {parameter: source} for what the fit did not vary
     groups = []
     for s in samples:
         g = (s["cls"], s["unit"] if s["tiles"] else "")
@@ -305,6 +306,26 @@ def main():
         cls = cls + ("." + unit if unit else "")
         p, c = fit(mine, start, grid, floor)
         results[cls] = p
+        held[cls] = {}
+        for key in start:
+            if key in grid and len(grid[key]) > 1:
+                continue
+            tensor_gemm = (cls.split(".")[0] == "gemm" and unit in TENSOR_CORE_UNITS and
+                           (cls.split(".")[0], unit) not in profiled)
+            if tensor_gemm and key in ("tile_m", "tile_n"):
+                why = ("assumed: CUTLASS's default sm90 GEMM tile, 128 x 128 (square micro "
+                       "GEMMs cannot tell tile shapes apart)")
+            elif tensor_gemm and key == "tiles_half":
+                why = ("assumed: no occupancy term for 128 x 128 tensor-core tiles (square micro "
+                       "GEMMs cannot show one)")
+            elif key == "eff" and cls == "normalization":
+                why = "assumed: memory-bound class, compute efficiency held at 1"
+            elif base and (cls.split(".")[0], unit) not in profiled:
+                why = ("fitted for %s by tools/fit_h100_gpu.py (this group has only single-call "
+                       "micro timings)" % base)
+            else:
+                why = "assumed: the fit's default, which this group's data cannot identify"
+            held[cls][key] = why
         print("%-14s %3d samples  mean |log error| %.3f  -> %s" % (
             cls, len(mine), c, {k: (round(v * 1e6, 2) if k == "fixed" else v)
                                 for k, v in p.items()}), file=sys.stderr)
@@ -324,26 +345,27 @@ def main():
         for cls, g in generic.items():
             if group == g:
                 table = cls
-        src = "fitted: tools/fit_h100_gpu.py to shared validation h100 %s (%s)" % (
+        fitted = "fitted: tools/fit_h100_gpu.py to shared validation h100 %s (%s)" % (
             " and ".join("micro.json" if o == "micro" else "op_profiles.json"
                          for o in origin[group]), group)
+
+        def line(name, key, fmt, unit, scale=1.0):
+            src = held[group].get(key, fitted)
+            print(('%s = { value = ' + fmt + ', unit = "%s", source = "%s" }') % (
+                name, p[key] * scale, unit, src))
+
         print("[gpu.kernels.%s]" % table)
-        print('fixed_time = { value = %.1f, unit = "us", source = "%s" }' % (p["fixed"] * 1e6,
-                                                                             src))
-        print('efficiency = { value = %.2f, unit = "1", source = "%s" }' % (p["eff"], src))
-        print('memory_efficiency = { value = %.2f, unit = "1", source = "%s" }' % (p["mem_eff"],
-                                                                                   src))
+        line("fixed_time", "fixed", "%.1f", "us", 1e6)
+        line("efficiency", "eff", "%.2f", "1")
+        line("memory_efficiency", "mem_eff", "%.2f", "1")
         if group.split(".")[0] in ("conv", "gemm", "attention"):
-            print('tile_m = { value = %d, unit = "count", source = "%s" }' % (p["tile_m"], src))
-            print('tile_n = { value = %d, unit = "count", source = "%s" }' % (p["tile_n"], src))
-            print('k_half = { value = %d, unit = "count", source = "%s" }' % (p["k_half"], src))
-            print('split_k_depth = { value = %d, unit = "count", source = "%s" }' % (
-                p["split_k"], src))
-            print('tiles_half = { value = %.1f, unit = "count", source = "%s" }' % (
-                p["tiles_half"], src))
+            line("tile_m", "tile_m", "%d", "count")
+            line("tile_n", "tile_n", "%d", "count")
+            line("k_half", "k_half", "%d", "count")
+            line("split_k_depth", "split_k", "%d", "count")
+            line("tiles_half", "tiles_half", "%.1f", "count")
             if group.startswith("conv"):
-                print('narrow_efficiency = { value = %.2f, unit = "1", source = "%s" }' % (
-                    p["narrow_eff"], src))
+                line("narrow_efficiency", "narrow_eff", "%.2f", "1")
         print('provenance = "fitted"\n')
     return 0
 

@@ -30,26 +30,17 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
                      NNERGY_CODE_INVALID_ARGUMENT);
 }
 
-class cpu_architecture : public sdk::architecture {
+class cpu_architecture : public reference::class_architecture<cpu_hardware> {
 public:
     explicit cpu_architecture(const sdk::context& ctx)
-        : sdk::architecture(ctx),
-          hw_(cpu_hardware::from_config(ctx.hardware())),
-          runtime_(read_runtime(ctx.runtime())) {
-        ctx.config().expect_only({}, "nnergy.architecture.cpu");
-    }
+        : class_architecture(ctx, "nnergy.architecture.cpu"),
+          runtime_(read_runtime(ctx.runtime())) {}
 
-    const cpu_hardware& hardware() const noexcept { return hw_; }
-
-    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                    uint32_t kernel, const nnergy_map_options& options,
-                    sdk::mapping_writer& out) const override {
-        const precision_units& units = hw_.base.require(options.precision);
-        std::optional<reference::kernel_facts> facts = reference::read_device_kernel(
-            graph, partition, kernel, options.precision, hw_.base.units, out);
-        if (!facts) return;
-        const reference::kernel_facts& f = *facts;
-        const cpu_kernel k = reference::model_kernel<cpu_kernel>(*facts);
+private:
+    void map_device_kernel(const sdk::graph_view&, const sdk::partition_view&, uint32_t,
+                           const nnergy_map_options&, const precision_units& units,
+                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
+        const cpu_kernel k = reference::model_kernel<cpu_kernel>(f);
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
         reference::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
@@ -58,8 +49,6 @@ public:
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
     }
 
-private:
-    cpu_hardware hw_;
     cpu_runtime runtime_;
 };
 

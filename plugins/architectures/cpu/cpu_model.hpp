@@ -83,12 +83,7 @@ struct cpu_hardware {
             l.source = hardware_model::read_provenance(hw, base + "bandwidth_provenance", l.source);
             if (l.capacity > 0 && l.bandwidth > 0) c.caches.push_back(std::move(l));
         }
-        class_params defaults;
-        defaults.fixed_time_s = c.base.launch_overhead_s;
-        std::vector<std::string> precisions;
-        for (const precision_units& p : c.base.precisions) precisions.push_back(p.precision);
-        c.kernels = reference::class_table<class_params>::read(hw, "cpu", precisions, defaults,
-                                                               read_params);
+        c.kernels = reference::read_class_table<class_params>(hw, "cpu", c.base, read_params);
         return c;
     }
 
@@ -215,14 +210,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     e += "] on ";
     e += m.unit;
     e += ": ";
-    append_number(e, m.units_allocated, 0, true);
-    e += " of ";
-    append_number(e, cores, 0, true);
-    e += ' ';
-    e += hw.base.unit_name;
-    e += "s, ";
-    append_number(e, m.waves, 0, true);
-    e += m.waves == 1 ? " wave, " : " waves, ";
+    reference::append_units_and_waves(e, m.units_allocated, cores, hw.base.unit_name, m.waves);
     append_percent(e, m.utilization);
     e += " of lanes";
     if (m.reduction_depth > 0) {

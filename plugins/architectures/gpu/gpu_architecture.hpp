@@ -33,26 +33,16 @@ inline math_modes read_math(const sdk::config_view& runtime) {
     return m;
 }
 
-class gpu_architecture : public sdk::architecture {
+class gpu_architecture : public reference::class_architecture<gpu_hardware> {
 public:
     explicit gpu_architecture(const sdk::context& ctx)
-        : sdk::architecture(ctx),
-          hw_(gpu_hardware::from_config(ctx.hardware())),
-          math_(read_math(ctx.runtime())) {
-        ctx.config().expect_only({}, "nnergy.architecture.gpu");
-    }
+        : class_architecture(ctx, "nnergy.architecture.gpu"), math_(read_math(ctx.runtime())) {}
 
-    const gpu_hardware& hardware() const noexcept { return hw_; }
-
-    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                    uint32_t kernel, const nnergy_map_options& options,
-                    sdk::mapping_writer& out) const override {
-        const precision_units& units = hw_.base.require(options.precision);
-        std::optional<reference::kernel_facts> facts = reference::read_device_kernel(
-            graph, partition, kernel, options.precision, hw_.base.units, out);
-        if (!facts) return;
-        const reference::kernel_facts& f = *facts;
-        gpu_kernel k = reference::model_kernel<gpu_kernel>(*facts);
+private:
+    void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view&, uint32_t,
+                           const nnergy_map_options&, const precision_units& units,
+                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
+        gpu_kernel k = reference::model_kernel<gpu_kernel>(f);
         if (k.cls == op_class::conv) {
             // Input channels per group = reduction depth / window size.
             const int64_t* window = nullptr;
@@ -74,8 +64,6 @@ public:
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
     }
 
-private:
-    gpu_hardware hw_;
     math_modes math_;
 };
 

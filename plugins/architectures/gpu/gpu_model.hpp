@@ -80,12 +80,7 @@ struct gpu_hardware {
         g.base = hardware_model::from_config(hw);
         g.tensor_core_min_channels =
             hardware_model::optional_number(hw, "gpu.tensor_core_min_channels", 0, 0);
-        class_params defaults;
-        defaults.fixed_time_s = g.base.launch_overhead_s;
-        std::vector<std::string> precisions;
-        for (const precision_units& p : g.base.precisions) precisions.push_back(p.precision);
-        g.kernels = reference::class_table<class_params>::read(hw, "gpu", precisions, defaults,
-                                                               read_params);
+        g.kernels = reference::read_class_table<class_params>(hw, "gpu", g.base, read_params);
         return g;
     }
 
@@ -273,14 +268,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
         e += ')';
     }
     e += ": ";
-    append_number(e, m.units_allocated, 0, true);
-    e += " of ";
-    append_number(e, sms, 0, true);
-    e += ' ';
-    e += hw.base.unit_name;
-    e += "s, ";
-    append_number(e, m.waves, 0, true);
-    e += m.waves == 1 ? " wave, " : " waves, ";
+    reference::append_units_and_waves(e, m.units_allocated, sms, hw.base.unit_name, m.waves);
     append_percent(e, m.utilization);
     e += uses_matrix_tiles(k.cls) && k.macs > 0 ? " of tile slots" : " of thread slots";
     if (m.reduction_depth > 0) {
@@ -296,11 +284,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     e += ", ";
     append_percent(e, m.compute_efficiency);
     e += " of peak when busy";
-    if (k.flops > 0 && m.dram_bytes > 0) {
-        e += ", AI ";
-        append_short_number(e, k.flops / m.dram_bytes);
-        e += " FLOP/B";
-    }
+    reference::append_intensity(e, k.flops, m.dram_bytes);
     reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed per kernel", work);
     return m;
 }

@@ -17,25 +17,18 @@
 
 namespace nnergy::kpu {
 
-class kpu_architecture : public sdk::architecture {
+class kpu_architecture : public reference::class_architecture<kpu_hardware> {
 public:
     explicit kpu_architecture(const sdk::context& ctx)
-        : sdk::architecture(ctx), hw_(kpu_hardware::from_config(ctx.hardware())) {
-        // hardware and precision are read by the host; everything else would be a typo.
-        ctx.config().expect_only({}, "nnergy.architecture.kpu");
-    }
+        : class_architecture(ctx, "nnergy.architecture.kpu") {}
 
-    const kpu_hardware& hardware() const noexcept { return hw_; }
+private:
+    double units_available() const override { return hw_.tiles; }
 
-    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                    uint32_t kernel, const nnergy_map_options& options,
-                    sdk::mapping_writer& out) const override {
-        const precision_units& units = hw_.base.require(options.precision);
-        std::optional<reference::kernel_facts> facts = reference::read_device_kernel(
-            graph, partition, kernel, options.precision, hw_.tiles, out);
-        if (!facts) return;
-        const reference::kernel_facts& f = *facts;
-        kpu_kernel k = reference::model_kernel<kpu_kernel>(*facts);
+    void map_device_kernel(const sdk::graph_view&, const sdk::partition_view&, uint32_t,
+                           const nnergy_map_options& options, const precision_units& units,
+                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
+        kpu_kernel k = reference::model_kernel<kpu_kernel>(f);
         const double element = reference::storage_bytes(options.precision);
         k.element_bytes = element > 0 ? element : 4;
 
@@ -54,9 +47,6 @@ public:
         if (m.noc_bandwidth > 0) out.add_level("noc", m.noc_bytes, m.noc_bandwidth);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth);
     }
-
-private:
-    kpu_hardware hw_;
 };
 
 }  // namespace nnergy::kpu

@@ -294,12 +294,7 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
         append_number(e, hw.tile_cols, 0, true);
         e += " on ";
     }
-    append_number(e, m.units_allocated, 0, true);
-    e += " of ";
-    append_number(e, hw.tiles, 0, true);
-    e += " tiles, ";
-    append_number(e, m.waves, 0, true);
-    e += m.waves == 1 ? " wave, " : " waves, ";
+    reference::append_units_and_waves(e, m.units_allocated, hw.tiles, "tile", m.waves);
     append_percent(e, m.utilization);
     e += " of PE slots";
     if (m.matrix) {

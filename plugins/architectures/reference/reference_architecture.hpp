@@ -163,6 +163,43 @@ void write_common_keys(sdk::mapping_writer& out, const kernel_facts& f, const Ma
     out.set_text("confidence", to_string(m.confidence));
 }
 
+/// The frame of every class architecture (cpu, gpu, tpu, kpu): the hardware file read into the
+/// model's `Hardware` (with a `base` hardware_model), no plugin keys besides those the host
+/// reads, and a map_kernel that checks the precision and writes kernels with no device work
+/// itself before the model maps the rest.
+template <class Hardware>
+class class_architecture : public sdk::architecture {
+public:
+    class_architecture(const sdk::context& ctx, std::string_view plugin_name)
+        : sdk::architecture(ctx), hw_(Hardware::from_config(ctx.hardware())) {
+        // hardware and precision are read by the host; everything else would be a typo.
+        ctx.config().expect_only({}, plugin_name);
+    }
+
+    const Hardware& hardware() const noexcept { return hw_; }
+
+    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                    uint32_t kernel, const nnergy_map_options& options,
+                    sdk::mapping_writer& out) const final {
+        const precision_units& units = hw_.base.require(options.precision);
+        std::optional<kernel_facts> f =
+            read_device_kernel(graph, partition, kernel, options.precision, units_available(), out);
+        if (f) map_device_kernel(graph, partition, kernel, options, units, *f, out);
+    }
+
+protected:
+    /// What `units_available` counts in mappings (SMs, cores, tiles).
+    virtual double units_available() const { return hw_.base.units; }
+
+    /// Maps a kernel with device work. `f.what` may be moved into the model's kernel.
+    virtual void map_device_kernel(const sdk::graph_view& graph,
+                                   const sdk::partition_view& partition, uint32_t kernel,
+                                   const nnergy_map_options& options, const precision_units& units,
+                                   kernel_facts& f, sdk::mapping_writer& out) const = 0;
+
+    Hardware hw_;
+};
+
 class reference_architecture : public sdk::architecture {
 public:
     explicit reference_architecture(const sdk::context& ctx)

@@ -470,6 +470,40 @@ inline std::string seconds_text(double s) {
     return out;
 }
 
+/// Appends "98 of 132 SMs, 1 wave, " for a kernel on `allocated` of `available` units.
+inline void append_units_and_waves(std::string& e, double allocated, double available,
+                                   std::string_view unit_name, double waves) {
+    append_number(e, allocated, 0, true);
+    e += " of ";
+    append_number(e, available, 0, true);
+    e += ' ';
+    e += unit_name;
+    e += "s, ";
+    append_number(e, waves, 0, true);
+    e += waves == 1 ? " wave, " : " waves, ";
+}
+
+/// Appends ", AI 41 FLOP/B" (arithmetic intensity) when the kernel has both FLOPs and bytes.
+inline void append_intensity(std::string& e, double flops, double bytes) {
+    if (flops <= 0 || bytes <= 0) return;
+    e += ", AI ";
+    append_short_number(e, flops / bytes);
+    e += " FLOP/B";
+}
+
+/// Reads a class architecture's per-class table ([<section>.kernels.<class>] with per-precision
+/// overrides for every precision of the file): each class falls back to `defaults`, whose fixed
+/// time is the file's kernel launch cost.
+template <class Params, class Reader>
+class_table<Params> read_class_table(const sdk::config_view& hw, std::string_view section,
+                                     const hardware_model& base, Reader read_params) {
+    Params defaults;
+    defaults.fixed_time_s = base.launch_overhead_s;
+    std::vector<std::string> precisions;
+    for (const precision_units& p : base.precisions) precisions.push_back(p.precision);
+    return class_table<Params>::read(hw, section, precisions, defaults, read_params);
+}
+
 /// Ends a class architecture's explanation with its verdict: " -> compute-bound",
 /// " -> memory-bound (dram)" or " -> overhead-bound (1 us setup > 120 ns work)", where
 /// `fixed_label` names the fixed cost ("setup", "per kernel").

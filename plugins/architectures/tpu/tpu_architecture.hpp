@@ -17,25 +17,16 @@
 
 namespace nnergy::tpu {
 
-class tpu_architecture : public sdk::architecture {
+class tpu_architecture : public reference::class_architecture<tpu_hardware> {
 public:
     explicit tpu_architecture(const sdk::context& ctx)
-        : sdk::architecture(ctx), hw_(tpu_hardware::from_config(ctx.hardware())) {
-        // hardware and precision are read by the host; everything else would be a typo.
-        ctx.config().expect_only({}, "nnergy.architecture.tpu");
-    }
+        : class_architecture(ctx, "nnergy.architecture.tpu") {}
 
-    const tpu_hardware& hardware() const noexcept { return hw_; }
-
-    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                    uint32_t kernel, const nnergy_map_options& options,
-                    sdk::mapping_writer& out) const override {
-        const precision_units& units = hw_.base.require(options.precision);
-        std::optional<reference::kernel_facts> facts = reference::read_device_kernel(
-            graph, partition, kernel, options.precision, hw_.base.units, out);
-        if (!facts) return;
-        const reference::kernel_facts& f = *facts;
-        tpu_kernel k = reference::model_kernel<tpu_kernel>(*facts);
+private:
+    void map_device_kernel(const sdk::graph_view&, const sdk::partition_view& partition,
+                           uint32_t kernel, const nnergy_map_options&, const precision_units& units,
+                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
+        tpu_kernel k = reference::model_kernel<tpu_kernel>(f);
         if (hw_.parameter_cache && f.stats.weight_bytes > 0) {
             // The cache fills in model order: the weights of earlier kernels come first. Only
             // files with a parameter cache (small edge models) pay for this scan.
@@ -61,9 +52,6 @@ public:
         if (hw_.on_chip && hw_.on_chip->bandwidth > 0)
             out.add_level(hw_.on_chip->name, m.on_chip_bytes, hw_.on_chip->bandwidth);
     }
-
-private:
-    tpu_hardware hw_;
 };
 
 }  // namespace nnergy::tpu

@@ -432,11 +432,7 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
         e += streamed > 0 ? ", weights streamed past the " : ", weights cached in ";
         e += hw.parameter_cache->name;
     }
-    if (k.flops > 0 && m.dram_bytes > 0) {
-        e += ", AI ";
-        append_short_number(e, k.flops / m.dram_bytes);
-        e += " FLOP/B";
-    }
+    reference::append_intensity(e, k.flops, m.dram_bytes);
     reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "per kernel", work);
     return m;
 }

@@ -4,7 +4,8 @@
 
 Data (the shared H100 validation set):
   op_profiles.json  torch.profiler self device time per ATen op and input shapes (fp32, eager):
-                    convolutions (cuDNN, TF32 allowed), addmm (fp32 CUDA cores), depthwise
+                    convolutions (cuDNN, TF32 allowed), addmm (fp32 CUDA cores; with one
+                    output row a matrix-vector kernel, class gemv), depthwise
                     convolutions, batch/layer norm, elementwise, pooling, attention.
   micro.json        square GEMMs (fp32, TF32, fp16, bf16) and 72 convolution shapes (fp32 with
                     TF32, fp16), timed around single eager calls, so small cases show the
@@ -19,10 +20,14 @@ with tile_util from tile_m x tile_n output tiles over 132 SMs in W waves (tiles 
 classes, not models, are fitted: no model latency from models.json enters the fit.
 
 Prints the fitted constants as TOML for configs/hardware/h100-sxm5.toml and the error per
-class. usage: tools/fit_h100_gpu.py [--validation DIR]
+class; --write regenerates the tables of a hardware file, --check (a test) fails unless they
+are the fit's output. usage: tools/fit_h100_gpu.py [--validation DIR] [--check|--write TOML]
 """
 import argparse
 import ast
+import contextlib
+import difflib
+import io
 import json
 import math
 import os
@@ -134,8 +139,11 @@ def profile_samples(validation):
                 m, k = a
                 n = b[1]
                 macs = m * n * k
-                s = dict(cls="gemm", unit="float32", tiles=True, outputs=m * n, n=n, macs=macs,
-                         flops=2 * macs, bytes=4 * (m * k + k * n + m * n))
+                # One output row: cuBLAS runs a matrix-vector kernel (gemvx), not output tiles.
+                gemv = m == 1 or n == 1
+                s = dict(cls="gemv" if gemv else "gemm", unit="float32", tiles=not gemv,
+                         outputs=m * n, n=n, macs=macs, flops=2 * macs,
+                         bytes=4 * (m * k + k * n + m * n))
             elif op == "aten::_efficient_attention_forward":
                 b_, sq, h, d = shapes[0]
                 macs = 2 * b_ * h * sq * sq * d
@@ -238,13 +246,28 @@ def fit(samples, start, grid, floor, restarts=24):
         trial = descend(seed)
         if trial[1] < best[1] - 1e-12:
             best = trial
-    return best
+    # A parameter whose every grid value gives the same error is not identified by the data
+    # (memory efficiency of a compute-bound class): it keeps the start value, and says so.
+    p, c = best
+    flat = set()
+    for key, values in grid.items():
+        if len(values) > 1 and all(abs(cost(dict(p, **{key: v})) - c) < 1e-12 for v in values):
+            flat.add(key)
+            p = dict(p, **{key: start[key]})
+    return p, c, flat
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--validation",
-                    default=os.path.join(ROOT, "..", "shared", "validation", "h100"))
+    ap.add_argument("--validation", default=os.path.join(ROOT, "tests", "data", "validation",
+                                                          "h100"),
+                    help="folder with micro.json and op_profiles.json (default: the copy in "
+                    "tests/data, identical to the shared validation set)")
+    action = ap.add_mutually_exclusive_group()
+    action.add_argument("--check", metavar="TOML",
+                        help="exit 1 unless the file's [gpu.kernels] tables are the fit's output")
+    action.add_argument("--write", metavar="TOML",
+                        help="replace the file's [gpu.kernels] tables with the fit's output")
     args = ap.parse_args()
     samples = profile_samples(args.validation) + micro_samples(args.validation)
     # The eager-call floor of the micro timings: the median of the smallest cases.
@@ -278,17 +301,28 @@ def main():
     fractions = [0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     results = {}
     held = {}  # group -> {parameter: source} for what the fit did not vary
+    def group_of(s):
+        # bf16 and fp16 run the same tensor-core kernels at the same rate on Hopper: one fit
+        # from both data sets, written as the tables of both precisions.
+        if not s["tiles"]:
+            return (s["cls"], "")
+        return (s["cls"], "float16" if s["unit"] == "bfloat16" else s["unit"])
+
     groups = []
     for s in samples:
-        g = (s["cls"], s["unit"] if s["tiles"] else "")
-        if g not in groups:
-            groups.append(g)
+        if group_of(s) not in groups:
+            groups.append(group_of(s))
     profiled = {(s["cls"], s["unit"]) for s in samples if not s["floor"]}
     for cls, unit in groups:
-        mine = [s for s in samples if s["cls"] == cls and (s["unit"] if s["tiles"] else "") == unit]
+        mine = [s for s in samples if group_of(s) == (cls, unit)]
         start = dict(tile_m=128, tile_n=128, k_half=0, eff=1.0, fixed=2e-6, mem_eff=1.0,
                      split_k=0, narrow_eff=1.0, tiles_half=0)
-        grid = dict(grids.get(cls, dict(fixed=us, eff=fractions)), mem_eff=fractions)
+        # Tiled kernels stream their operands at no less than half the DRAM rate: lower values
+        # only fit the extra setup kernels of small split-K GEMMs (scale, memset, epilogue),
+        # and would make every memory-bound GEMM slow.
+        grid = dict(grids.get(cls, dict(fixed=us, eff=fractions)),
+                    mem_eff=[f for f in fractions if f >= 0.5] if cls in grids and
+                    cls != "normalization" else fractions)
         base = next((g for g in results if g.split(".")[0] == cls), None)
         if (cls, unit) not in profiled and base:
             # Only single-call micro timings: small cases show the eager-call floor, not the
@@ -304,11 +338,11 @@ def main():
             # profile's occupancy term (tiles_half) belongs to its small SIMT tiles too.
             start.update(tile_m=128, tile_n=128, tiles_half=0)
         cls = cls + ("." + unit if unit else "")
-        p, c = fit(mine, start, grid, floor)
+        p, c, flat = fit(mine, start, grid, floor)
         results[cls] = p
         held[cls] = {}
         for key in start:
-            if key in grid and len(grid[key]) > 1:
+            if key in grid and len(grid[key]) > 1 and key not in flat:
                 continue
             tensor_gemm = (cls.split(".")[0] == "gemm" and unit in TENSOR_CORE_UNITS and
                            (cls.split(".")[0], unit) not in profiled)
@@ -338,16 +372,21 @@ def main():
     generic = {"conv": "conv.tfloat32", "gemm": "gemm.float32", "attention": "attention.float32"}
     origin = {g: sorted(set(s["where"].split()[0] if s["where"].startswith("micro") else
                             "op_profiles" for s in samples
-                            if s["cls"] + ("." + s["unit"] if s["tiles"] else "") == g))
+                            if ".".join(x for x in group_of(s) if x) == g))
               for g in results}
-    for group, p in results.items():
-        table = group
-        for cls, g in generic.items():
-            if group == g:
-                table = cls
+    units = {g: sorted(set(s["unit"] for s in samples
+                           if ".".join(x for x in group_of(s) if x) == g)) for g in results}
+
+    def emit(table, group, p, twin_of=None):
+        cls = group.split(".")[0]
         fitted = "fitted: tools/fit_h100_gpu.py to shared validation h100 %s (%s)" % (
             " and ".join("micro.json" if o == "micro" else "op_profiles.json"
-                         for o in origin[group]), group)
+                         for o in origin[group]),
+            " with ".join(cls + "." + u for u in units[group])
+            if "." in group and len(units[group]) > 1 else group)
+        if twin_of and "bfloat16" not in units[group]:
+            fitted = ("fitted for %s by tools/fit_h100_gpu.py (no bfloat16 data; bf16 and fp16 "
+                      "run the same tensor-core kernels at the same rate)" % group)
 
         def line(name, key, fmt, unit, scale=1.0):
             src = held[group].get(key, fitted)
@@ -358,16 +397,53 @@ def main():
         line("fixed_time", "fixed", "%.1f", "us", 1e6)
         line("efficiency", "eff", "%.2f", "1")
         line("memory_efficiency", "mem_eff", "%.2f", "1")
-        if group.split(".")[0] in ("conv", "gemm", "attention"):
+        if cls in ("conv", "gemm", "attention"):
             line("tile_m", "tile_m", "%d", "count")
             line("tile_n", "tile_n", "%d", "count")
             line("k_half", "k_half", "%d", "count")
             line("split_k_depth", "split_k", "%d", "count")
             line("tiles_half", "tiles_half", "%.1f", "count")
-            if group.startswith("conv"):
+            if cls == "conv":
                 line("narrow_efficiency", "narrow_eff", "%.2f", "1")
         print('provenance = "fitted"\n')
-    return 0
+
+    tables = io.StringIO()
+    with contextlib.redirect_stdout(tables):
+        for group, p in results.items():
+            table = group
+            for cls, g in generic.items():
+                if group == g:
+                    table = cls
+            emit(table, group, p)
+            if group.endswith(".float16"):
+                emit(group[:-len("float16")] + "bfloat16", group, p, twin_of=group)
+    fitted_tables = tables.getvalue().rstrip("\n") + "\n"
+    if not (args.check or args.write):
+        sys.stdout.write(fitted_tables)
+        return 0
+    path = args.check or args.write
+    text = open(path).read()
+    # The tables run from the first [gpu.kernels.*] header to the last fitted table's end.
+    first = text.find("[gpu.kernels.")
+    end_marker = 'provenance = "fitted"\n'
+    if first < 0 or text.rfind(end_marker) < first:
+        print("%s: no [gpu.kernels.*] tables ending in %s" % (path, end_marker.strip()),
+              file=sys.stderr)
+        return 1
+    last = text.rfind(end_marker) + len(end_marker)
+    if args.write:
+        with open(path, "w") as f:
+            f.write(text[:first] + fitted_tables + text[last:])
+        return 0
+    if text[first:last] == fitted_tables:
+        print("%s: [gpu.kernels] tables are the fit's output" % path)
+        return 0
+    sys.stderr.writelines(difflib.unified_diff(
+        text[first:last].splitlines(True), fitted_tables.splitlines(True), path + " (committed)",
+        "tools/fit_h100_gpu.py (fitted)"))
+    print("%s: [gpu.kernels] tables differ from the fit's output; regenerate with --write" % path,
+          file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -14,15 +14,19 @@
 namespace nnergy::reference {
 
 /// What a kernel is, as far as an architecture cares: what unit it suits and how it behaves.
-enum class op_class { gemm, conv, depthwise, attention, normalization, pooling, elementwise };
-inline constexpr std::array<op_class, 7> all_classes{
-    op_class::gemm,          op_class::conv,    op_class::depthwise,  op_class::attention,
-    op_class::normalization, op_class::pooling, op_class::elementwise};
+/// `gemv` is a matrix-vector product (a GEMM with one output row or column): libraries run it
+/// as a streaming kernel, not as output tiles.
+enum class op_class { gemm, gemv, conv, depthwise, attention, normalization, pooling, elementwise };
+inline constexpr std::array<op_class, 8> all_classes{
+    op_class::gemm,      op_class::gemv,          op_class::conv,    op_class::depthwise,
+    op_class::attention, op_class::normalization, op_class::pooling, op_class::elementwise};
 
 inline std::string_view class_name(op_class c) noexcept {
     switch (c) {
         case op_class::gemm:
             return "gemm";
+        case op_class::gemv:
+            return "gemv";
         case op_class::conv:
             return "conv";
         case op_class::depthwise:
@@ -66,6 +70,13 @@ inline op_class classify(std::string_view anchor_op, std::string_view pattern, d
     return op_class::elementwise;
 }
 
+/// True for a GEMM whose output is one row or one column (M or N is 1: a classifier head at
+/// batch 1, a decoder step): BLAS libraries run such a product as a matrix-vector kernel that
+/// streams the matrix, with every thread block on a slice of the rows.
+inline bool is_matrix_vector(double outputs, double out_channels) noexcept {
+    return outputs <= out_channels || out_channels <= 1;
+}
+
 /// Per op class constants of one device ([<section>.kernels.<class>]), overridden per unit
 /// precision ([<section>.kernels.<class>.<precision>]): a TF32 convolution or a float16 GEMM
 /// may behave differently from the class as a whole.
@@ -79,7 +90,8 @@ public:
     }
 
     /// `read(hw, prefix, fallback)` reads one table's keys ("gpu.kernels.conv.") over a
-    /// fallback: the class's own table falls back to `defaults`, an override to its class.
+    /// fallback: the class's own table falls back to `defaults` (`gemv` to the `gemm` table: a
+    /// device without GEMV figures keeps its GEMM ones), an override to its class.
     template <class Reader>
     static class_table read(const sdk::config_view& hw, std::string_view section,
                             const std::vector<std::string>& precisions, const Params& defaults,
@@ -89,7 +101,9 @@ public:
             const std::string base =
                 std::string(section) + ".kernels." + std::string(class_name(c)) + ".";
             Params& generic = t.classes_[static_cast<size_t>(c)];
-            generic = read_params(hw, base, defaults);
+            const Params& fallback =
+                c == op_class::gemv ? t.classes_[static_cast<size_t>(op_class::gemm)] : defaults;
+            generic = read_params(hw, base, fallback);
             for (const std::string& p : precisions) {
                 const std::string prefix = base + p + ".";
                 bool any = false;

@@ -87,6 +87,11 @@ inline kernel_facts read_kernel(const sdk::graph_view& graph, const sdk::partiti
     f.out_channels = std::max(1.0, s.channels);
     f.groups = static_cast<double>(std::max<int64_t>(1, s.groups));
     f.threads = available_threads(s.macs, s.total_threads, s.input_bytes, f.graph_dtype);
+    if (f.cls == op_class::gemm && is_matrix_vector(f.outputs, f.out_channels)) {
+        f.cls = op_class::gemv;
+        // A matrix-vector kernel splits each output's reduction over threads as well.
+        f.threads = std::max(f.threads, f.macs);
+    }
     return f;
 }
 

@@ -20,6 +20,11 @@ TEST_CASE("gpu: kernels are classified by anchor op and pattern", "[gpu]") {
           gpu::op_class::normalization);
     CHECK(gpu::classify("MaxPool", "maxpool", 0, false, 1) == gpu::op_class::pooling);
     CHECK(gpu::classify("Relu", "relu", 0, false, 1) == gpu::op_class::elementwise);
+    // One output row or column makes a GEMM a matrix-vector product.
+    CHECK(nnergy::reference::is_matrix_vector(1000, 1000));
+    CHECK(nnergy::reference::is_matrix_vector(4096, 1));
+    CHECK_FALSE(nnergy::reference::is_matrix_vector(8 * 1000, 1000));
+    CHECK_FALSE(nnergy::reference::is_matrix_vector(197 * 768, 768));
 }
 
 TEST_CASE("gpu: a small problem splits its reduction over idle SMs", "[gpu]") {
@@ -138,6 +143,64 @@ TEST_CASE("gpu: a few tiles per SM run below the SM's rate", "[gpu]") {
     CHECK(few.compute_efficiency < 0.6 * many.compute_efficiency);
     // Hundreds of tiles per SM hide the latencies: the term all but vanishes.
     CHECK(many.waves / (many.waves + p.tiles_half) > 0.9);
+}
+
+TEST_CASE("gpu: a matrix-vector product streams its matrix instead of filling tiles", "[gpu]") {
+    const h100 g;
+    // VGG-16's first classifier layer at batch 1: 1 x 25088 by 25088 x 4096, 411 MB of fp32
+    // weights, as a GEMV (cuBLAS gemvx in the H100 profile) and as the same product in tiles.
+    gpu::gpu_kernel v;
+    v.cls = gpu::op_class::gemv;
+    v.outputs = 4096;
+    v.out_channels = 4096;
+    v.macs = 25088.0 * 4096;
+    v.flops = 2 * v.macs;
+    v.weight_bytes = 4 * v.macs;
+    v.input_bytes = 4 * 25088;
+    v.output_bytes = 4 * 4096;
+    v.threads = v.macs;
+    gpu::gpu_kernel tiled = v;
+    tiled.cls = gpu::op_class::gemm;
+    tiled.threads = v.outputs;
+
+    const gpu::class_params& p = g.hw.params(gpu::op_class::gemv, "float32");
+    const gpu::gpu_mapping m = g.map("float32", v);
+    CHECK(m.unit == "cuda_core");
+    CHECK(m.bottleneck == "memory:dram");
+    CHECK(m.utilization > 0.99);  // every SM busy: a thread per multiply-add
+    const double bandwidth = 3.35e12 * 0.887 * p.memory_efficiency;
+    CHECK(m.memory_time_s == Approx(v.dram_bytes() / bandwidth));
+    CHECK(p.memory_efficiency > 0.5);  // the matrix streams near the DRAM rate
+    // Tiles would leave all but one row of every tile empty and make it compute-bound.
+    const gpu::gpu_mapping t = g.map("float32", tiled);
+    CHECK(t.utilization < 0.05);
+    CHECK(std::max(t.compute_time_s, t.memory_time_s) > 2 * m.memory_time_s);
+    // fp16 weights: half the bytes, still on CUDA cores (no tensor-core GEMV).
+    gpu::gpu_kernel half = v;
+    half.weight_bytes /= 2;
+    half.input_bytes /= 2;
+    half.output_bytes /= 2;
+    const gpu::gpu_mapping h = g.map("float16", half);
+    CHECK(h.unit == "cuda_core");
+    CHECK(h.memory_time_s == Approx(m.memory_time_s / 2));
+}
+
+TEST_CASE("gpu: a device without GEMV figures keeps its GEMM ones", "[gpu]") {
+    nnergy::test::loaded file{"h100-sxm5"};
+    std::vector<nnergy_named_value> without;
+    for (const nnergy_named_value& v : file.named)
+        if (nnergy::sdk::from_sv(v.name).rfind("gpu.kernels.gemv.", 0) != 0) without.push_back(v);
+    REQUIRE(without.size() < file.named.size());
+    const gpu::gpu_hardware hw =
+        gpu::gpu_hardware::from_config(nnergy::sdk::config_view(without.data(), without.size()));
+    const gpu::class_params& gemm = hw.params(gpu::op_class::gemm, "float32");
+    const gpu::class_params& gemv = hw.params(gpu::op_class::gemv, "float32");
+    CHECK(gemv.fixed_time_s == gemm.fixed_time_s);
+    CHECK(gemv.memory_efficiency == gemm.memory_efficiency);
+    // With its own table, the file's GEMV figures apply.
+    const gpu::gpu_hardware full = gpu::gpu_hardware::from_config(file.view());
+    CHECK(full.params(gpu::op_class::gemv, "float32").memory_efficiency ==
+          Approx(file.number("gpu.kernels.gemv.memory_efficiency")));
 }
 
 TEST_CASE("runtime: eager issue overlaps device execution as a two-stage pipeline", "[runtime]") {

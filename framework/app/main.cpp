@@ -13,6 +13,7 @@
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <optional>
 
 namespace {
 
@@ -281,6 +282,12 @@ int main(int argc, char** argv) {
             arch.where = {"--hw", 0};
             arch.hardware = hw;
             arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
+            // Read at most once here, for "all" precisions and for the class of "auto".
+            std::optional<nnergy::config_values> hw_values;
+            const auto hardware_values = [&]() -> const nnergy::config_values& {
+                if (!hw_values) hw_values = nnergy::read_hardware_file(arch.hardware_file);
+                return *hw_values;
+            };
             std::vector<std::string> expanded;
             for (const std::string& precision : precisions) {
                 if (precision != "all") {
@@ -288,8 +295,7 @@ int main(int argc, char** argv) {
                     continue;
                 }
                 // Every precision the hardware offers.
-                for (std::string& p :
-                     nnergy::hardware_precisions(nnergy::read_hardware_file(arch.hardware_file)))
+                for (std::string& p : nnergy::hardware_precisions(hardware_values()))
                     if (std::find(expanded.begin(), expanded.end(), p) == expanded.end())
                         expanded.push_back(std::move(p));
             }
@@ -315,9 +321,7 @@ int main(int argc, char** argv) {
             nnergy::load_plugins(reg, spec, opts);
             if (arch_plugin == "auto") {
                 // The class plugin when one is installed: a GPU file gets the SIMT model.
-                const nnergy::config_values hw_values =
-                    nnergy::read_hardware_file(spec.architectures.front().hardware_file);
-                const nnergy::config_value* cls = nnergy::find_value(hw_values, "class");
+                const nnergy::config_value* cls = nnergy::find_value(hardware_values(), "class");
                 const std::string chosen = reg.architecture_for_class(
                     cls && cls->kind == NNERGY_VALUE_STRING ? cls->string_value : "");
                 for (nnergy::architecture_spec& a : spec.architectures) a.plugin = chosen;

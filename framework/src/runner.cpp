@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nnergy/framework/concurrency.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
@@ -311,10 +313,17 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         estimators.push_back(std::make_unique<component_instance>(
             *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir, runtime));
 
-    // Each hardware file is read once, however many bindings the run sweeps over.
-    std::vector<config_values> hardware;
-    for (const architecture_spec& as : spec.architectures)
-        hardware.push_back(read_hardware_file(as.hardware_file));
+    // Each hardware file is read once, however many bindings and precisions the run sweeps
+    // over (a precision sweep is one architecture per precision, all on the same file).
+    std::map<std::filesystem::path, config_values> hardware_files;
+    std::vector<const config_values*> hardware;
+    for (const architecture_spec& as : spec.architectures) {
+        auto found = hardware_files.find(as.hardware_file);
+        if (found == hardware_files.end())
+            found = hardware_files.emplace(as.hardware_file, read_hardware_file(as.hardware_file))
+                        .first;
+        hardware.push_back(&found->second);
+    }
 
     report_value runs = report_value::array();
     // One loaded graph, bound and partitioned again for each point of a dimension sweep.
@@ -328,7 +337,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         for (const auto& [k, v] : bg.bindings) run_dims.set(k, integer(v));
         for (size_t a = 0; a < spec.architectures.size(); ++a) {
             const architecture_spec& as = spec.architectures[a];
-            const config_values& hw = hardware[a];
+            const config_values& hw = *hardware[a];
             const config_value* hw_name = find_value(hw, "name");
             const config_value* hw_class = find_value(hw, "class");
             component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir, runtime);

@@ -188,16 +188,19 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
         m.weight_prep_s = k.weight_bytes / cp.weight_prep_bandwidth;
     m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s;
 
-    const double work = std::max(m.compute_time_s, m.memory_time_s);
-    if (work == 0 || m.fixed_time_s > work) {
-        m.bottleneck = "overhead";
-        m.confidence = cp.source;
-    } else if (m.compute_time_s >= m.memory_time_s) {
-        m.bottleneck = "compute";
-        m.confidence = std::max(u.efficiency_provenance, cp.source);
-    } else {
-        m.bottleneck = "memory:" + m.memory_level;
-        m.confidence = memory_source;
+    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
+        case reference::limit::overhead:
+            m.bottleneck = "overhead";
+            m.confidence = cp.source;
+            break;
+        case reference::limit::compute:
+            m.bottleneck = "compute";
+            m.confidence = std::max(u.efficiency_provenance, cp.source);
+            break;
+        case reference::limit::memory:
+            m.bottleneck = "memory:" + m.memory_level;
+            m.confidence = memory_source;
+            break;
     }
 
     // "Conv 3x3 (conv_bn_relu) [conv] on avx512: 16 of 16 cores, 1 wave, 98% of lanes, K 576 ->
@@ -227,7 +230,8 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
         e += ", weights repacked ";
         append_seconds(e, m.weight_prep_s);
     }
-    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed", work);
+    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed",
+                              std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

@@ -240,17 +240,20 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;
     m.memory_time_s = m.dram_bytes > 0 ? m.dram_bytes / m.dram_bandwidth_bytes_per_s : 0.0;
 
-    const double work = std::max(m.compute_time_s, m.memory_time_s);
-    if (work == 0 || m.fixed_time_s > work) {
-        m.bottleneck = "overhead";
-        m.confidence = cp.source;
-    } else if (m.compute_time_s >= m.memory_time_s) {
-        m.bottleneck = "compute";
-        // A fitted class curve on a measured unit is as good as the curve.
-        m.confidence = std::max(u.efficiency_provenance, cp.source);
-    } else {
-        m.bottleneck = "memory:dram";
-        m.confidence = hw.base.memory_provenance;
+    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
+        case reference::limit::overhead:
+            m.bottleneck = "overhead";
+            m.confidence = cp.source;
+            break;
+        case reference::limit::compute:
+            m.bottleneck = "compute";
+            // A fitted class curve on a measured unit is as good as the curve.
+            m.confidence = std::max(u.efficiency_provenance, cp.source);
+            break;
+        case reference::limit::memory:
+            m.bottleneck = "memory:dram";
+            m.confidence = hw.base.memory_provenance;
+            break;
     }
 
     // "Conv 3x3 (conv_bn_relu) [conv] on tensor_core (tfloat32): 98 of 132 SMs, 1 wave, 74%
@@ -285,7 +288,8 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     append_percent(e, m.compute_efficiency);
     e += " of peak when busy";
     reference::append_intensity(e, k.flops, m.dram_bytes);
-    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed per kernel", work);
+    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed per kernel",
+                              std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

@@ -262,17 +262,20 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
     level(m.sram_bytes, m.sram_bandwidth, "tile_sram", hw.tile_sram_provenance);
     level(m.noc_bytes, m.noc_bandwidth, "noc", hw.noc_provenance);
 
-    const double work = std::max(m.compute_time_s, m.memory_time_s);
-    if (work == 0 || m.launch_overhead_s > work) {
-        m.bottleneck = "overhead";
-        m.confidence = hw.setup_provenance;
-    } else if (m.compute_time_s >= m.memory_time_s) {
-        m.bottleneck = "compute";
-        m.confidence = u.efficiency_provenance;
-    } else {
-        m.bottleneck = "memory:";
-        m.bottleneck += slowest;
-        m.confidence = slowest_source;
+    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s)) {
+        case reference::limit::overhead:
+            m.bottleneck = "overhead";
+            m.confidence = hw.setup_provenance;
+            break;
+        case reference::limit::compute:
+            m.bottleneck = "compute";
+            m.confidence = u.efficiency_provenance;
+            break;
+        case reference::limit::memory:
+            m.bottleneck = "memory:";
+            m.bottleneck += slowest;
+            m.confidence = slowest_source;
+            break;
     }
 
     // "MatMul on kpu_tile: 16x16 blocks of 16x16 on 64 of 64 tiles, 4 waves, 100% of PE slots,
@@ -326,7 +329,8 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
     } else {
         e += ", elementwise stream";
     }
-    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "setup", work);
+    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "setup",
+                              std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

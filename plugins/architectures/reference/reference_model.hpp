@@ -504,6 +504,16 @@ class_table<Params> read_class_table(const sdk::config_view& hw, std::string_vie
     return class_table<Params>::read(hw, section, precisions, defaults, read_params);
 }
 
+/// What limits a kernel, the rule every architecture model applies to its terms: the fixed cost
+/// (launch, setup) when it exceeds the work or there is no work, else the larger of compute and
+/// memory time (compute on a tie).
+enum class limit { overhead, compute, memory };
+inline limit limiting_term(double compute_s, double memory_s, double fixed_s) noexcept {
+    const double work = std::max(compute_s, memory_s);
+    if (work == 0 || fixed_s > work) return limit::overhead;
+    return compute_s >= memory_s ? limit::compute : limit::memory;
+}
+
 /// Ends a class architecture's explanation with its verdict: " -> compute-bound",
 /// " -> memory-bound (dram)" or " -> overhead-bound (1 us setup > 120 ns work)", where
 /// `fixed_label` names the fixed cost ("setup", "per kernel").
@@ -553,19 +563,20 @@ inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units
     m.memory_time_s = m.dram_bytes > 0 ? m.dram_bytes / m.dram_bandwidth_bytes_per_s : 0.0;
 
     const double work = std::max(m.compute_time_s, m.memory_time_s);
-    enum class bound { launch, compute, memory } verdict;
-    if (work == 0 || m.launch_overhead_s > work) {
-        m.bottleneck = "overhead";
-        m.confidence = hw.overhead_provenance;
-        verdict = bound::launch;
-    } else if (m.compute_time_s >= m.memory_time_s) {
-        m.bottleneck = "compute";
-        m.confidence = u.efficiency_provenance;
-        verdict = bound::compute;
-    } else {
-        m.bottleneck = "memory:dram";
-        m.confidence = hw.memory_provenance;
-        verdict = bound::memory;
+    const limit verdict = limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s);
+    switch (verdict) {
+        case limit::overhead:
+            m.bottleneck = "overhead";
+            m.confidence = hw.overhead_provenance;
+            break;
+        case limit::compute:
+            m.bottleneck = "compute";
+            m.confidence = u.efficiency_provenance;
+            break;
+        case limit::memory:
+            m.bottleneck = "memory:dram";
+            m.confidence = hw.memory_provenance;
+            break;
     }
 
     // "Conv 3x3 on tensor_core: 9.3% of 132 SMs busy, AI 41 FLOP/B below ridge 295 FLOP/B ->
@@ -606,17 +617,17 @@ inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units
     }
     e += " -> ";
     switch (verdict) {
-        case bound::launch:
+        case limit::overhead:
             e += "launch-bound (";
             append_seconds(e, m.launch_overhead_s);
             e += " launch > ";
             append_seconds(e, work);
             e += " work)";
             break;
-        case bound::compute:
+        case limit::compute:
             e += "compute-bound";
             break;
-        case bound::memory:
+        case limit::memory:
             e += "memory-bound";
             break;
     }

@@ -336,19 +336,24 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
     m.memory_time_s = std::max(dram_time, on_chip_time);
     m.launch_overhead_s = hw.base.launch_overhead_s;
 
-    const double work = std::max(m.compute_time_s, m.memory_time_s);
-    if (work == 0 || m.launch_overhead_s > work) {
-        m.bottleneck = "overhead";
-        m.confidence = hw.base.overhead_provenance;
-    } else if (m.compute_time_s >= m.memory_time_s) {
-        m.bottleneck = "compute";
-        m.confidence = u.efficiency_provenance;
-    } else if (dram_time >= on_chip_time) {
-        m.bottleneck = "memory:dram";
-        m.confidence = hw.base.memory_provenance;
-    } else {
-        m.bottleneck = "memory:" + hw.on_chip->name;
-        m.confidence = provenance::theoretical;
+    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s)) {
+        case reference::limit::overhead:
+            m.bottleneck = "overhead";
+            m.confidence = hw.base.overhead_provenance;
+            break;
+        case reference::limit::compute:
+            m.bottleneck = "compute";
+            m.confidence = u.efficiency_provenance;
+            break;
+        case reference::limit::memory:
+            if (dram_time >= on_chip_time) {
+                m.bottleneck = "memory:dram";
+                m.confidence = hw.base.memory_provenance;
+            } else {
+                m.bottleneck = "memory:" + hw.on_chip->name;
+                m.confidence = provenance::theoretical;
+            }
+            break;
     }
 
     // "Gemm on mxu: 6 weight tiles (K 256 -> 2 x 128, N 384 -> 3 x 128) on 6 of 8 MXUs,
@@ -433,7 +438,8 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
         e += hw.parameter_cache->name;
     }
     reference::append_intensity(e, k.flops, m.dram_bytes);
-    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "per kernel", work);
+    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "per kernel",
+                              std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

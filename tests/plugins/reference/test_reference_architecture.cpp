@@ -78,6 +78,18 @@ TEST_CASE("occupancy: waves and the partly empty last wave", "[reference]") {
     CHECK(o.units_allocated == 1);
 }
 
+TEST_CASE("the limiting term: fixed cost over no or less work, else the larger time",
+          "[reference]") {
+    using nnergy::reference::limit;
+    using nnergy::reference::limiting_term;
+    CHECK(limiting_term(0, 0, 0) == limit::overhead);  // nothing to do
+    CHECK(limiting_term(0, 0, 1e-6) == limit::overhead);
+    CHECK(limiting_term(1e-6, 2e-6, 3e-6) == limit::overhead);
+    CHECK(limiting_term(3e-6, 2e-6, 1e-6) == limit::compute);
+    CHECK(limiting_term(2e-6, 3e-6, 1e-6) == limit::memory);
+    CHECK(limiting_term(2e-6, 2e-6, 2e-6) == limit::compute);  // ties: compute, not overhead
+}
+
 TEST_CASE("hardware description: precisions, defaults and provenance", "[reference]") {
     const fake::config c = toy();
     const hardware_model hw = hardware_model::from_config(c.view());

@@ -30,8 +30,11 @@ public:
         op_.resize(count_);
         offsets_.assign(count_ + 1, 0);
         feeds_output_.assign(count_, 0);
+        constant_.assign(count_, 0);
         for (uint32_t n = 0; n < count_; ++n) {
             op_[n] = rules.op_id(g.domain(n), g.op_type(n));
+            const std::string_view domain = g.domain(n);
+            constant_[n] = (domain.empty() || domain == "ai.onnx") && g.op_type(n) == "Constant";
             const size_t begin = consumers_.size();
             const size_t outputs = api.node_output_count(g_, n);
             for (size_t i = 0; i < outputs; ++i) {
@@ -57,6 +60,31 @@ public:
         return {consumers_.data() + offsets_[n], consumers_.data() + offsets_[n + 1]};
     }
     bool feeds_graph_output(uint32_t n) const noexcept { return feeds_output_[n] != 0; }
+
+    size_t input_count(uint32_t n) const { return sdk::host().node_input_count(g_, n); }
+    /// The node producing input slot `slot` of `n`; k_none for a graph input or initializer.
+    uint32_t input_producer(uint32_t n, size_t slot) const {
+        const nnergy_host_api& api = sdk::host();
+        const uint32_t t = api.node_input(g_, n, slot);
+        if (t == NNERGY_NO_TENSOR) return k_none;
+        const uint32_t p = api.tensor_producer(g_, t);
+        return p == NNERGY_NO_NODE ? k_none : p;
+    }
+
+    /// True when every input of `n` that `producer` does not feed is an initializer or the
+    /// output of a Constant node.
+    bool other_inputs_weights(uint32_t n, uint32_t producer) const {
+        const nnergy_host_api& api = sdk::host();
+        const size_t inputs = api.node_input_count(g_, n);
+        for (size_t s = 0; s < inputs; ++s) {
+            const uint32_t t = api.node_input(g_, n, s);
+            if (t == NNERGY_NO_TENSOR || api.tensor_is_initializer(g_, t)) continue;
+            const uint32_t p = api.tensor_producer(g_, t);
+            if (p == producer) continue;
+            if (p == NNERGY_NO_NODE || constant_[p] == 0) return false;
+        }
+        return true;
+    }
 
     /// True when input slot `slot` of `n` is an output of `producer`.
     bool input_from(uint32_t n, int64_t slot, uint32_t producer) const {
@@ -90,14 +118,17 @@ private:
     std::vector<uint32_t> offsets_;
     std::vector<uint32_t> consumers_;
     std::vector<uint8_t> feeds_output_;
+    std::vector<uint8_t> constant_;
 };
 
 /// Depth-first search for one rule's chain starting at a head node. Takes a position before
 /// skipping it, so the first match found is the longest the graph allows.
 class chain_matcher {
 public:
-    chain_matcher(const graph_index& g, const std::vector<uint32_t>& kernel_of)
-        : g_(g), kernel_of_(kernel_of) {}
+    /// `lone` marks nodes alone in a kernel that no rule made: a `with` producer may be one.
+    chain_matcher(const graph_index& g, const std::vector<uint32_t>& kernel_of,
+                  const std::vector<uint8_t>& lone)
+        : g_(g), kernel_of_(kernel_of), lone_(lone) {}
 
     bool match(const rule& r, uint32_t head, std::vector<uint32_t>& picked) {
         rule_ = &r;
@@ -117,27 +148,66 @@ private:
         if (pos == chain.size()) return accept();
         const position& p = chain[pos];
         if (picked.empty()) {
-            if (p.matches(g_.op(head_))) {
-                picked.push_back(head_);
-                if (step(pos + 1)) return true;
-                picked.pop_back();
-            }
+            if (p.matches(g_.op(head_)) && take(p, head_, pos)) return true;
             return p.optional && step(pos + 1);
         }
         const uint32_t prev = picked.back();
         const node_span next = g_.consumers(prev);
         // Taking a node here makes `prev` an inner node, whose outputs must stay inside the
-        // kernel: no graph output, and no more readers than positions left to hold them.
-        if (!g_.feeds_graph_output(prev) && next.size() <= chain.size() - pos) {
+        // kernel: no graph output, and no more readers than nodes left to hold them.
+        if (!g_.feeds_graph_output(prev) && next.size() <= room(pos)) {
             for (uint32_t c : next) {
                 if (kernel_of_[c] != k_none || !p.matches(g_.op(c))) continue;
                 if (p.input >= 0 && !g_.input_from(c, p.input, prev)) continue;
-                picked.push_back(c);
-                if (step(pos + 1)) return true;
-                picked.pop_back();
+                if (p.weights && !g_.other_inputs_weights(c, prev)) continue;
+                if (take(p, c, pos)) return true;
             }
         }
         return p.optional && step(pos + 1);
+    }
+
+    /// Takes `n` at position `pos` with its `with` producers, which go before it so that the
+    /// last node picked stays the chain's, and goes on; undoes all of it on failure.
+    bool take(const position& p, uint32_t n, size_t pos) {
+        std::vector<uint32_t>& picked = *picked_;
+        const size_t mark = picked.size();
+        if (take_producers(p, n)) {
+            picked.push_back(n);
+            if (step(pos + 1)) return true;
+        }
+        picked.resize(mark);
+        return false;
+    }
+
+    /// Each producer entry takes the first input of `n`, in slot order, whose producing node
+    /// is not yet picked, matches the entry, is free or alone in a kernel no rule made, and
+    /// whose outputs `n` alone reads (no graph output): so a producer never breaks closure, and
+    /// an optional one that cannot join is simply left out. Greedy: entries that could each
+    /// take the other's node are not tried both ways.
+    bool take_producers(const position& p, uint32_t n) {
+        std::vector<uint32_t>& picked = *picked_;
+        for (const producer& w : p.with) {
+            bool found = false;
+            const size_t inputs = g_.input_count(n);
+            for (size_t s = 0; s < inputs && !found; ++s) {
+                const uint32_t q = g_.input_producer(n, s);
+                if (q == k_none || !w.matches(g_.op(q))) continue;
+                if (kernel_of_[q] != k_none && !lone_[q]) continue;
+                if (g_.feeds_graph_output(q) || g_.consumers(q).size() != 1) continue;
+                if (std::find(picked.begin(), picked.end(), q) != picked.end()) continue;
+                picked.push_back(q);
+                found = true;
+            }
+            if (!found && !w.optional) return false;
+        }
+        return true;
+    }
+
+    /// Nodes positions from `pos` on can still take: one each, plus their producers.
+    size_t room(size_t pos) const {
+        size_t n = 0;
+        for (size_t i = pos; i < rule_->chain.size(); ++i) n += 1 + rule_->chain[i].with.size();
+        return n;
     }
 
     /// Every node but the last must be read only inside the kernel: fusing never hides a
@@ -156,6 +226,7 @@ private:
 
     const graph_index& g_;
     const std::vector<uint32_t>& kernel_of_;
+    const std::vector<uint8_t>& lone_;
     const rule* rule_ = nullptr;
     uint32_t head_ = 0;
     std::vector<uint32_t>* picked_ = nullptr;
@@ -216,11 +287,12 @@ std::vector<kernel_plan> plan_kernels(const sdk::graph_view& g, const rule_set* 
     }
 
     std::vector<uint32_t> kernel_of(count, k_none);
+    std::vector<uint8_t> lone(count, 0);
     std::vector<kernel_info> kernels;
     kernels.reserve(count);
     std::vector<uint32_t> core_nodes;
     std::vector<uint32_t> picked;
-    chain_matcher matcher(index, kernel_of);
+    chain_matcher matcher(index, kernel_of, lone);
 
     // Chains, heads taken in topological order: a node joins the first rule that matches at the
     // earliest node that can start a chain through it.
@@ -235,6 +307,9 @@ std::vector<kernel_plan> plan_kernels(const sdk::graph_view& g, const rule_set* 
                                    static_cast<uint32_t>(core_nodes.size()),
                                    static_cast<uint32_t>(picked.size()), 0});
                 for (uint32_t m : picked) {
+                    // A `with` producer may leave the kernel it sat in alone; that kernel
+                    // is left empty and never becomes a plan.
+                    lone[m] = 0;
                     kernel_of[m] = k;
                     core_nodes.push_back(m);
                 }
@@ -246,6 +321,7 @@ std::vector<kernel_plan> plan_kernels(const sdk::graph_view& g, const rule_set* 
         if (kernel_of[n] == k_none) {
             kernels.push_back({n, -1, 0, 0, 0});
             kernel_of[n] = k;
+            lone[n] = 1;
         }
     }
 

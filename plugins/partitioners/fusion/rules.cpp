@@ -15,6 +15,10 @@ bool position::matches(uint32_t op) const noexcept {
     return op != k_no_op && std::binary_search(ops.begin(), ops.end(), op);
 }
 
+bool producer::matches(uint32_t op) const noexcept {
+    return op != k_no_op && std::binary_search(ops.begin(), ops.end(), op);
+}
+
 bool absorb_entry::matches_op(uint32_t op) const noexcept {
     return any_op || (op != k_no_op && std::binary_search(ops.begin(), ops.end(), op));
 }
@@ -118,6 +122,12 @@ struct located {
     const value* at = nullptr;
 };
 
+struct raw_producer {
+    const value* first = nullptr;
+    const value* op = nullptr;  // "A|B|@set"
+    const value* optional = nullptr;
+};
+
 struct raw_position {
     const value* first = nullptr;
     std::vector<located> ops;  // each entry may hold "A|B|@set"
@@ -125,6 +135,8 @@ struct raw_position {
     bool op_as_string = false;
     const value* optional = nullptr;
     const value* input = nullptr;
+    const value* weights = nullptr;
+    std::map<size_t, raw_producer> with;
 };
 
 struct raw_rule {
@@ -239,15 +251,43 @@ private:
             } else if (s.size() == 3 && f.key == "input" && f.index.empty()) {
                 expect_int(v);
                 p.input = &v;
+            } else if (s.size() == 3 && f.key == "weights" && f.index.empty()) {
+                expect_bool(v);
+                p.weights = &v;
+            } else if (f.key == "with" && f.index.size() == 1) {
+                take_producer(v, s, slot(p.with, f.index[0], v));
+            } else if (f.key == "with") {
+                fail(v,
+                     "with must be an array of producers (op names, or tables with op and "
+                     "optional)");
             } else {
                 fail(v,
                      "unknown key (a chain position is an op name, or a table with op, "
-                     "optional and input)");
+                     "optional, input, weights and with)");
             }
         } else if (k.key == "chain") {
             fail(v, "chain must be an array of positions");
         } else {
             fail(v, "unknown key (a rule has name, chain, min_nodes and description)");
+        }
+    }
+
+    /// chain[i].with[j]: "A|B" (a required producer) or { op = "A|B", optional = true }.
+    static void take_producer(const value& v, const std::vector<segment>& s, raw_producer& w) {
+        if (s.size() == 3) {
+            expect_string(v);
+            w.op = &v;
+            return;
+        }
+        const segment& f = s[3];
+        if (s.size() == 4 && f.key == "op" && f.index.empty()) {
+            expect_string(v);
+            w.op = &v;
+        } else if (s.size() == 4 && f.key == "optional" && f.index.empty()) {
+            expect_bool(v);
+            w.optional = &v;
+        } else {
+            fail(v, "unknown key (a producer is an op name, or a table with op and optional)");
         }
     }
 
@@ -403,6 +443,26 @@ private:
                     if (pi == 0)
                         fail(*rp.input,
                              "the first position has no previous node for 'input' to refer to");
+                }
+                if (rp.weights) {
+                    p.weights = rp.weights->bool_value;
+                    if (p.weights && pi == 0)
+                        fail(*rp.weights,
+                             "the first position has no previous node for 'weights' to refer to");
+                }
+                size_t expected_with = 0;
+                for (const auto& [wi, rw] : rp.with) {
+                    const std::string wlabel =
+                        plabel + ".with[" + std::to_string(std::min(wi, expected_with)) + "]";
+                    if (wi != expected_with || !rw.op)
+                        throw sdk::error(sdk::config_view::where(*rw.first) + ": " + wlabel +
+                                         ": missing 'op' (the op type(s) of the producer)");
+                    ++expected_with;
+                    producer w;
+                    resolve(located{expect_string(*rw.op), rw.op}, out, w.ops, true);
+                    sort_unique(w.ops);
+                    if (rw.optional) w.optional = rw.optional->bool_value;
+                    p.with.push_back(std::move(w));
                 }
                 r.chain.push_back(std::move(p));
             }

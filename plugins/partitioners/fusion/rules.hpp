@@ -17,12 +17,26 @@ inline constexpr std::string_view k_schema = "nnergy.fusion/1";
 /// Op id of an op type that no rule names.
 inline constexpr uint32_t k_no_op = 0xFFFFFFFFu;
 
+/// A producer of another input of a chain node that joins the kernel with it (`with`): the
+/// branches of a small DAG, such as the halves of rotate_half that meet in a Concat.
+struct producer {
+    std::vector<uint32_t> ops;  ///< op ids, sorted
+    bool optional = false;
+
+    bool matches(uint32_t op) const noexcept;
+};
+
 /// One position of a chain: which ops may stand there and how it links to the previous one.
 struct position {
     std::vector<uint32_t> ops;  ///< op ids, sorted
     bool optional = false;
     /// Input slot of this node that the previous node's output must feed; -1 for any slot.
     int64_t input = -1;
+    /// Producers of this node's other inputs that join the kernel, in order.
+    std::vector<producer> with;
+    /// Every input the previous node does not feed is a weight (an initializer or a Constant
+    /// node's output): a bias add, not a residual add.
+    bool weights = false;
 
     bool matches(uint32_t op) const noexcept;
 };

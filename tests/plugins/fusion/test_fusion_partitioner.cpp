@@ -24,6 +24,8 @@ namespace {
 
 const fs::path k_source_dir = NNERGY_TEST_SOURCE_DIR;
 const fs::path k_default_rules = k_source_dir / "configs" / "fusion" / "default.toml";
+const fs::path k_eager_rules = k_source_dir / "configs" / "fusion" / "pytorch-eager.toml";
+const fs::path k_llama_block = k_source_dir / "configs" / "models" / "llama_block.json";
 const fs::path k_bad_rules_dir = k_source_dir / "tests" / "data" / "fusion";
 
 /// Builds a graph by tensor names; tensors that only nodes mention get their shapes inferred.
@@ -190,6 +192,14 @@ std::vector<std::string> describe(const nnergy::graph& g, const nnergy::partitio
 std::vector<std::string> sorted(std::vector<std::string> v) {
     std::sort(v.begin(), v.end());
     return v;
+}
+
+/// "pattern: a,b,c" with the member names sorted, as describe() writes a kernel.
+std::string kernel_of(const std::string& pattern, std::vector<std::string> members) {
+    std::sort(members.begin(), members.end());
+    std::string s = pattern + ":";
+    for (size_t i = 0; i < members.size(); ++i) s += (i ? "," : " ") + members[i];
+    return s;
 }
 
 const nnergy::kernel& kernel_with(const nnergy::graph& g, const nnergy::partition& p,
@@ -669,6 +679,10 @@ TEST_CASE("bad rules files: the error names the file, the line and what was expe
         {"unknown_table.toml", 6, "'rule[0].name': unknown key"},
         {"missing_name.toml", 6, "rules[0]: missing 'name'"},
         {"invalid_toml.toml", 6, "invalid TOML"},
+        {"bad_with_key.toml", 7, "'rules[0].chain[2].with[0].input': unknown key (a producer"},
+        {"bad_with_op.toml", 7, "unknown op type 'Slise'"},
+        {"bad_with_type.toml", 7, "with must be an array of producers"},
+        {"bad_weights.toml", 8, "no previous node for 'weights'"},
     };
     fusion_plugin plugin;
     for (const bad_file& c : cases) {
@@ -681,5 +695,309 @@ TEST_CASE("bad rules files: the error names the file, the line and what was expe
             c.line ? path.string() + ":" + std::to_string(c.line) + ":" : path.string() + ":";
         CHECK_THAT(e, Catch::Contains(where));
         CHECK_THAT(e, Catch::Contains(c.expected));
+    }
+}
+
+namespace {
+
+/// configs/models/llama_block.json read through the JSON-graph frontend and bound at batch 1,
+/// seq 16. Its shapes: hidden 256, 8 query heads and 2 key/value heads of 32, SwiGLU width 512.
+class llama_block {
+public:
+    llama_block() {
+        REQUIRE(registry_.load(NNERGY_JSON_GRAPH_PLUGIN));
+        const nnergy::component_entry* entry =
+            registry_.find(NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph");
+        REQUIRE(entry != nullptr);
+        nnergy::component_instance frontend(*entry, {});
+        graph_ = nnergy::load_model(frontend, k_llama_block);
+        bound_ = nnergy::bind(graph_, {{"batch", 1}, {"seq", 16}});
+    }
+    const nnergy::graph& graph() const { return graph_; }
+    const nnergy::bound_graph& bound() const { return *bound_; }
+
+private:
+    nnergy::registry registry_;
+    nnergy::graph graph_;
+    std::optional<nnergy::bound_graph> bound_;
+};
+
+double total_macs(const nnergy::partition& p) {
+    double macs = 0;
+    for (const nnergy::kernel& k : p.kernels) macs += k.stats.macs;
+    return macs;
+}
+
+/// rotate_half as HF Llama writes it: x * cos + concat(-x[..., 4:], x[..., :4]) * sin, on
+/// x [1, 2, 4, 8]. The cos product comes first in topological order, as the exporter writes it.
+model rotary_graph(bool cos_product_is_output) {
+    model m;
+    m.input("x", {1, 2, 4, 8})
+        .input("cos", {1, 1, 4, 8})
+        .input("sin", {1, 1, 4, 8})
+        .ints("zero", {1}, {0})
+        .ints("half", {1}, {4})
+        .ints("full", {1}, {8})
+        .ints("last", {1}, {-1})
+        .op("mul_cos", "Mul", {"x", "cos"}, {"x_cos"})
+        .op("slice_lo", "Slice", {"x", "zero", "half", "last"}, {"x1"})
+        .op("slice_hi", "Slice", {"x", "half", "full", "last"}, {"x2"})
+        .op("neg", "Neg", {"x2"}, {"neg_x2"})
+        .op("cat", "Concat", {"neg_x2", "x1"}, {"rot"}, {attr("axis", int64_t{-1})})
+        .op("mul_sin", "Mul", {"rot", "sin"}, {"rot_sin"})
+        .op("add", "Add", {"x_cos", "rot_sin"}, {"y"})
+        .output("y");
+    if (cos_product_is_output) m.output("x_cos");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("a Llama decoder layer: RMSNorm, rotary, attention and SwiGLU fuse", "[fusion][llama]") {
+    fusion_plugin plugin;
+    llama_block layer;
+    const auto p = plugin.run(layer.bound());
+    const auto norm = [](const std::string& n) {
+        return kernel_of("rmsnorm", {n + ".pow", n + ".mean", n + ".add_eps", n + ".sqrt",
+                                     n + ".reciprocal", n + ".mul", n + ".mul_weight"});
+    };
+    const auto rotary = [](const std::string& r) {
+        return kernel_of("rotary", {r + ".mul_cos", r + ".slice_lo", r + ".slice_hi", r + ".neg",
+                                    r + ".cat", r + ".mul_sin", r + ".add"});
+    };
+    // Each expected kernel and the rule that makes it (configs/fusion/default.toml):
+    CHECK(describe(layer.graph(), p) ==
+          sorted({
+              // rmsnorm: Pow .. Reciprocal -> Mul(x, .) -> Mul(weight, .); x is read by the
+              // Pow and the first Mul, both inside.
+              norm("input_norm"),
+              norm("post_norm"),
+              // Bias-free projections: a MatMul alone (no rule of one MatMul).
+              kernel_of("matmul", {"attn.q.matmul"}),
+              kernel_of("matmul", {"attn.k.matmul"}),
+              kernel_of("matmul", {"attn.v.matmul"}),
+              // The q and k head split feeds three rotary nodes: the Transpose joins only a
+              // kernel holding a MatMul, so it stays, with the Reshape before it.
+              kernel_of("layout", {"attn.q.reshape", "attn.q.transpose"}),
+              kernel_of("layout", {"attn.k.reshape", "attn.k.transpose"}),
+              // cos and sin are read by both rotary kernels.
+              kernel_of("unsqueeze", {"rope.cos_unsqueeze"}),
+              kernel_of("unsqueeze", {"rope.sin_unsqueeze"}),
+              // rotary: the chain runs slice_hi -> neg -> cat -> mul_sin -> add; slice_lo and
+              // mul_cos (visited before the chain's head) join as producers.
+              rotary("rope.q"),
+              rotary("rope.k"),
+              // attention: the sqrt(scale) products of q and k^T join as producers of the
+              // scores; k^T, repeat_kv of k and v (Unsqueeze, Expand, Reshape) and the v head
+              // split are absorbed: the kernel reads the two shared key/value heads.
+              kernel_of("attention",
+                        {"attn.q_scale", "attn.k_scale", "attn.k_transpose", "attn.scores",
+                         "attn.mask", "attn.softmax", "attn.context", "attn.repeat_k.unsqueeze",
+                         "attn.repeat_k.expand", "attn.repeat_k.reshape", "attn.repeat_v.unsqueeze",
+                         "attn.repeat_v.expand", "attn.repeat_v.reshape", "attn.v.reshape",
+                         "attn.v.transpose"}),
+              // gemm_bias_act: the output projection takes the residual Add as its epilogue,
+              // and the head merge (Transpose, Reshape) as its operand.
+              kernel_of("gemm_bias_act", {"attn.merge_transpose", "attn.merge_reshape",
+                                          "attn.o.matmul", "attn.residual"}),
+              // gemm_silu: gate GEMM, x * sigmoid(x), times the up projection (SwiGLU).
+              kernel_of("gemm_silu",
+                        {"mlp.gate.matmul", "mlp.act.sigmoid", "mlp.act.mul", "mlp.gate_up"}),
+              kernel_of("matmul", {"mlp.up.matmul"}),
+              kernel_of("gemm_bias_act", {"mlp.down.matmul", "mlp.residual"}),
+          }));
+
+    // MACs at batch 1, seq 16 (hidden 256, 8 query heads, 2 key/value heads, head dim 32):
+    //   q, o projections   2 x 16 x 256 x 256            = 2,097,152
+    //   k, v projections   2 x 16 x 256 x 64             =   524,288
+    //   Q.K^T, P.V         2 x (1 x 8 x 16 x 16 x 32)    =   131,072  (all 8 query heads)
+    //   gate, up, down     3 x 16 x 256 x 512            = 6,291,456
+    //   total                                            = 9,043,968
+    CHECK(total_macs(p) == 9043968.0);
+    const nnergy::kernel& attention = kernel_with(layer.graph(), p, "attn.scores");
+    CHECK(attention.stats.macs == 131072.0);
+    // Grouped-query attention fused: the kernel reads q (1x8x16x32), the two shared key and
+    // value heads (1x2x16x32 each, not their copies to 8 heads) and the mask (1x1x16x16), all
+    // float32, and writes the context (1x8x16x32).
+    CHECK(attention.stats.input_bytes == 4.0 * (8 * 16 * 32 + 2 * 2 * 16 * 32 + 16 * 16));
+    CHECK(attention.stats.output_bytes == 4.0 * 8 * 16 * 32);
+}
+
+TEST_CASE("the Llama decoder layer under the eager PyTorch rules", "[fusion][llama]") {
+    fusion_plugin plugin;
+    llama_block layer;
+    const auto p = plugin.run(layer.bound(), rules_config(k_eager_rules));
+    const auto norm = [](const std::string& n) {
+        // HF LlamaRMSNorm in eager: pow, mean, add, rsqrt, mul, mul.
+        return std::vector<std::string>{
+            kernel_of("pow", {n + ".pow"}),
+            kernel_of("reducemean", {n + ".mean"}),
+            kernel_of("add", {n + ".add_eps"}),
+            kernel_of("rsqrt", {n + ".sqrt", n + ".reciprocal"}),
+            kernel_of("mul", {n + ".mul"}),
+            kernel_of("mul", {n + ".mul_weight"}),
+        };
+    };
+    const auto rotary = [](const std::string& r) {
+        // x * cos, neg, cat, * sin, add; the slices are views read by neg and cat.
+        return std::vector<std::string>{
+            kernel_of("mul", {r + ".mul_cos"}),
+            kernel_of("neg", {r + ".slice_hi", r + ".neg"}),
+            kernel_of("concat", {r + ".slice_lo", r + ".cat"}),
+            kernel_of("mul", {r + ".mul_sin"}),
+            kernel_of("add", {r + ".add"}),
+        };
+    };
+    std::vector<std::string> expected{
+        kernel_of("matmul", {"attn.q.matmul"}),
+        kernel_of("matmul", {"attn.k.matmul"}),
+        kernel_of("matmul", {"attn.v.matmul"}),
+        kernel_of("layout", {"attn.q.reshape", "attn.q.transpose"}),
+        kernel_of("layout", {"attn.k.reshape", "attn.k.transpose"}),
+        kernel_of("unsqueeze", {"rope.cos_unsqueeze"}),
+        kernel_of("unsqueeze", {"rope.sin_unsqueeze"}),
+        // repeat_kv: reshape of a non-contiguous expand copies k and v to the 8 query heads.
+        kernel_of("expand", {"attn.repeat_k.unsqueeze", "attn.repeat_k.expand"}),
+        kernel_of("expand", {"attn.v.reshape", "attn.v.transpose", "attn.repeat_v.unsqueeze",
+                             "attn.repeat_v.expand"}),
+        // One SDPA kernel, with both sqrt(scale) products; the Reshape after each Expand and
+        // the k^T are views it reads.
+        kernel_of("attention", {"attn.q_scale", "attn.k_scale", "attn.k_transpose",
+                                "attn.repeat_k.reshape", "attn.repeat_v.reshape", "attn.scores",
+                                "attn.mask", "attn.softmax", "attn.context"}),
+        // Bias-free Linear layers: the residual Adds are kernels of their own.
+        kernel_of("matmul", {"attn.merge_transpose", "attn.merge_reshape", "attn.o.matmul"}),
+        kernel_of("add", {"attn.residual"}),
+        kernel_of("matmul", {"mlp.gate.matmul"}),
+        kernel_of("sigmoid", {"mlp.act.sigmoid"}),
+        kernel_of("mul", {"mlp.act.mul"}),
+        kernel_of("matmul", {"mlp.up.matmul"}),
+        kernel_of("mul", {"mlp.gate_up"}),
+        kernel_of("matmul", {"mlp.down.matmul"}),
+        kernel_of("add", {"mlp.residual"}),
+    };
+    for (const auto& list :
+         {norm("input_norm"), norm("post_norm"), rotary("rope.q"), rotary("rope.k")})
+        expected.insert(expected.end(), list.begin(), list.end());
+    CHECK(describe(layer.graph(), p) == sorted(expected));
+
+    // The same products: attention still multiplies over all 8 query heads.
+    CHECK(total_macs(p) == 9043968.0);
+    // The copy repeat_kv makes: read 1x2x16x32, write 1x8x16x32 float32 values.
+    const nnergy::kernel& copy = kernel_with(layer.graph(), p, "attn.repeat_k.expand");
+    CHECK(copy.stats.input_bytes == 4.0 * 2 * 16 * 32);
+    CHECK(copy.stats.output_bytes == 4.0 * 8 * 16 * 32);
+}
+
+TEST_CASE("producers ('with') join a chain only when the chain node alone reads them",
+          "[fusion][llama]") {
+    fusion_plugin plugin;
+    SECTION("rotate_half: one rotary kernel, producers visited before the chain's head") {
+        model m = rotary_graph(false);
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) ==
+              std::vector<std::string>{kernel_of(
+                  "rotary", {"mul_cos", "slice_lo", "slice_hi", "neg", "cat", "mul_sin", "add"})});
+        // Named after the chain's head, the first node the rule matched.
+        CHECK(p.kernels.at(0).name == "slice_hi");
+    }
+    SECTION("a required producer read elsewhere stops the match") {
+        model m = rotary_graph(true);
+        const auto p = plugin.run(m.bind());
+        // x_cos is a graph output, so mul_cos cannot hide inside the kernel; the rotary rule
+        // requires it, and no other default rule matches these ops: every node alone.
+        CHECK(describe(m.graph(), p) ==
+              sorted({"mul: mul_cos", "slice: slice_lo", "slice: slice_hi", "neg: neg",
+                      "concat: cat", "mul: mul_sin", "add: add"}));
+    }
+    SECTION("an optional producer read elsewhere is left out") {
+        model m;
+        m.input("q", {1, 2, 4, 8})
+            .input("kt", {1, 2, 8, 4})
+            .input("v", {1, 2, 4, 8})
+            .weight("root_scale", {})
+            .op("q_scale", "Mul", {"q", "root_scale"}, {"qs"})
+            .op("kt_scale", "Mul", {"kt", "root_scale"}, {"kts"})
+            .op("scores", "MatMul", {"qs", "kts"}, {"s"})
+            .op("softmax", "Softmax", {"s"}, {"probs"}, {attr("axis", int64_t{-1})})
+            .op("context", "MatMul", {"probs", "v"}, {"o"})
+            .output("o")
+            .output("qs");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) ==
+              sorted({"mul: q_scale",
+                      kernel_of("attention", {"kt_scale", "scores", "softmax", "context"})}));
+    }
+}
+
+TEST_CASE("RMSNorm with casts to float32 and back is one kernel", "[fusion][llama]") {
+    fusion_plugin plugin;
+    model m;
+    const auto to_float = attr("to", int64_t{1});
+    m.input("x", {1, 4, 16})
+        .weight("two", {})
+        .weight("eps", {})
+        .weight("w", {16})
+        .op("cast_in", "Cast", {"x"}, {"xf"}, {to_float})
+        .op("pow", "Pow", {"xf", "two"}, {"sq"})
+        .op("mean", "ReduceMean", {"sq"}, {"var"},
+            {attr("axes", std::vector<int64_t>{-1}), attr("keepdims", int64_t{1})})
+        .op("add_eps", "Add", {"var", "eps"}, {"ve"})
+        .op("sqrt", "Sqrt", {"ve"}, {"sd"})
+        .op("reciprocal", "Reciprocal", {"sd"}, {"inv"})
+        .op("mul", "Mul", {"xf", "inv"}, {"n"})
+        .op("cast_out", "Cast", {"n"}, {"nc"}, {to_float})
+        .op("mul_weight", "Mul", {"w", "nc"}, {"y"})
+        .output("y");
+    const auto p = plugin.run(m.bind());
+    // xf is read by pow and mul, both in the chain.
+    CHECK(describe(m.graph(), p) ==
+          std::vector<std::string>{
+              kernel_of("rmsnorm", {"cast_in", "pow", "mean", "add_eps", "sqrt", "reciprocal",
+                                    "mul", "cast_out", "mul_weight"})});
+    CHECK(p.kernels.at(0).name == "cast_in");
+}
+
+TEST_CASE("GELU in tanh form (GPT-2's gelu_new) fuses, into its GEMM when it can", "[fusion]") {
+    fusion_plugin plugin;
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in the dynamo exporter's order.
+    const auto gelu = [](model& m, const std::string& x) {
+        m.weight("half", {})
+            .weight("three", {})
+            .weight("c", {})
+            .weight("root", {})
+            .weight("one", {})
+            .op("mul_half", "Mul", {x, "half"}, {"hx"})
+            .op("pow", "Pow", {x, "three"}, {"x3"})
+            .op("mul_c", "Mul", {"x3", "c"}, {"cx3"})
+            .op("add_x", "Add", {x, "cx3"}, {"inner"})
+            .op("mul_root", "Mul", {"inner", "root"}, {"arg"})
+            .op("tanh", "Tanh", {"arg"}, {"t"})
+            .op("add_one", "Add", {"t", "one"}, {"t1"})
+            .op("mul_out", "Mul", {"hx", "t1"}, {"y"})
+            .output("y");
+    };
+    const std::vector<std::string> gelu_nodes{"mul_half", "pow",  "mul_c",   "add_x",
+                                              "mul_root", "tanh", "add_one", "mul_out"};
+    SECTION("Gemm -> Reshape -> GELU: one gemm_gelu kernel") {
+        model m;
+        m.input("a", {16, 32})
+            .weight("w", {32, 64})
+            .ints("shape", {3}, {1, 16, 64})
+            .op("fc", "Gemm", {"a", "w"}, {"g"})
+            .op("view", "Reshape", {"g", "shape"}, {"x"});
+        gelu(m, "x");
+        const auto p = plugin.run(m.bind());
+        std::vector<std::string> members = gelu_nodes;
+        members.push_back("fc");
+        members.push_back("view");
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{kernel_of("gemm_gelu", members)});
+    }
+    SECTION("on a graph input: one gelu kernel") {
+        model m;
+        m.input("x", {1, 16, 64});
+        gelu(m, "x");
+        const auto p = plugin.run(m.bind());
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{kernel_of("gelu", gelu_nodes)});
     }
 }

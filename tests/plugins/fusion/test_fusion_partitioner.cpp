@@ -1001,3 +1001,23 @@ TEST_CASE("GELU in tanh form (GPT-2's gelu_new) fuses, into its GEMM when it can
         CHECK(describe(m.graph(), p) == std::vector<std::string>{kernel_of("gelu", gelu_nodes)});
     }
 }
+
+TEST_CASE("a GEMM viewed back to 3-D takes the residual add as its epilogue", "[fusion]") {
+    fusion_plugin plugin;
+    // GPT-2's Conv1D from the dynamo exporter: x [1, 16, 64] viewed as [16, 64], Gemm, viewed
+    // back as [1, 16, 64], plus the residual.
+    model m;
+    m.input("x", {1, 16, 64})
+        .weight("w", {64, 64})
+        .ints("rows", {2}, {-1, 64})
+        .ints("back", {3}, {1, -1, 64})
+        .op("flat", "Reshape", {"x", "rows"}, {"x2"})
+        .op("fc", "Gemm", {"x2", "w"}, {"g"})
+        .op("view", "Reshape", {"g", "back"}, {"g3"})
+        .op("residual", "Add", {"g3", "x"}, {"y"})
+        .output("y");
+    const auto p = plugin.run(m.bind());
+    // The chain takes fc, view, residual; the Reshape before the Gemm is absorbed into it.
+    CHECK(describe(m.graph(), p) ==
+          std::vector<std::string>{kernel_of("gemm_bias_act", {"flat", "fc", "view", "residual"})});
+}

@@ -360,7 +360,46 @@ std::vector<kernel_plan> plan_kernels(const sdk::graph_view& g, const rule_set* 
         }
     }
 
-    plans.reserve(kernels.size() - stats.absorbed_nodes);
+    // Views that several kernels read (shared = "producer"), in topological order so that a
+    // run of them (Reshape -> Transpose) moves whole: a kernel made only of absorbed nodes
+    // joins the one kernel producing every tensor it reads from other kernels. It then reads
+    // nothing but that kernel's results, so no path can leave the merged kernel and come back.
+    const bool any_shared = std::any_of(rules->absorb.begin(), rules->absorb.end(),
+                                        [](const absorb_entry& e) { return e.shared_to_producer; });
+    if (any_shared) {
+        std::vector<std::vector<uint32_t>> members(kernels.size());
+        for (uint32_t n = 0; n < count; ++n) members[kernel_of[n]].push_back(n);
+        for (uint32_t n = 0; n < count; ++n) {
+            const uint32_t own = kernel_of[n];
+            kernel_info& info = kernels[own];
+            if (info.rule >= 0 || info.head != n) continue;
+            const bool shared = std::any_of(
+                rules->absorb.begin(), rules->absorb.end(),
+                [&](const absorb_entry& e) { return e.shared_to_producer && absorbable(n, e); });
+            if (!shared) continue;
+            uint32_t source = k_none;
+            bool one_source = true;
+            for (uint32_t m : members[own]) {
+                const size_t inputs = index.input_count(m);
+                for (size_t i = 0; i < inputs && one_source; ++i) {
+                    const uint32_t q = index.input_producer(m, i);
+                    if (q == k_none || kernel_of[q] == own) continue;
+                    if (source == k_none) source = kernel_of[q];
+                    one_source = kernel_of[q] == source;
+                }
+            }
+            if (!one_source || source == k_none) continue;
+            for (uint32_t m : members[own]) {
+                kernel_of[m] = source;
+                members[source].push_back(m);
+            }
+            kernels[source].absorbed += 1 + info.absorbed;
+            ++stats.absorbed_nodes;
+            members[own].clear();
+        }
+    }
+
+    plans.reserve(kernels.size());
     std::vector<uint32_t> plan_of(kernels.size(), k_none);
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t k = kernel_of[n];

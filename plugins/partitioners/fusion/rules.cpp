@@ -150,6 +150,7 @@ struct raw_absorb {
     const value* first = nullptr;
     std::vector<located> ops;
     const value* when = nullptr;
+    const value* shared = nullptr;
     std::vector<located> into;
 };
 
@@ -294,8 +295,8 @@ private:
     void take_absorb(const value& v, const std::vector<segment>& s) {
         if (s[0].index.size() != 1 || s.size() != 2)
             fail(v,
-                 "absorb must be an array of tables ([[absorb]]) with ops, when, into and "
-                 "description");
+                 "absorb must be an array of tables ([[absorb]]) with ops, when, into, shared "
+                 "and description");
         raw_absorb& a = slot(absorbs_, s[0].index[0], v);
         const segment& k = s[1];
         if (k.key == "ops" && k.index.size() == 1) {
@@ -304,12 +305,14 @@ private:
             put(a.into, k.index[0], v);
         } else if (k.key == "when" && k.index.empty()) {
             a.when = &v;
+        } else if (k.key == "shared" && k.index.empty()) {
+            a.shared = &v;
         } else if (k.key == "description" && k.index.empty()) {
             expect_string(v);
         } else if ((k.key == "ops" || k.key == "into") && k.index.empty()) {
             fail(v, "must be an array of op names");
         } else {
-            fail(v, "unknown key (an absorb entry has ops, when, into and description)");
+            fail(v, "unknown key (an absorb entry has ops, when, into, shared and description)");
         }
     }
 
@@ -506,6 +509,13 @@ private:
                     a.only_constant = true;
                 else if (when != "always")
                     fail(*raw.when, "must be \"always\" or \"constant\", not '" + when + "'");
+            }
+            if (raw.shared) {
+                std::string shared = expect_string(*raw.shared);
+                if (shared == "producer")
+                    a.shared_to_producer = true;
+                else if (shared != "keep")
+                    fail(*raw.shared, "must be \"keep\" or \"producer\", not '" + shared + "'");
             }
             for (const located& l : raw.into)
                 if (l.at) resolve(l, out, a.into, true);

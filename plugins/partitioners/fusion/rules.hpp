@@ -54,6 +54,10 @@ struct absorb_entry {
     bool any_op = false;         ///< ops = ["*"]
     std::vector<uint32_t> ops;   ///< op ids, sorted
     bool only_constant = false;  ///< when = "constant": every output is a known constant
+    /// shared = "producer": a kernel of such ops that several kernels read joins the one kernel
+    /// producing what it reads (a view costs nothing wherever it is read); "keep" (default):
+    /// it stays a kernel of its own.
+    bool shared_to_producer = false;
     std::vector<uint32_t> into;  ///< the consuming kernel's core must hold one of these; empty: any
 
     bool matches_op(uint32_t op) const noexcept;

@@ -683,6 +683,7 @@ TEST_CASE("bad rules files: the error names the file, the line and what was expe
         {"bad_with_op.toml", 7, "unknown op type 'Slise'"},
         {"bad_with_type.toml", 7, "with must be an array of producers"},
         {"bad_weights.toml", 8, "no previous node for 'weights'"},
+        {"bad_shared.toml", 7, "must be \"keep\" or \"producer\", not 'consumer'"},
     };
     fusion_plugin plugin;
     for (const bad_file& c : cases) {
@@ -849,11 +850,12 @@ TEST_CASE("the Llama decoder layer under the eager PyTorch rules", "[fusion][lla
         };
     };
     std::vector<std::string> expected{
-        kernel_of("matmul", {"attn.q.matmul"}),
-        kernel_of("matmul", {"attn.k.matmul"}),
+        // q's and k's head split are views read by three rotary kernels: they join the
+        // projection that produced the tensor (shared = "producer").
+        kernel_of("matmul", {"attn.q.matmul", "attn.q.reshape", "attn.q.transpose"}),
+        kernel_of("matmul", {"attn.k.matmul", "attn.k.reshape", "attn.k.transpose"}),
         kernel_of("matmul", {"attn.v.matmul"}),
-        kernel_of("layout", {"attn.q.reshape", "attn.q.transpose"}),
-        kernel_of("layout", {"attn.k.reshape", "attn.k.transpose"}),
+        // Views of graph inputs have no producing kernel to join.
         kernel_of("unsqueeze", {"rope.cos_unsqueeze"}),
         kernel_of("unsqueeze", {"rope.sin_unsqueeze"}),
         // repeat_kv: reshape of a non-contiguous expand copies k and v to the 8 query heads.
@@ -1020,4 +1022,51 @@ TEST_CASE("a GEMM viewed back to 3-D takes the residual add as its epilogue", "[
     // The chain takes fc, view, residual; the Reshape before the Gemm is absorbed into it.
     CHECK(describe(m.graph(), p) ==
           std::vector<std::string>{kernel_of("gemm_bias_act", {"flat", "fc", "view", "residual"})});
+}
+
+TEST_CASE("shared = \"producer\": a view several kernels read joins the kernel producing it",
+          "[fusion]") {
+    const fs::path dir = fs::temp_directory_path() / "nnergy_fusion_test_shared";
+    fs::create_directories(dir);
+    const fs::path rules = dir / "shared.toml";
+    {
+        std::ofstream f(rules);
+        f << "schema = \"nnergy.fusion/1\"\n"
+             "[[absorb]]\n"
+             "ops = [\"Reshape\", \"Transpose\"]\n"
+             "shared = \"producer\"\n";
+    }
+    fusion_plugin plugin;
+    SECTION("a run of views moves whole into the producer") {
+        model m;
+        m.input("x", {4, 8})
+            .weight("w", {8, 8})
+            .ints("shape", {3}, {4, 2, 4})
+            .op("mm", "MatMul", {"x", "w"}, {"y"})
+            .op("view", "Reshape", {"y", "shape"}, {"v"})
+            .op("perm", "Transpose", {"v"}, {"t"}, {attr("perm", std::vector<int64_t>{1, 0, 2})})
+            .op("a", "Relu", {"t"}, {"ra"})
+            .op("b", "Tanh", {"t"}, {"rb"})
+            .output("ra")
+            .output("rb");
+        const auto p = plugin.run(m.bind(), rules_config(rules));
+        // Reverse absorption folds view into perm's kernel (perm reads all of it); perm is read
+        // by two kernels, so that kernel joins mm, which produces what it reads.
+        CHECK(describe(m.graph(), p) == sorted({"matmul: mm,perm,view", "relu: a", "tanh: b"}));
+        // The merged kernel writes the viewed tensor: 2 x 4 x 4 float32 values.
+        CHECK(kernel_with(m.graph(), p, "mm").stats.output_bytes == 4.0 * 32);
+    }
+    SECTION("a view of a graph input has no producing kernel and stays") {
+        model m;
+        m.input("x", {4, 8})
+            .ints("shape", {3}, {4, 2, 4})
+            .op("view", "Reshape", {"x", "shape"}, {"v"})
+            .op("a", "Relu", {"v"}, {"ra"})
+            .op("b", "Tanh", {"v"}, {"rb"})
+            .output("ra")
+            .output("rb");
+        const auto p = plugin.run(m.bind(), rules_config(rules));
+        CHECK(describe(m.graph(), p) == sorted({"reshape: view", "relu: a", "tanh: b"}));
+    }
+    fs::remove_all(dir);
 }

@@ -86,6 +86,20 @@ public:
         return true;
     }
 
+    /// True when `n` reads an activation (not an initializer) that `other` reads too.
+    bool shares_activation(uint32_t n, uint32_t other) const {
+        const nnergy_host_api& api = sdk::host();
+        const size_t mine = api.node_input_count(g_, n);
+        const size_t theirs = api.node_input_count(g_, other);
+        for (size_t i = 0; i < mine; ++i) {
+            const uint32_t t = api.node_input(g_, n, i);
+            if (t == NNERGY_NO_TENSOR || api.tensor_is_initializer(g_, t)) continue;
+            for (size_t j = 0; j < theirs; ++j)
+                if (api.node_input(g_, other, j) == t) return true;
+        }
+        return false;
+    }
+
     /// True when input slot `slot` of `n` is an output of `producer`.
     bool input_from(uint32_t n, int64_t slot, uint32_t producer) const {
         const nnergy_host_api& api = sdk::host();
@@ -160,6 +174,7 @@ private:
                 if (kernel_of_[c] != k_none || !p.matches(g_.op(c))) continue;
                 if (p.input >= 0 && !g_.input_from(c, p.input, prev)) continue;
                 if (p.weights && !g_.other_inputs_weights(c, prev)) continue;
+                if (p.shares_input && !g_.shares_activation(c, prev)) continue;
                 if (take(p, c, pos)) return true;
             }
         }

@@ -136,6 +136,7 @@ struct raw_position {
     const value* optional = nullptr;
     const value* input = nullptr;
     const value* weights = nullptr;
+    const value* shares_input = nullptr;
     std::map<size_t, raw_producer> with;
 };
 
@@ -255,6 +256,9 @@ private:
             } else if (s.size() == 3 && f.key == "weights" && f.index.empty()) {
                 expect_bool(v);
                 p.weights = &v;
+            } else if (s.size() == 3 && f.key == "shares_input" && f.index.empty()) {
+                expect_bool(v);
+                p.shares_input = &v;
             } else if (f.key == "with" && f.index.size() == 1) {
                 take_producer(v, s, slot(p.with, f.index[0], v));
             } else if (f.key == "with") {
@@ -264,7 +268,7 @@ private:
             } else {
                 fail(v,
                      "unknown key (a chain position is an op name, or a table with op, "
-                     "optional, input, weights and with)");
+                     "optional, input, weights, shares_input and with)");
             }
         } else if (k.key == "chain") {
             fail(v, "chain must be an array of positions");
@@ -452,6 +456,13 @@ private:
                     if (p.weights && pi == 0)
                         fail(*rp.weights,
                              "the first position has no previous node for 'weights' to refer to");
+                }
+                if (rp.shares_input) {
+                    p.shares_input = rp.shares_input->bool_value;
+                    if (p.shares_input && pi == 0)
+                        fail(*rp.shares_input,
+                             "the first position has no previous node for "
+                             "'shares_input' to refer to");
                 }
                 size_t expected_with = 0;
                 for (const auto& [wi, rw] : rp.with) {

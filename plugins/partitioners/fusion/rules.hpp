@@ -37,6 +37,9 @@ struct position {
     /// Every input the previous node does not feed is a weight (an initializer or a Constant
     /// node's output): a bias add, not a residual add.
     bool weights = false;
+    /// The node also reads an activation the previous node reads: x * sigmoid(x) reads x in
+    /// both, a sigmoid gate sigmoid(a) * b does not.
+    bool shares_input = false;
 
     bool matches(uint32_t op) const noexcept;
 };

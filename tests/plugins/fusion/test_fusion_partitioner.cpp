@@ -683,6 +683,7 @@ TEST_CASE("bad rules files: the error names the file, the line and what was expe
         {"bad_with_op.toml", 7, "unknown op type 'Slise'"},
         {"bad_with_type.toml", 7, "with must be an array of producers"},
         {"bad_weights.toml", 8, "no previous node for 'weights'"},
+        {"bad_shares_input.toml", 8, "no previous node for 'shares_input'"},
         {"bad_shared.toml", 7, "must be \"keep\" or \"producer\", not 'consumer'"},
     };
     fusion_plugin plugin;
@@ -871,8 +872,8 @@ TEST_CASE("the Llama decoder layer under the eager PyTorch rules", "[fusion][lla
         kernel_of("matmul", {"attn.merge_transpose", "attn.merge_reshape", "attn.o.matmul"}),
         kernel_of("add", {"attn.residual"}),
         kernel_of("matmul", {"mlp.gate.matmul"}),
-        kernel_of("sigmoid", {"mlp.act.sigmoid"}),
-        kernel_of("mul", {"mlp.act.mul"}),
+        // nn.SiLU: one aten::silu kernel; the product with the up projection is another.
+        kernel_of("silu", {"mlp.act.sigmoid", "mlp.act.mul"}),
         kernel_of("matmul", {"mlp.up.matmul"}),
         kernel_of("mul", {"mlp.gate_up"}),
         kernel_of("matmul", {"mlp.down.matmul"}),
@@ -1069,4 +1070,23 @@ TEST_CASE("shared = \"producer\": a view several kernels read joins the kernel p
         CHECK(describe(m.graph(), p) == sorted({"reshape: view", "relu: a", "tanh: b"}));
     }
     fs::remove_all(dir);
+}
+
+TEST_CASE("eager rules: x * sigmoid(x) is one silu kernel, a sigmoid gate is two", "[fusion]") {
+    fusion_plugin plugin;
+    model m;
+    m.input("x", {2, 8})
+        .input("a", {2, 8})
+        .input("b", {2, 8})
+        .op("sig_x", "Sigmoid", {"x"}, {"sx"})
+        .op("silu_mul", "Mul", {"x", "sx"}, {"y1"})
+        .op("sig_a", "Sigmoid", {"a"}, {"sa"})
+        .op("gate_mul", "Mul", {"sa", "b"}, {"y2"})
+        .output("y1")
+        .output("y2");
+    const auto p = plugin.run(m.bind(), rules_config(k_eager_rules));
+    // silu_mul reads x, which sig_x reads too (shares_input); gate_mul reads b, which sig_a
+    // does not.
+    CHECK(describe(m.graph(), p) ==
+          sorted({kernel_of("silu", {"sig_x", "silu_mul"}), "sigmoid: sig_a", "mul: gate_mul"}));
 }

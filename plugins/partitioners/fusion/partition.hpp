@@ -25,8 +25,10 @@ struct plan_summary {
 };
 
 /// Groups the nodes of `g` into kernels. With `rules` null every node is its own kernel.
-/// Every node ends in exactly one kernel, and every kernel's outputs leave it only from its last
-/// (topologically greatest) core node, so the kernels always form an acyclic graph.
+/// Every node ends in exactly one kernel. A rule's kernel sends its outputs out only from its
+/// last (topologically greatest) node; a layout node joins only the kernel that reads all its
+/// outputs, or (shared = "producer") the one kernel producing everything it reads. Each step keeps
+/// the kernels an acyclic graph.
 std::vector<kernel_plan> plan_kernels(const sdk::graph_view& g, const rule_set* rules,
                                       plan_summary* summary = nullptr);
 

@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
     bool run_strict = false;
     run->add_option("pipeline", pipeline_file, "Pipeline file")->required();
     run->add_option("--dim", run_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
-    run->add_flag("--strict", run_strict, "Fail when the model has ops that cannot be counted");
+    run->add_flag("--strict", run_strict,
+                  "Fail when the model has ops that cannot be counted, or declared shapes "
+                  "that disagree with inferred ones");
 
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
@@ -160,7 +162,9 @@ int main(int argc, char** argv) {
     analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
     analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
     analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
-    analyze->add_flag("--strict", an_strict, "Fail when the model has ops that cannot be counted");
+    analyze->add_flag("--strict", an_strict,
+                      "Fail when the model has ops that cannot be counted, or declared shapes "
+                      "that disagree with inferred ones");
 
     // plugins
     auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");

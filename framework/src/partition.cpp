@@ -181,9 +181,12 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
         double bytes;
     };
     std::vector<entry> entries;
-    // A tensor a folded node produces is a shape or index list the host passes by value.
+    // A small integer tensor a folded node produces is a shape or index list the host passes
+    // by value. A larger one (a causal mask) is built on the host, but the kernel reading it
+    // still reads it from device memory.
     const auto known = [&](uint32_t t) {
-        return producer[t] != NNERGY_NO_NODE && g.counts[producer[t]].folded;
+        return producer[t] != NNERGY_NO_NODE && g.counts[producer[t]].folded &&
+               g.int_values[t].has_value();
     };
     for (uint32_t i = 0; i < kernel_count; ++i) {
         const uint32_t old = order[i];

@@ -196,7 +196,20 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                  g.nodes.size(), g.tensors.size(), fe->name);
 
     const std::vector<dim_bindings> bindings = sweep_bindings(spec, options);
-    bound_graph bg = nnergy::bind(g, bindings.front());
+    const bind_options bind_opts{options.strict};
+    // Declared shapes that disagree with inferred ones: warned about once per tensor, however
+    // many points the run sweeps (under --strict bind throws instead).
+    std::vector<uint8_t> warned(g.tensors.size(), 0);
+    const auto warn_disagreements = [&](const bound_graph& b) {
+        for (const shape_disagreement& d : b.disagreements) {
+            if (warned[d.tensor]) continue;
+            warned[d.tensor] = 1;
+            spdlog::warn("{} (the inferred shape is used; --strict makes this an error)",
+                         d.message);
+        }
+    };
+    bound_graph bg = nnergy::bind(g, bindings.front(), bind_opts);
+    warn_disagreements(bg);
 
     report_value unknown = report_value::array();
     for (uint32_t n : bg.unknown_nodes) {
@@ -329,7 +342,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     // One loaded graph, bound and partitioned again for each point of a dimension sweep.
     for (size_t b = 0; b < bindings.size(); ++b) {
         if (b > 0) {
-            bg = nnergy::bind(g, bindings[b]);
+            bg = nnergy::bind(g, bindings[b], bind_opts);
+            warn_disagreements(bg);
             part = run_partitioner(partitioner, bg);
             count_work();
         }

@@ -547,32 +547,341 @@ TEST_CASE("Gather, Slice, Split, Expand, Tile, Pad, ConstantOfShape shapes", "[s
     CHECK(e.dtype_of("d") == NNERGY_DTYPE_FLOAT32);
 }
 
-TEST_CASE("declared output shapes must agree with inferred ones", "[shape][errors]") {
+TEST_CASE("declared output shapes that disagree are warnings, errors under strict",
+          "[shape][declared]") {
     model m;
     m.input("x", {"batch", 8});
     m.declare("y", {"batch", 8});
     m.node("relu", "Relu", {"x"}, {"y"});
     m.output("y");
-    m.bind({{"batch", 2}});  // agrees
+    CHECK(m.bind({{"batch", 2}}).disagreements.empty());  // agrees
     CHECK(m.shape_of("y") == shape{2, 8});
 
     model bad;
     bad.input("x", {"batch", 8});
     bad.weight("w", {8, 4});
-    bad.declare("y", {"batch", 5});
+    const uint32_t y = bad.declare("y", {"batch", 5});
     bad.node("fc", "MatMul", {"x", "w"}, {"y"});
     bad.output("y");
-    CHECK(bad.bind_error({{"batch", 2}}) ==
-          "model.json: node 'fc' (MatMul): output 'y' is declared [batch=2, 5] but inferred "
-          "[2, 4]");
+    const std::string message =
+        "model.json: node 'fc' (MatMul): output 'y' is declared [batch=2, 5] but inferred [2, 4]";
+    const bound_graph& b = bad.bind({{"batch", 2}});
+    REQUIRE(b.disagreements.size() == 1);
+    CHECK(b.disagreements[0].message == message);
+    CHECK(b.disagreements[0].tensor == y);
+    CHECK(b.disagreements[0].node == bad.n("fc"));
+    CHECK(bad.shape_of("y") == shape{2, 4});  // the inferred shape is used
+    // MACs follow the inferred shape: 2 x 8 x 4.
+    CHECK(bad.counts("fc").macs == 64);
+    try {
+        nnergy::bind(bad.g, {{"batch", 2}}, bind_options{true});
+        FAIL("strict bind accepted a disagreeing declared shape");
+    } catch (const nnergy::error& e) {
+        CHECK(std::string(e.what()) == message);
+        CHECK(e.code() == exit_code::strict);
+    }
+
+    model rank;  // a rank that disagrees, twice: strict says how many more
+    rank.input("x", {2, 8});
+    rank.declare("y", {16});
+    rank.declare("z", {2, 8, 1});
+    rank.node("relu", "Relu", {"x"}, {"y"});
+    rank.node("relu2", "Relu", {"x"}, {"z"});
+    rank.output("y");
+    rank.output("z");
+    CHECK(rank.bind().disagreements.size() == 2);
+    CHECK(rank.b->disagreements[0].message ==
+          "model.json: node 'relu' (Relu): output 'y' is declared [16] but inferred [2, 8]");
+    CHECK_THROWS_WITH(nnergy::bind(rank.g, {}, bind_options{true}),
+                      Contains("output 'y' is declared [16]") &&
+                          Contains("(and 1 more declared shapes that disagree"));
 
     model partial;  // unknown dims in a declared shape match anything
     partial.input("x", {2, 8});
     partial.declare("y", {-1, 8});
     partial.node("relu", "Relu", {"x"}, {"y"});
     partial.output("y");
-    partial.bind();
+    CHECK(partial.bind().disagreements.empty());
     CHECK(partial.shape_of("y") == shape{2, 8});
+}
+
+TEST_CASE("only graph inputs' symbols are asked for; exporter-named dims are inferred",
+          "[shape][declared]") {
+    // torch.onnx.export names output dims itself (Gemm2311_dim_0): a result, not an input.
+    model m;
+    m.input("x", {"batch", 4});
+    m.weight("w", {4, 3});
+    m.declare("y", {"Gemm2311_dim_0", 3});
+    m.node("fc", "MatMul", {"x", "w"}, {"y"});
+    m.output("y");
+    m.g.finalize();
+    CHECK(symbols_of(m.g) == std::vector<std::string>{"batch"});
+    CHECK(m.bind_error() ==
+          "model.json: unbound dimension symbols: batch (bind them with --dim NAME=VALUE or "
+          "[model] dims)");
+    CHECK(m.bind({{"batch", 5}}).disagreements.empty());
+    CHECK(m.shape_of("y") == shape{5, 3});
+    // Binding an exporter's symbol makes it a cross-check like any bound symbol.
+    CHECK(m.bind({{"batch", 5}, {"Gemm2311_dim_0", 6}}).disagreements.size() == 1);
+
+    // One invented symbol on several tensors is one value: the first inferred one.
+    model u;
+    u.input("x", {"batch", 4});
+    u.weight("w", {4, 4});
+    u.declare("a", {"s0", 4});
+    u.declare("c", {"s0", 4});
+    u.declare("d", {"s0", "s0"});
+    u.declare("cc", {"s0", 4});
+    u.node("relu", "Relu", {"x"}, {"a"});                          // s0 := batch
+    u.node("fc", "MatMul", {"a", "w"}, {"c"});                     // agrees
+    u.node("cat", "Concat", {"a", "c"}, {"cc"}, {ai("axis", 0)});  // [2 batch, 4]
+    u.node("sq", "MatMul", {"a", "c_t"}, {"d"});                   // [batch, batch]
+    u.node("t", "Transpose", {"c"}, {"c_t"});
+    u.output("cc");
+    u.output("d");
+    const bound_graph& b = u.bind({{"batch", 3}});
+    REQUIRE(b.disagreements.size() == 1);
+    CHECK(b.disagreements[0].message ==
+          "model.json: node 'cat' (Concat): output 'cc' is declared [s0=3, 4] but inferred "
+          "[6, 4]");
+    CHECK(u.shape_of("d") == shape{3, 3});
+}
+
+TEST_CASE("declared dims written as expressions of bound symbols are evaluated",
+          "[shape][declared]") {
+    // The dynamo exporter declares value_info dims such as `seq + 1`.
+    const auto concat = [](const char* declared_dim) {
+        model m;
+        m.input("x", {1, "seq", 8});
+        m.input("first", {1, 1, 8});
+        m.declare("y", {1, declared_dim, 8});
+        m.node("cat", "Concat", {"first", "x"}, {"y"}, {ai("axis", 1)});
+        m.output("y");
+        m.bind({{"seq", 7}});
+        return m.b->disagreements;
+    };
+    CHECK(concat("seq + 1").empty());
+    CHECK(concat("1+seq").empty());
+    CHECK(concat("Max(1, seq) + 1").empty());
+    CHECK(concat("2*floor(seq/2) + 2").empty());  // 2 x 3 + 2 = 8
+    const auto bad = concat("seq - 1");
+    REQUIRE(bad.size() == 1);
+    CHECK(bad[0].message ==
+          "model.json: node 'cat' (Concat): output 'y' is declared [1, seq - 1=6, 8] but "
+          "inferred [1, 8, 8]");
+    // An expression of a symbol nobody binds is a unification variable like any other.
+    CHECK(concat("s17 + 1").empty());
+
+    // On a graph input, the names in an expression are the user's to bind.
+    model in;
+    in.input("x", {"2*seq", 4});
+    in.node("relu", "Relu", {"x"}, {"y"});
+    in.output("y");
+    in.g.finalize();
+    CHECK(symbols_of(in.g) == std::vector<std::string>{"seq"});
+    CHECK_THAT(in.bind_error(), Contains("unbound dimension symbols: seq (bind"));
+    in.bind({{"seq", 3}});
+    CHECK(in.shape_of("y") == shape{6, 4});
+    CHECK_THAT(in.bind_error({{"seq", 3}, {"unused", 0}}), Contains("'unused' is bound to 0"));
+
+    model odd;  // an input dim that is no integer with the bindings given
+    odd.input("x", {"seq/2", 4});
+    odd.node("relu", "Relu", {"x"}, {"y"});
+    CHECK_THAT(odd.bind_error({{"seq", 3}}),
+               Contains("graph input 'x' [seq/2, 4]: dimension 0 ('seq/2') is not a "
+                        "non-negative integer"));
+}
+
+TEST_CASE("dimension expressions evaluate exactly or not at all", "[shape][declared]") {
+    const dim_bindings b{{"seq", 7}, {"s0", 8}, {"big", INT64_C(1) << 62}};
+    const auto eval = [&](const char* text) { return evaluate_dim_expression(text, b); };
+    CHECK(eval("seq") == 7);
+    CHECK(eval("seq + 1") == 8);
+    CHECK(eval("2*seq - 1") == 13);
+    CHECK(eval("(seq + 1) * (seq - 1)") == 48);
+    CHECK(eval("seq**2") == 49);
+    CHECK(eval("-seq**2 + 50") == 1);  // ** binds tighter than unary minus
+    CHECK(eval("2**3**2") == 512);     // right-associative
+    CHECK(eval("seq // 2") == 3);
+    CHECK(eval("-seq // 2") == -4);  // floor division, as Python
+    CHECK(eval("-seq % 3") == 2);    // the sign of the divisor, as Python
+    CHECK(eval("seq % -3") == -2);
+    CHECK(eval("s0/2") == 4);
+    CHECK(eval("seq/2") == std::nullopt);  // 3.5 is no dimension
+    CHECK(eval("floor(seq/2)") == 3);
+    CHECK(eval("ceiling(seq/2)") == 4);
+    CHECK(eval("floor(-seq/2)") == -4);
+    CHECK(eval("ceiling(-seq/2)") == -3);
+    CHECK(eval("seq/2 + seq/2") == 7);  // exact rationals: 7/2 + 7/2
+    CHECK(eval("Max(1, seq)") == 7);
+    CHECK(eval("Min(seq, s0, 4)") == 4);
+    CHECK(eval("Max(seq/2, 3)") == std::nullopt);  // 3.5
+    CHECK(eval("Max(s0/2, 3)") == 4);
+    CHECK(eval("CeilToInt(IntTrueDiv(seq, 2))") == 4);
+    CHECK(eval("FloorToInt(seq/2)") == 3);
+    CHECK(eval("TruncToInt(-seq/2)") == -3);
+    CHECK(eval("FloorDiv(seq, 2)") == 3);
+    CHECK(eval("CleanDiv(s0, 4)") == 2);
+    CHECK(eval("Mod(seq, 3)") == 1);
+    CHECK(eval("PythonMod(-seq, 3)") == 2);
+    CHECK(eval("Abs(1 - seq)") == 6);
+    CHECK(eval(" seq\t+ 1 ") == 8);
+    // Overflow, division by zero, unbound names and bad text are no value, never a wrong one.
+    CHECK(eval("big * 2") == std::nullopt);
+    CHECK(eval("big + big") == std::nullopt);
+    CHECK(eval("9223372036854775807 + 1") == std::nullopt);
+    CHECK(eval("99999999999999999999") == std::nullopt);
+    CHECK(eval("2**64") == std::nullopt);
+    CHECK(eval("seq / 0") == std::nullopt);
+    CHECK(eval("seq // (seq - 7)") == std::nullopt);
+    CHECK(eval("seq % 0") == std::nullopt);
+    CHECK(eval("Gemm2311_dim_0") == std::nullopt);
+    CHECK(eval("unbound + 1") == std::nullopt);
+    CHECK(eval("Foo(seq)") == std::nullopt);
+    CHECK(eval("seq +") == std::nullopt);
+    CHECK(eval("(seq") == std::nullopt);
+    CHECK(eval("seq)") == std::nullopt);
+    CHECK(eval("") == std::nullopt);
+    CHECK(eval("Max()") == std::nullopt);
+    CHECK(eval("floor(seq, 2)") == std::nullopt);
+    CHECK(eval("sequence length") == std::nullopt);
+    CHECK(eval(std::string(100000, '(').c_str()) == std::nullopt);  // no stack overflow
+    CHECK(eval(std::string(100000, '-').append("1").c_str()) == std::nullopt);
+    // Max compares exactly, even where the cross products exceed 64 bits.
+    CHECK(eval("Max(big + 1, big)") == (INT64_C(1) << 62) + 1);
+}
+
+TEST_CASE("unknown ops fall back on declared dims that are bound, derived or unified",
+          "[shape][declared][unknown]") {
+    model m;
+    m.input("x", {"batch", 4});
+    m.declare("r", {"n_rows", 4});
+    m.declare("y", {"n_rows", "batch + 2"});
+    m.node("relu", "Relu", {"x"}, {"r"});  // n_rows := batch
+    m.node("mystery", "FancyOp", {"r"}, {"y"});
+    m.node("after", "Relu", {"y"}, {"z"});
+    m.output("z");
+    m.bind({{"batch", 3}});
+    CHECK(m.shape_of("y") == shape{3, 5});
+    CHECK(m.shape_of("z") == shape{3, 5});
+
+    model never;  // a unification variable no tensor gave a value: as unknown as '?'
+    never.input("x", {"batch", 4});
+    never.declare("y", {"never_seen", 4});
+    never.node("mystery", "FancyOp", {"x"}, {"y"});
+    never.output("y");
+    CHECK_THAT(never.bind_error({{"batch", 3}}),
+               Contains("node 'mystery' (FancyOp): op type 'FancyOp' is unknown to shape "
+                        "inference; declare the full shape of output 'y' to go on"));
+}
+
+TEST_CASE("element counts beyond 64 bits are errors naming the tensor", "[shape][errors]") {
+    const int64_t t40 = INT64_C(1) << 40, t20 = INT64_C(1) << 20;
+    model in;  // 2^40 x 2^40 x 2^20 = 2^100 elements
+    in.input("x", {t40, t40, t20});
+    in.node("relu", "Relu", {"x"}, {"y"});
+    in.output("y");
+    CHECK(in.bind_error() ==
+          "model.json: graph input 'x' [1099511627776, 1099511627776, 1048576] has more "
+          "elements than a 64-bit count holds");
+
+    model sym;  // through a binding: 2^61 x batch fits below 2^63 for batch 2, not for 4
+    sym.input("x", {"batch", t40, t20 * 2});
+    sym.node("relu", "Relu", {"x"}, {"y"});
+    sym.output("y");
+    sym.bind({{"batch", 2}});
+    CHECK_THAT(sym.bind_error({{"batch", 4}}),
+               Contains("graph input 'x' [batch=4, 1099511627776, 2097152] has more elements"));
+
+    model weight;
+    weight.input("x", {2});
+    weight.weight("w", {t40, t40, t20});
+    weight.node("add", "Add", {"x", "w"}, {"y"});
+    CHECK_THAT(weight.bind_error(), Contains("initializer 'w' [1099511627776, 1099511627776, "
+                                             "1048576] has more elements"));
+
+    model expand;  // an op can make one from small inputs
+    expand.input("x", {1});
+    expand.ints("target", {t40, t40, t20});
+    expand.node("big", "Expand", {"x", "target"}, {"y"});
+    expand.output("y");
+    CHECK(expand.bind_error() ==
+          "model.json: node 'big' (Expand): output 'y' [1099511627776, 1099511627776, 1048576] "
+          "has more elements than a 64-bit count holds");
+}
+
+TEST_CASE("nodes computed from shapes and code constants alone are folded", "[shape][folding]") {
+    // The causal mask of a decoder: seq x seq, too large to carry values, yet computed from
+    // shapes and constants only (Shape -> Gather -> Range -> Unsqueeze -> LessOrEqual -> Where).
+    model m;
+    m.input("q", {1, "seq", 8});
+    m.ints("one_index", {1}, true);
+    m.ints("zero", {0}, true);
+    m.ints("one", {1}, true);
+    m.ints("axis0", {0});
+    m.ints("axis1", {1});
+    for (const char* name : {"keep", "drop"}) {
+        const uint32_t t = m.weight(name, {});
+        m.g.tensors[t].is_constant = true;  // a Constant node's value: code, not a weight
+    }
+    m.node("t", "Transpose", {"q"}, {"k_t"}, {ais("perm", {0, 2, 1})});
+    m.node("scores", "MatMul", {"q", "k_t"}, {"s"});  // [1, seq, seq]
+    m.node("shape", "Shape", {"q"}, {"q_shape"});
+    m.node("len", "Gather", {"q_shape", "one_index"}, {"n"}, {ai("axis", 0)});
+    m.node("range", "Range", {"zero", "n", "one"}, {"positions"});
+    m.node("rows", "Unsqueeze", {"positions", "axis1"}, {"i"});  // [seq, 1]
+    m.node("cols", "Unsqueeze", {"positions", "axis0"}, {"j"});  // [1, seq]
+    m.node("causal", "LessOrEqual", {"j", "i"}, {"allowed"});    // [seq, seq]
+    m.node("mask", "Where", {"allowed", "keep", "drop"}, {"bias"});
+    m.node("add", "Add", {"s", "bias"}, {"y"});
+    m.output("y");
+    const int64_t seq = 128;  // seq x seq = 16,384 mask elements: more than values are kept for
+    m.bind({{"seq", seq}});
+    CHECK_FALSE(m.values_of("allowed").has_value());
+    for (const char* folded : {"shape", "len", "range", "rows", "cols", "causal", "mask"}) {
+        INFO(folded);
+        CHECK(m.counts(folded).folded);
+        CHECK(m.counts(folded).flops == 0);
+    }
+    for (const char* device : {"t", "scores", "add"}) {
+        INFO(device);
+        CHECK_FALSE(m.counts(device).folded);
+    }
+    CHECK(m.counts("add").flops == seq * seq);  // one add per score
+    CHECK(m.counts("scores").macs == seq * seq * 8);
+
+    // A trained weight is not known at bind time: a Transpose of it is device work.
+    model w;
+    w.input("x", {2, 4});
+    w.weight("weight", {3, 4});
+    w.node("wt", "Transpose", {"weight"}, {"weight_t"});
+    w.node("fc", "MatMul", {"x", "weight_t"}, {"y"});
+    w.output("y");
+    w.bind();
+    CHECK_FALSE(w.counts("wt").folded);
+
+    // Nor is what Dropout returns, nor a graph output (it must be computed), nor what an
+    // unknown op returns.
+    model d;
+    d.input("x", {2, 4});
+    const uint32_t c = d.weight("c", {2, 4});
+    d.g.tensors[c].is_constant = true;
+    d.declare("u", {2, 4});
+    d.node("drop", "Dropout", {"c"}, {"dc"});
+    d.node("neg", "Neg", {"dc"}, {"ndc"});
+    d.node("neg2", "Neg", {"c"}, {"nc"});
+    d.node("neg3", "Neg", {"c"}, {"out"});
+    d.node("mystery", "FancyOp", {"c"}, {"u"});
+    d.node("neg4", "Neg", {"u"}, {"nu"});
+    d.node("sum", "Sum", {"x", "ndc", "nc", "nu"}, {"y"});
+    d.output("y");
+    d.output("out");
+    d.bind();
+    CHECK_FALSE(d.counts("drop").folded);
+    CHECK_FALSE(d.counts("neg").folded);
+    CHECK(d.counts("neg2").folded);
+    CHECK_FALSE(d.counts("neg3").folded);
+    CHECK_FALSE(d.counts("neg4").folded);
 }
 
 TEST_CASE("unknown ops: declared shapes are used and the node is listed", "[shape][unknown]") {

@@ -5,9 +5,12 @@
 /// Counting conventions are documented in docs/counting.md.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nnergy/framework/graph.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nnergy {
@@ -25,9 +28,25 @@ struct op_counts {
     double params =
         0;  ///< elements of initializers first read by this node (each counted once per graph)
     bool counted = true;  ///< false when the op is unknown to the counter
-    /// Every output is known once the model is bound (shape arithmetic) and none is a graph
-    /// output: host work, no MACs or FLOPs, and its results are no device data.
+    /// Every output is known once the model is bound (computed only from shapes and constants
+    /// of the model's code: shape arithmetic, a causal mask) and none is a graph output: host
+    /// work (or folded by a compiler), no MACs or FLOPs.
     bool folded = false;
+};
+
+/// A declared shape (a node output's, or value_info's) that disagrees with the inferred one.
+struct shape_disagreement {
+    uint32_t tensor = 0;
+    uint32_t node = 0;  ///< the producing node
+    /// "file: node 'fc' (MatMul): output 'y' is declared [batch=2, 5] but inferred [2, 4]"
+    std::string message;
+};
+
+/// How bind() treats what it can check but need not stop at.
+struct bind_options {
+    /// A declared shape that disagrees with the inferred one is an error (exit_code::strict)
+    /// instead of an entry in bound_graph::disagreements.
+    bool strict = false;
 };
 
 /// A graph with all dimensions concrete, and its counts. Cheap to rebuild for new bindings.
@@ -41,6 +60,9 @@ struct bound_graph {
     /// optional where unknown. Initializer values are copied here too.
     std::vector<std::optional<std::vector<int64_t>>> int_values;
     std::vector<uint32_t> unknown_nodes;  ///< nodes whose op cannot be counted or inferred
+    /// Declared shapes that disagree with inferred ones (warnings; empty under strict, which
+    /// throws instead), in node order.
+    std::vector<shape_disagreement> disagreements;
     double total_params = 0;
     /// Bytes node n reads through its input i, at read_bytes[read_offset[n] + i]: 0 for an
     /// omitted input and for a control operand (Reshape's target shape, Slice's bounds, ...:
@@ -57,15 +79,33 @@ struct bound_graph {
 };
 
 /// Binds symbols and infers shapes and dtypes of every tensor, then counts every node.
-/// Throws nnergy::error listing unbound symbols, or naming the node whose inputs have
-/// incompatible shapes. Ops unknown to inference make their outputs' shapes come from the
-/// declared shapes when present; otherwise the error names the node. Unknown ops are recorded in
-/// unknown_nodes and counted as `counted = false`, never silently as zero.
-/// Requires graph.finalized().
-bound_graph bind(const graph& g, const dim_bindings& bindings);
+///
+/// Only symbols on graph inputs and initializers are the caller's to bind (symbols_of()); the
+/// error lists every one left unbound. The declared shapes of other tensors are cross-checks
+/// (docs/counting.md, "Shapes the counts rest on"): a dim that is a bound symbol, or an
+/// arithmetic expression of bound symbols (`seq + 1`, `Max(1, seq)`, `floor(seq/2)`), is
+/// compared with the inferred one; any other symbol (`Gemm2311_dim_0`) stands for the first
+/// value inferred for it, and a later tensor declaring it with another value disagrees.
+/// Disagreements are listed in `disagreements`, or thrown under `options.strict`.
+///
+/// Throws nnergy::error listing unbound symbols, naming a tensor whose element count does not
+/// fit in 64 bits, or naming the node whose inputs have incompatible shapes. Ops unknown to
+/// inference make their outputs' shapes come from the declared shapes when present; otherwise
+/// the error names the node. Unknown ops are recorded in unknown_nodes and counted as
+/// `counted = false`, never silently as zero. Requires graph.finalized().
+bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_options& options = {});
 
-/// The names of every symbol used by the graph's declared shapes, sorted.
+/// The symbols a caller must bind: those of graph inputs' and initializers' declared shapes
+/// (for a dim written as an expression, `2*seq`, the names in it), sorted. Symbols other tensors
+/// declare are checked or unified, never asked for.
 std::vector<std::string> symbols_of(const graph& g);
+
+/// Value of a dimension expression as ONNX exporters write them in dim_param: integers, names
+/// looked up in `bindings`, + - * / // % ** and parentheses, and Max, Min, floor, ceiling,
+/// FloorToInt, CeilToInt, TruncToInt, Abs, FloorDiv, CleanDiv, Mod, PythonMod. nullopt when
+/// the text is not such an expression, names an unbound symbol, divides by zero, overflows 64
+/// bits or is not an integer.
+std::optional<int64_t> evaluate_dim_expression(std::string_view text, const dim_bindings& bindings);
 
 /// True when shape inference and counting know `op_type` (default ONNX domain).
 bool is_known_op(std::string_view op_type) noexcept;

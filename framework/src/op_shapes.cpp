@@ -537,7 +537,8 @@ void infer_flatten(const node_ctx& c) {
     const int64_t r = c.rank(0);
     int64_t axis = c.attr_int("axis", 1);
     if (axis < -r || axis > r)
-        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r) +
+               " (valid: " + std::to_string(-r) + " to " + std::to_string(r) + ")");
     if (axis < 0) axis += r;
     const std::vector<int64_t> outer(x.begin(), x.begin() + axis);
     const std::vector<int64_t> inner(x.begin() + axis, x.end());
@@ -1630,7 +1631,6 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::Sqrt:
         case op_id::Tanh:
         case op_id::Not:
-        case op_id::Clip:
         case op_id::Dropout:
         case op_id::Acos:
         case op_id::Acosh:
@@ -1674,6 +1674,12 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
             return;
         case op_id::GridSample:
             infer_grid_sample(c);
+            return;
+        case op_id::Clip:
+            // Clip-11 moved min and max from attributes to inputs 1 and 2.
+            check_form(c, 1, "min", 11);
+            check_form(c, 2, "max", 11);
+            same_shape(c);
             return;
         case op_id::Gelu:
             string_choice(c, "approximate", "none", {{"none", 0}, {"tanh", 0}});
@@ -1750,6 +1756,7 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
             infer_resize(c, false);
             return;
         case op_id::Upsample:
+            check_form(c, 1, "scales", 9);  // Upsample-9 moved scales to input 1
             infer_resize(c, true);
             return;
         case op_id::GatherElements:
@@ -1799,9 +1806,11 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
                 c.set_values(0, std::move(v));
             }
             return;
-        case op_id::Identity:
         case op_id::Cast:
         case op_id::CastLike:
+            check_attr_since(c, "saturate", 19);  // float8 conversions (Cast-19, CastLike-19)
+            [[fallthrough]];
+        case op_id::Identity:
             same_shape(c);
             if (c.values(0) && (is_integer(c.dtype(0)) || c.dtype(0) == NNERGY_DTYPE_BOOL))
                 c.set_values(0, *c.values(0));

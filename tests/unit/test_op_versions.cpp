@@ -612,6 +612,39 @@ TEST_CASE("Shape-15 start/end, Gelu-20 approximate, Scatter reductions by versio
     CHECK_THAT(c.bind_error(), Contains("'reduction' arrived with ScatterElements-16"));
 }
 
+TEST_CASE("Clip-11, Upsample-9 and Cast-19 forms", "[ops][versions]") {
+    {
+        model m = at(13);  // min and max are inputs from Clip-11
+        m.input("x", {4});
+        m.node("c", "Clip", {"x"}, {"y"}, {af("min", 0.0)});
+        m.output("y");
+        CHECK_THAT(m.bind_error(), Contains("Clip-13 takes min as input 1"));
+    }
+    {
+        model m = at(9);  // Upsample-9 reads its scales from input 1
+        m.input("x", {1, 1, 2, 2});
+        m.node("up", "Upsample", {"x"}, {"y"}, {afs("scales", {1, 1, 2, 2})});
+        m.output("y");
+        CHECK_THAT(m.bind_error(), Contains("Upsample-9 takes scales as input 1"));
+    }
+    {
+        model m = at(17);
+        m.input("x", {4});
+        m.node("c", "Cast", {"x"}, {"y"}, {ai("to", 17), ai("saturate", 0)});  // FLOAT8E4M3FN
+        m.output("y");
+        CHECK_THAT(m.bind_error(), Contains("'saturate' arrived with Cast-19"));
+    }
+    {
+        model m = at(19);
+        m.input("x", {4});
+        m.node("c", "Cast", {"x"}, {"y"}, {ai("to", 17), ai("saturate", 0)});
+        m.output("y");
+        m.bind();
+        CHECK(m.dtype_of("y") == NNERGY_DTYPE_FLOAT8_E4M3);
+        CHECK(m.counts("c").output_bytes == 4);  // one byte per float8 element
+    }
+}
+
 TEST_CASE("axes out of range and repeated axes name the node, the axis and the valid range",
           "[ops][versions][errors]") {
     const auto err = [](auto build) {
@@ -677,6 +710,22 @@ TEST_CASE("axes out of range and repeated axes name the node, the axis and the v
         m.output("y");
     });
     CHECK_THAT(e, Contains("axis 1 is repeated"));
+
+    e = err([](model& m) {
+        m.input("x", {2, 3});
+        m.node("f", "Flatten", {"x"}, {"y"}, {ai("axis", 3)});
+        m.output("y");
+    });
+    CHECK_THAT(e, Contains("node 'f' (Flatten)"));
+    CHECK_THAT(e, Contains("axis 3 is out of range for rank 2 (valid: -2 to 2)"));
+
+    e = err([](model& m) {
+        m.input("x", {2, 3});
+        m.node("sm", "Softmax", {"x"}, {"y"}, {ai("axis", -3)});
+        m.output("y");
+    });
+    CHECK_THAT(e, Contains("node 'sm' (Softmax)"));
+    CHECK_THAT(e, Contains("axis -3 is out of range for rank 2"));
 }
 
 TEST_CASE("Col2Im-18: image from column blocks", "[ops][versions][new]") {

@@ -168,6 +168,18 @@ void count_work(const op_info& op, const node_ctx& c, op_counts& out) {
             flops = n > 0 ? out_elements * (2 * n - 1) : 0;
             break;
         }
+        case op_id::DFT: {
+            // A fast transform of length L costs 5 L log2(L) FLOPs on complex data (the usual
+            // radix-2 count), half that when the signal is real; one transform per line of
+            // the other signal dims, padding or truncation to dft_length free.
+            const dft_params p = read_dft(c);
+            const auto& x = c.shape(0);
+            const double line = static_cast<double>(x[p.axis]) * static_cast<double>(x.back());
+            const double lines = line > 0 ? elements(x) / line : 0;
+            const auto len = static_cast<double>(p.length);
+            flops = lines * (p.real ? 2.5 : 5.0) * len * std::log2(len);
+            break;
+        }
         case op_id::Col2Im:
             // Overlapping blocks sum into the image: one add per column element.
             flops = elements(c.shape(0));

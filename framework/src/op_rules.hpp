@@ -51,6 +51,7 @@ enum class op_id : uint8_t {
     Cos,
     Cosh,
     CumSum,
+    DFT,
     DeformConv,
     DepthToSpace,
     DequantizeLinear,
@@ -338,6 +339,15 @@ struct einsum_spec {
 
 /// Parses the `equation` attribute; fails through `ctx` naming the problem.
 einsum_spec parse_einsum(const node_ctx& ctx);
+
+/// DFT: the transformed axis (non-negative) and the signal length (dft_length, else the axis
+/// dimension, else for the inverse of a one-sided transform 2 x (dim - 1)).
+struct dft_params {
+    size_t axis;
+    int64_t length;
+    bool real;  ///< real signal (input or output): half the work of a complex one
+};
+dft_params read_dft(const node_ctx& ctx);
 
 /// Largest integer tensor whose values constant folding keeps.
 inline constexpr size_t max_folded_elements = 4096;

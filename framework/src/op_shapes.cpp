@@ -1593,6 +1593,18 @@ void infer_grid_sample(const node_ctx& c) {
     c.set_shape(0, std::move(out));
 }
 
+void infer_dft(const node_ctx& c) {
+    const dft_params p = read_dft(c);
+    const bool inverse = c.attr_int("inverse", 0) != 0;
+    const bool onesided = c.attr_int("onesided", 0) != 0;
+    std::vector<int64_t> out = c.shape(0);
+    // DFT-20 defines the inverse of a one-sided transform as a real signal of dft_length.
+    const bool irfft = onesided && inverse && (!c.versioned() || c.version() >= 20);
+    out[p.axis] = irfft || !onesided ? p.length : p.length / 2 + 1;
+    out.back() = irfft ? 1 : 2;
+    c.set_shape(0, std::move(out));
+}
+
 // Elementwise folding of one integer input.
 template <typename F>
 void fold_unary(const node_ctx& c, F f) {
@@ -1606,6 +1618,42 @@ void fold_unary(const node_ctx& c, F f) {
 bool checked(bool overflow) { return !overflow; }
 
 }  // namespace
+
+dft_params read_dft(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    if (r < 2 || (x.back() != 1 && x.back() != 2))
+        c.fail(c.describe_input(0) +
+               " must have rank >= 2 and a last dimension of 1 (real) or 2 (complex)");
+    check_form(c, 2, "axis", 20);  // DFT-20 moved the axis to input 2 (default -2; -17: 1)
+    int64_t axis = 0;
+    if (c.has_input(2)) {
+        const auto& v = c.need_values(2, "axis");
+        if (v.size() != 1) c.fail("axis " + c.describe_input(2) + " must hold one value");
+        axis = v[0];
+    } else if (auto a = c.n().attr_int("axis")) {
+        axis = *a;
+    } else {
+        axis = c.versioned() && c.version() < 20 ? 1 : -2;
+    }
+    // The last dimension holds real and imaginary parts and is no signal axis.
+    if (axis < -r || axis == -1 || axis > r - 2)
+        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r) +
+               " (valid: " + std::to_string(-r) + " to -2 and 0 to " + std::to_string(r - 2) +
+               "; the last dimension holds real and imaginary parts)");
+    if (axis < 0) axis += r;
+    const auto a = static_cast<size_t>(axis);
+    const bool irfft = c.attr_int("onesided", 0) != 0 && c.attr_int("inverse", 0) != 0 &&
+                       (!c.versioned() || c.version() >= 20);
+    int64_t length = irfft ? 2 * (x[a] - 1) : x[a];
+    if (c.has_input(1)) {
+        const auto& v = c.need_values(1, "dft_length");
+        if (v.size() != 1) c.fail("dft_length " + c.describe_input(1) + " must hold one value");
+        length = v[0];
+    }
+    if (length < 1) c.fail("dft_length " + std::to_string(length) + " must be >= 1");
+    return {a, length, x.back() == 1 || irfft};
+}
 
 einsum_spec parse_einsum(const node_ctx& c) {
     const std::string* eq = c.n().attr_string("equation");
@@ -1674,6 +1722,9 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
             return;
         case op_id::GridSample:
             infer_grid_sample(c);
+            return;
+        case op_id::DFT:
+            infer_dft(c);
             return;
         case op_id::Clip:
             // Clip-11 moved min and max from attributes to inputs 1 and 2.

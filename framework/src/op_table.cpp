@@ -86,6 +86,7 @@ const version_entry version_table[] = {
     {"Cos", {7, 22}},
     {"Cosh", {9, 22}},
     {"CumSum", {11, 14}},
+    {"DFT", {17, 20}},
     {"DeformConv", {19, 22}},
     {"DepthToSpace", {1, 11, 13}},
     {"DequantizeLinear", {10, 13, 19, 21}},
@@ -375,6 +376,8 @@ std::vector<op_info> build_table() {
         // theta and size; the grid takes theta's type.
         make("AffineGrid", op_id::AffineGrid, 2, 2, 1, 1, bit(1), bit(1)),
         make("GridSample", op_id::GridSample, 2, 2),
+        // dft_length and (DFT-20) axis steer the op.
+        make("DFT", op_id::DFT, 1, 3, 1, 1, bit(1) | bit(2), bit(1) | bit(2)),
     };
     std::sort(t.begin(), t.end(),
               [](const op_info& a, const op_info& b) { return a.name < b.name; });

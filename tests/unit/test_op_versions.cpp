@@ -910,6 +910,77 @@ TEST_CASE("AffineGrid-20 and GridSample-16/20", "[ops][versions][new]") {
     }
 }
 
+TEST_CASE("DFT-17 and DFT-20: shapes and fast-transform counts", "[ops][versions][new]") {
+    const auto dft = [](int opset, std::vector<D> x, std::vector<std::string> ins,
+                        std::vector<attribute> attrs) {
+        model m = at(opset);
+        m.input("x", std::move(x));
+        ins.insert(ins.begin(), "x");
+        m.node("f", "DFT", ins, {"y"}, std::move(attrs));
+        m.output("y");
+        return m;
+    };
+    {
+        // real [2, 16, 1] on axis -2, one-sided: floor(16 / 2) + 1 = 9 complex bins;
+        // 2 lines x 2.5 x 16 x log2(16) = 320
+        model m = dft(20, {2, 16, 1}, {}, {ai("onesided", 1)});
+        m.bind();
+        CHECK(m.shape_of("y") == shape{2, 9, 2});
+        CHECK(m.counts("f").flops == 320);
+    }
+    {
+        // complex [3, 10, 2] truncated to dft_length 8: 3 x 5 x 8 x 3 = 360
+        model m = at(20);
+        m.input("x", {3, 10, 2});
+        m.ints("len", {8}, true);
+        m.node("f", "DFT", {"x", "len"}, {"y"});
+        m.output("y");
+        m.bind();
+        CHECK(m.shape_of("y") == shape{3, 8, 2});
+        CHECK(m.counts("f").flops == 360);
+    }
+    {
+        // inverse of a one-sided spectrum [1, 9, 2]: a real signal of 2 x (9 - 1) = 16
+        model m = dft(20, {1, 9, 2}, {}, {ai("onesided", 1), ai("inverse", 1)});
+        m.bind();
+        CHECK(m.shape_of("y") == shape{1, 16, 1});
+        CHECK(m.counts("f").flops == 160);  // 2.5 x 16 x 4
+    }
+    {
+        // DFT-17 defaults to axis 1: [4, 8, 2]: 4 lines x 5 x 8 x 3 = 480
+        model m = dft(17, {4, 8, 2}, {}, {});
+        m.bind();
+        CHECK(m.shape_of("y") == shape{4, 8, 2});
+        CHECK(m.counts("f").flops == 480);
+    }
+    {
+        model m = at(17);
+        m.input("x", {4, 8, 2});
+        m.ints("axis", {0}, true);
+        m.node("f", "DFT", {"x", "", "axis"}, {"y"});
+        m.output("y");
+        CHECK_THAT(m.bind_error(), Contains("DFT-17 takes axis as an attribute"));
+    }
+    {
+        model m = dft(20, {4, 8, 2}, {}, {ai("axis", 0)});
+        CHECK_THAT(m.bind_error(), Contains("DFT-20 takes axis as input 2"));
+    }
+    {
+        model m = at(20);
+        m.input("x", {4, 8, 2});
+        m.ints("axis", {-1}, true);
+        m.node("f", "DFT", {"x", "", "axis"}, {"y"});
+        m.output("y");
+        const std::string e = m.bind_error();
+        CHECK_THAT(e, Contains("node 'f' (DFT)"));
+        CHECK_THAT(e, Contains("axis -1 is out of range for rank 3 (valid: -3 to -2 and 0 to 1"));
+    }
+    {
+        model m = dft(16, {4, 8, 2}, {}, {});
+        CHECK_THAT(finalize_error(m), Contains("DFT was introduced in opset 17"));
+    }
+}
+
 TEST_CASE("docs/onnx.md lists every known op with the versions the code covers",
           "[ops][versions][docs]") {
     std::ifstream in(std::string(NNERGY_TEST_SOURCE_DIR) + "/docs/onnx.md");

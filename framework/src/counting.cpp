@@ -131,6 +131,59 @@ void count_work(const op_info& op, const node_ctx& c, op_counts& out) {
             flops = 2 * macs + (op.id == op_id::Conv && c.has_input(2) ? out_elements : 0);
             break;
         }
+        case op_id::DeformConv: {
+            // Conv's MACs on the sampled values, plus the sampling: every input channel is
+            // read at prod(kernel) offset points per output position, each a bilinear blend of
+            // 2^r neighbours (2^r multiplies, 2^r - 1 adds), times the mask when given. The
+            // per-point blend weights are left out, as Resize leaves out its weights.
+            const auto& w = c.shape(1);
+            const double kernel = product(w, 2, w.size());
+            macs = out_elements * product(w, 1, w.size());
+            const double positions = product(c.out_shape(0), 2, c.out_shape(0).size()) *
+                                     static_cast<double>(c.shape(0)[0]);
+            const double samples = positions * static_cast<double>(c.shape(0)[1]) * kernel;
+            const double corners = std::pow(2.0, static_cast<double>(w.size() - 2));
+            flops = 2 * macs + (c.has_input(3) ? out_elements : 0) +
+                    samples * (2 * corners - 1 + (c.has_input(4) ? 1 : 0));
+            break;
+        }
+        case op_id::AffineGrid: {
+            // Each grid coordinate is a row of theta dotted with the homogeneous position
+            // (r + 1 MACs); generating the base positions is left out.
+            const auto& theta = c.shape(0);
+            macs = out_elements * static_cast<double>(theta.back());
+            flops = 2 * macs;
+            break;
+        }
+        case op_id::GridSample: {
+            // As Resize: a weighted sum of 2^r (linear) or 4^r (cubic) neighbours per output
+            // element; nearest copies. Un-normalizing the grid coordinates is left out.
+            const std::string* mode = c.n().attr_string("mode");
+            const std::string m =
+                mode ? *mode : (c.versioned() && c.version() < 20 ? "bilinear" : "linear");
+            const double r = static_cast<double>(c.rank(0) - 2);
+            double n = 0;
+            if (m == "linear" || m == "bilinear") n = std::pow(2.0, r);
+            if (m == "cubic" || m == "bicubic") n = std::pow(4.0, r);
+            flops = n > 0 ? out_elements * (2 * n - 1) : 0;
+            break;
+        }
+        case op_id::DFT: {
+            // A fast transform of length L costs 5 L log2(L) FLOPs on complex data (the usual
+            // radix-2 count), half that when the signal is real; one transform per line of
+            // the other signal dims, padding or truncation to dft_length free.
+            const dft_params p = read_dft(c);
+            const auto& x = c.shape(0);
+            const double line = static_cast<double>(x[p.axis]) * static_cast<double>(x.back());
+            const double lines = line > 0 ? elements(x) / line : 0;
+            const auto len = static_cast<double>(p.length);
+            flops = lines * (p.real ? 2.5 : 5.0) * len * std::log2(len);
+            break;
+        }
+        case op_id::Col2Im:
+            // Overlapping blocks sum into the image: one add per column element.
+            flops = elements(c.shape(0));
+            break;
         case op_id::QLinearConv: {
             // As Conv on x (input 0) and w (input 3), bias input 8; requantizing each output
             // (multiply by the combined scale, add the zero point) adds 2 per element.

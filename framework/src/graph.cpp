@@ -223,7 +223,26 @@ void graph::finalize() {
             }
         }
     }
-    dtype_ = detail::infer_dtypes(*this);
+    opset_ = 0;
+    for (const auto& [key, value] : metadata) {
+        if (key != "opset") continue;
+        // Digits only: the frontends write a plain decimal number.
+        int64_t v = 0;
+        bool ok = !value.empty() && value.size() <= 9;
+        for (char ch : value) {
+            ok = ok && ch >= '0' && ch <= '9';
+            if (ok) v = v * 10 + (ch - '0');
+        }
+        if (!ok || v < 1)
+            throw error(file + ": metadata opset '" + value +
+                        "' is not a default-domain opset number");
+        if (v > detail::newest_opset)
+            throw error(file + ": opset " + value +
+                        " of the default ONNX domain is newer than the newest the host knows (" +
+                        std::to_string(detail::newest_opset) + ")");
+        opset_ = v;
+    }
+    dtype_ = detail::infer_dtypes(*this, &op_version_);
     finalized_ = true;
 }
 

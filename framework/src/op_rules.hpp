@@ -3,6 +3,7 @@
 // and type rules, and the per-node context the inference and counting rules work on.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/graph.hpp>
@@ -19,6 +20,7 @@ enum class op_id : uint8_t {
     Acos,
     Acosh,
     Add,
+    AffineGrid,
     And,
     ArgMax,
     ArgMin,
@@ -37,7 +39,9 @@ enum class op_id : uint8_t {
     CastLike,
     Ceil,
     Celu,
+    CenterCropPad,
     Clip,
+    Col2Im,
     Concat,
     Constant,
     ConstantOfShape,
@@ -47,6 +51,8 @@ enum class op_id : uint8_t {
     Cos,
     Cosh,
     CumSum,
+    DFT,
+    DeformConv,
     DepthToSpace,
     DequantizeLinear,
     Div,
@@ -71,6 +77,7 @@ enum class op_id : uint8_t {
     GlobalMaxPool,
     Greater,
     GreaterOrEqual,
+    GridSample,
     GroupNormalization,
     HardSigmoid,
     HardSwish,
@@ -195,7 +202,23 @@ struct op_info {
     uint32_t not_params;
     dtype_rule rule;
     uint8_t dtype_from;
+    /// Default-domain opsets in which the op got a new version (its since_versions), ascending,
+    /// up to newest_opset; unused entries are 0.
+    std::array<uint8_t, 8> since{};
+    /// Opset from which the op is no longer in the default domain (0: never removed).
+    uint8_t removed_in = 0;
 };
+
+/// Newest default-domain opset whose operator versions the host implements.
+inline constexpr int64_t newest_opset = newest_supported_opset;
+
+/// The version of `op` a model importing default-domain `opset` uses: the largest since_version
+/// <= opset; 0 when the op does not exist at that opset (introduced later, or removed).
+/// opset 0 (not declared) resolves to the newest version, of a removed op too.
+uint8_t resolve_version(const op_info& op, int64_t opset) noexcept;
+
+/// "1, 11, 13, 18" (the since_versions of `op`, for docs and messages).
+std::string versions_string(const op_info& op);
 
 /// The op of a node, or nullptr when shape inference and counting do not know it.
 /// Only the default ONNX domain ("" or "ai.onnx") is known.
@@ -206,7 +229,10 @@ const std::vector<op_info>& op_table();
 
 /// Element types of every tensor (declared, else inferred). Throws nnergy::error naming the node
 /// when declared types contradict an op. `g.nodes` must already be in topological order.
-std::vector<nnergy_dtype> infer_dtypes(const graph& g);
+/// When `versions` is given it receives each node's resolved op version (resolve_version
+/// against g.opset(); 0 for ops the host does not know), and a known op that does not exist
+/// at the model's opset is an error naming the node.
+std::vector<nnergy_dtype> infer_dtypes(const graph& g, std::vector<uint8_t>* versions = nullptr);
 
 /// ONNX TensorProto.DataType number to nnergy_dtype (Cast's `to`); nullopt for unsupported.
 std::optional<nnergy_dtype> dtype_from_onnx(int64_t onnx_type) noexcept;
@@ -232,6 +258,17 @@ public:
     uint32_t index() const noexcept { return index_; }
     const graph& g() const noexcept { return g_; }
     bound_graph& b() const noexcept { return b_; }
+    /// The op version this node follows (a since_version, e.g. 18 for ReduceMean at opset 20),
+    /// resolved once when the graph was finalized.
+    int version() const noexcept {
+        const auto& v = g_.op_versions();
+        return index_ < v.size() ? v[index_] : 0;
+    }
+    /// Whether the model declares its default-domain opset. Without one (a JSON graph without
+    /// `metadata.opset`) every form of an op is accepted and version() is the newest.
+    bool versioned() const noexcept { return g_.opset() != 0; }
+    /// "ReduceMean-18" for messages.
+    std::string op_version_name() const;
 
     size_t input_count() const noexcept { return n_.inputs.size(); }
     size_t output_count() const noexcept { return n_.outputs.size(); }
@@ -302,6 +339,15 @@ struct einsum_spec {
 
 /// Parses the `equation` attribute; fails through `ctx` naming the problem.
 einsum_spec parse_einsum(const node_ctx& ctx);
+
+/// DFT: the transformed axis (non-negative) and the signal length (dft_length, else the axis
+/// dimension, else for the inverse of a one-sided transform 2 x (dim - 1)).
+struct dft_params {
+    size_t axis;
+    int64_t length;
+    bool real;  ///< real signal (input or output): half the work of a complex one
+};
+dft_params read_dft(const node_ctx& ctx);
 
 /// Largest integer tensor whose values constant folding keeps.
 inline constexpr size_t max_folded_elements = 4096;

@@ -3,8 +3,10 @@
 // integer tensors that feed Reshape, Expand, Slice and friends.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "op_rules.hpp"
 
@@ -58,8 +60,15 @@ std::vector<int64_t> node_ctx::attr_ints(std::string_view name, size_t count,
 int64_t node_ctx::normalize_axis(int64_t axis, int64_t rank, std::string_view what) const {
     if (axis < -rank || axis >= rank)
         fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
-             std::to_string(rank));
+             std::to_string(rank) +
+             (rank > 0
+                  ? " (valid: " + std::to_string(-rank) + " to " + std::to_string(rank - 1) + ")"
+                  : std::string(" (a scalar has no axes)")));
     return axis < 0 ? axis + rank : axis;
+}
+
+std::string node_ctx::op_version_name() const {
+    return n_.op_type + "-" + std::to_string(version());
 }
 
 int64_t checked_elements(const std::vector<int64_t>& s, const node_ctx& ctx) {
@@ -150,6 +159,59 @@ void fold_elementwise(const node_ctx& c, size_t first, size_t last,
         if (!f(args, result[e])) return;
     }
     c.set_values(0, std::move(result));
+}
+
+// ---- op versions ----
+
+// Under a declared opset: `name` is input `slot` from opset `since` on and an attribute before
+// it (axes of the reductions, Squeeze's axes, Split's sizes, Pad's pads). A node that uses the
+// form its resolved version does not define is an error; without a declared opset both are read.
+void check_form(const node_ctx& c, size_t slot, std::string_view name, int since) {
+    if (!c.versioned()) return;
+    const std::string what(name);
+    if (c.version() >= since && c.n().find_attribute(name))
+        c.fail(c.op_version_name() + " takes " + what + " as input " + std::to_string(slot) +
+               ", not as an attribute (the attribute form ended with opset " +
+               std::to_string(since - 1) + ")");
+    if (c.version() < since && c.has_input(slot))
+        c.fail(c.op_version_name() + " takes " + what + " as an attribute; the " + what +
+               " input arrived in opset " + std::to_string(since) +
+               " and this model imports opset " + std::to_string(c.g().opset()));
+}
+
+// Under a declared opset, an attribute the resolved version does not define yet is an error.
+void check_attr_since(const node_ctx& c, std::string_view name, int since) {
+    if (c.versioned() && c.version() < since && c.n().find_attribute(name))
+        c.fail("attribute '" + std::string(name) + "' arrived with " + c.n().op_type + "-" +
+               std::to_string(since) + "; this node is " + c.op_version_name() + " (opset " +
+               std::to_string(c.g().opset()) + ")");
+}
+
+// Under a declared opset, an input the resolved version does not define yet is an error.
+void check_input_since(const node_ctx& c, size_t slot, std::string_view name, int since) {
+    if (c.versioned() && c.version() < since && c.has_input(slot))
+        c.fail("input " + std::to_string(slot) + " (" + std::string(name) + ") arrived with " +
+               c.n().op_type + "-" + std::to_string(since) + "; this node is " +
+               c.op_version_name() + " (opset " + std::to_string(c.g().opset()) + ")");
+}
+
+// A string attribute's value, checked against the values its op accepts; `since` gives, per
+// value, the version that introduced it (0: every version).
+std::string string_choice(const node_ctx& c, std::string_view name, std::string_view fallback,
+                          std::initializer_list<std::pair<std::string_view, int>> allowed) {
+    const std::string* a = c.n().attr_string(name);
+    const std::string v = a ? *a : std::string(fallback);
+    std::string list;
+    for (const auto& [value, since] : allowed) {
+        if (v == value) {
+            if (c.versioned() && c.version() < since)
+                c.fail(std::string(name) + " '" + v + "' arrived with " + c.n().op_type + "-" +
+                       std::to_string(since) + "; this node is " + c.op_version_name());
+            return v;
+        }
+        list += (list.empty() ? "" : ", ") + std::string(value);
+    }
+    c.fail(std::string(name) + " '" + v + "' is not one of " + list);
 }
 
 void same_shape(const node_ctx& c) {
@@ -283,7 +345,12 @@ void infer_conv(const node_ctx& c, bool transpose, size_t xi = 0, size_t wi = 1,
     c.set_shape(0, std::move(out));
 }
 
-void infer_pool(const node_ctx& c) {
+void infer_pool(const node_ctx& c, op_id id) {
+    // Window attributes each pool gained over time: dilations (MaxPool-10, LpPool-18,
+    // AveragePool-19) and ceil_mode (MaxPool-10, AveragePool-10, LpPool-18).
+    const int since = id == op_id::LpPool ? 18 : 10;
+    check_attr_since(c, "dilations", id == op_id::AveragePool ? 19 : since);
+    check_attr_since(c, "ceil_mode", since);
     const auto& x = c.shape(0);
     if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
     const std::vector<int64_t>* ks = c.n().attr_ints("kernel_shape");
@@ -470,7 +537,8 @@ void infer_flatten(const node_ctx& c) {
     const int64_t r = c.rank(0);
     int64_t axis = c.attr_int("axis", 1);
     if (axis < -r || axis > r)
-        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r) +
+               " (valid: " + std::to_string(-r) + " to " + std::to_string(r) + ")");
     if (axis < 0) axis += r;
     const std::vector<int64_t> outer(x.begin(), x.begin() + axis);
     const std::vector<int64_t> inner(x.begin() + axis, x.end());
@@ -532,8 +600,10 @@ void infer_concat(const node_ctx& c) {
     c.set_shape(0, std::move(out));
 }
 
-// Axes from the `axes` attribute (older opsets) or input 1 (newer ones); nullopt when neither.
-std::optional<std::vector<int64_t>> read_axes(const node_ctx& c) {
+// Axes from the `axes` attribute (before opset `input_since`) or input 1 (from it); nullopt
+// when neither.
+std::optional<std::vector<int64_t>> read_axes(const node_ctx& c, int input_since) {
+    check_form(c, 1, "axes", input_since);
     if (c.has_input(1)) return c.need_values(1, "axes");
     if (const auto* a = c.n().attr_ints("axes")) return *a;
     return std::nullopt;
@@ -553,7 +623,7 @@ std::vector<int64_t> normalize_axes(const node_ctx& c, std::vector<int64_t> axes
 void infer_squeeze(const node_ctx& c) {
     const auto& x = c.shape(0);
     std::vector<bool> drop(x.size(), false);
-    if (auto axes = read_axes(c)) {
+    if (auto axes = read_axes(c, 13)) {
         for (int64_t a : normalize_axes(c, *axes, c.rank(0))) {
             if (x[static_cast<size_t>(a)] != 1)
                 c.fail("cannot squeeze axis " + std::to_string(a) + " of " + c.describe_input(0) +
@@ -572,7 +642,7 @@ void infer_squeeze(const node_ctx& c) {
 
 void infer_unsqueeze(const node_ctx& c) {
     const auto& x = c.shape(0);
-    auto axes = read_axes(c);
+    auto axes = read_axes(c, 13);
     if (!axes) c.fail("needs axes (attribute 'axes' or input 1)");
     const auto rank = static_cast<int64_t>(x.size() + axes->size());
     std::vector<bool> is_new(static_cast<size_t>(rank), false);
@@ -587,7 +657,11 @@ void infer_unsqueeze(const node_ctx& c) {
 void infer_reduce(const node_ctx& c, op_id id) {
     const auto& x = c.shape(0);
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
-    std::vector<int64_t> axes = read_axes(c).value_or(std::vector<int64_t>{});
+    // ReduceSum took its axes as an input from opset 13, the other reductions from 18; the
+    // no-op option for empty axes came with the input.
+    const int since = id == op_id::ReduceSum ? 13 : 18;
+    check_attr_since(c, "noop_with_empty_axes", since);
+    std::vector<int64_t> axes = read_axes(c, since).value_or(std::vector<int64_t>{});
     std::vector<bool> reduce(x.size(), false);
     if (axes.empty()) {
         if (c.attr_int("noop_with_empty_axes", 0) != 0) {
@@ -645,6 +719,8 @@ void infer_reduce(const node_ctx& c, op_id id) {
 }
 
 void infer_shape_op(const node_ctx& c) {
+    check_attr_since(c, "start", 15);
+    check_attr_since(c, "end", 15);
     const auto& x = c.shape(0);
     const int64_t r = c.rank(0);
     const auto clamp = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
@@ -700,6 +776,9 @@ void infer_slice(const node_ctx& c) {
     const auto& x = c.shape(0);
     const int64_t r = c.rank(0);
     std::vector<int64_t> starts, ends, axes, steps;
+    check_form(c, 1, "starts", 10);
+    check_form(c, 2, "ends", 10);
+    check_form(c, 3, "axes", 10);
     if (c.has_input(1) || c.has_input(2)) {
         if (!c.has_input(1) || !c.has_input(2)) c.fail("needs both starts and ends inputs");
         starts = c.need_values(1, "starts");
@@ -764,22 +843,38 @@ void infer_split(const node_ctx& c) {
         static_cast<size_t>(c.normalize_axis(c.attr_int("axis", 0), c.rank(0), "axis"));
     const int64_t d = x[axis];
     const auto n = static_cast<int64_t>(c.output_count());
+    check_form(c, 1, "split", 13);
+    check_attr_since(c, "num_outputs", 18);
+    const auto num = c.n().attr_int("num_outputs");
+    if (num && (c.has_input(1) || c.n().find_attribute("split")))
+        c.fail("takes either split sizes or num_outputs, not both");
+    if (num && *num < 1) c.fail("num_outputs " + std::to_string(*num) + " must be >= 1");
+    if (num && *num != n)
+        c.fail("num_outputs " + std::to_string(*num) + " differs from the " + std::to_string(n) +
+               " outputs the node lists");
     std::vector<int64_t> sizes;
     if (c.has_input(1)) {
         sizes = c.need_values(1, "split sizes");
     } else if (const auto* s = c.n().attr_ints("split")) {
         sizes = *s;
+    } else if (num) {
+        // Split-18: chunks of ceil(d / n), the last one smaller.
+        const int64_t chunk = ceil_div(d, n);
+        const int64_t last = d - chunk * (n - 1);
+        if (last < 0)
+            c.fail("num_outputs " + std::to_string(n) + " cannot split axis " +
+                   std::to_string(axis) + " of " + c.describe_input(0) + " into chunks of " +
+                   std::to_string(chunk) + " (the last chunk would be " + std::to_string(last) +
+                   ")");
+        sizes.assign(static_cast<size_t>(n - 1), chunk);
+        sizes.push_back(last);
     } else {
-        const auto num = c.n().attr_int("num_outputs");
-        if (num && *num != n)
-            c.fail("num_outputs " + std::to_string(*num) + " differs from the " +
-                   std::to_string(n) + " outputs");
-        if (!num && d % n != 0)
+        if (c.versioned() && c.version() >= 18)
+            c.fail(c.op_version_name() + " needs split sizes (input 1) or num_outputs");
+        if (d % n != 0)
             c.fail("axis " + std::to_string(axis) + " of " + c.describe_input(0) +
                    " does not split evenly into " + std::to_string(n) + " outputs");
-        const int64_t chunk = ceil_div(d, n);
-        for (int64_t i = 0; i < n; ++i)
-            sizes.push_back(std::clamp(d - i * chunk, int64_t{0}, chunk));
+        sizes.assign(static_cast<size_t>(n), d / n);
     }
     if (static_cast<int64_t>(sizes.size()) != n)
         c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
@@ -831,6 +926,14 @@ void infer_tile(const node_ctx& c) {
 void infer_pad(const node_ctx& c) {
     const auto& x = c.shape(0);
     const int64_t r = c.rank(0);
+    check_form(c, 1, "pads", 11);
+    check_input_since(c, 3, "axes", 18);
+    if (c.versioned() && c.version() >= 11 && c.n().find_attribute("value"))
+        c.fail(c.op_version_name() +
+               " takes the constant value as input 2, not the 'value' "
+               "attribute (the attribute form ended with opset 10)");
+    string_choice(c, "mode", "constant",
+                  {{"constant", 0}, {"reflect", 0}, {"edge", 0}, {"wrap", 19}});
     std::vector<int64_t> pads;
     if (c.has_input(1)) {
         pads = c.need_values(1, "pads");
@@ -932,6 +1035,7 @@ void infer_arg_reduce(const node_ctx& c) {
 void infer_topk(const node_ctx& c) {
     const auto& x = c.shape(0);
     std::vector<int64_t> kv;
+    check_form(c, 1, "k", 10);
     if (c.has_input(1)) {
         kv = c.need_values(1, "K");
         if (kv.size() != 1) c.fail("K " + c.describe_input(1) + " must hold one value");
@@ -981,19 +1085,28 @@ void infer_channel_norm(const node_ctx& c, bool grouped) {
     if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
     const int64_t ch = x[1];
     int64_t param = ch;
+    std::string per = "one per channel";
     if (grouped) {
         const auto groups = c.n().attr_int("num_groups");
         if (!groups || *groups < 1) c.fail("attribute 'num_groups' (>= 1) is required");
         if (ch % *groups != 0)
             c.fail("channels " + std::to_string(ch) + " of " + c.describe_input(0) +
                    " are not divisible by num_groups " + std::to_string(*groups));
-        // Opset 18 takes per-group scale and bias, opset 21 per-channel ones.
-        if (c.shape(1).size() == 1 && c.shape(1)[0] == *groups) param = *groups;
+        // GroupNormalization-18 takes per-group scale and bias, -21 per-channel ones; without a
+        // declared opset either is read.
+        const bool per_group =
+            c.versioned() ? c.version() < 21 : c.shape(1).size() == 1 && c.shape(1)[0] == *groups;
+        if (per_group) {
+            param = *groups;
+            per = "one per group";
+        }
+        if (c.versioned()) per = c.op_version_name() + ": " + per;
     }
     for (size_t k = 1; k <= 2; ++k) {
         const auto& s = c.shape(k);
         if (s.size() != 1 || s[0] != param)
-            c.fail(c.describe_input(k) + " must have shape [" + std::to_string(param) + "]");
+            c.fail(c.describe_input(k) + " must have shape [" + std::to_string(param) + "] (" +
+                   per + ")");
     }
     c.set_shape(0, x);
 }
@@ -1017,6 +1130,25 @@ std::optional<std::vector<double>> float_constant(const node_ctx& c, size_t i) {
 void infer_resize(const node_ctx& c, bool upsample) {
     const auto& x = c.shape(0);
     const int64_t r = c.rank(0);
+    if (!upsample) {
+        // Resize-18 added axes, keep_aspect_ratio_policy and antialias; -19 the
+        // half_pixel_symmetric mapping (which moves sample points, not the output size).
+        check_attr_since(c, "axes", 18);
+        check_attr_since(c, "keep_aspect_ratio_policy", 18);
+        check_attr_since(c, "antialias", 18);
+        check_attr_since(c, "coordinate_transformation_mode", 11);
+        string_choice(c, "mode", "nearest", {{"nearest", 0}, {"linear", 0}, {"cubic", 11}});
+        string_choice(c, "coordinate_transformation_mode", "half_pixel",
+                      {{"half_pixel", 0},
+                       {"half_pixel_symmetric", 19},
+                       {"pytorch_half_pixel", 0},
+                       {"align_corners", 0},
+                       {"asymmetric", 0},
+                       {"tf_half_pixel_for_nn", 0},
+                       {"tf_crop_and_resize", 0}});
+        if (c.versioned() && c.version() == 10 && c.input_count() > 2)
+            c.fail("Resize-10 takes (X, scales); roi and sizes arrived with Resize-11");
+    }
     std::vector<int64_t> axes;
     if (const auto* a = c.n().attr_ints("axes"); a && !upsample) {
         axes = normalize_axes(c, *a, r);
@@ -1025,7 +1157,8 @@ void infer_resize(const node_ctx& c, bool upsample) {
     }
     std::vector<int64_t> out = x;
     // Resize-10 took (X, scales); later opsets (X, roi, scales, sizes).
-    const size_t scales_slot = upsample || c.input_count() == 2 ? 1 : 2;
+    const size_t scales_slot =
+        upsample || (c.versioned() ? c.version() == 10 : c.input_count() == 2) ? 1 : 2;
     if (!upsample && c.has_input(3)) {
         const auto& sizes = c.need_values(3, "sizes");
         if (sizes.size() != axes.size())
@@ -1111,6 +1244,10 @@ void infer_gather_nd(const node_ctx& c) {
 }
 
 void infer_scatter(const node_ctx& c, bool nd) {
+    // reduction came with opset 16 (none, add, mul); max and min with 18.
+    check_attr_since(c, "reduction", 16);
+    string_choice(c, "reduction", "none",
+                  {{"none", 0}, {"add", 0}, {"mul", 0}, {"max", 18}, {"min", 18}});
     if (!nd) {
         if (c.shape(1) != c.shape(2) || c.rank(1) != c.rank(0))
             c.fail("indices " + c.describe_input(1) + " and updates " + c.describe_input(2) +
@@ -1290,6 +1427,184 @@ void infer_quant_outputs(const node_ctx& c) {
     c.set_shape(2, {});
 }
 
+// QuantizeLinear / DequantizeLinear: the scale (input 1) and zero point (input 2) fix the
+// granularity: per tensor (one element), per axis (-13: 1-D of x[axis]) or blocked (-21:
+// x's shape with ceil(x[axis] / block_size) on the axis).
+void infer_quantize_linear(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto& s = c.shape(1);
+    check_attr_since(c, "axis", 13);
+    check_attr_since(c, "block_size", 21);
+    check_attr_since(c, "output_dtype", 21);
+    check_attr_since(c, "saturate", 19);
+    if (c.has_input(2) && c.shape(2) != s)
+        c.fail("zero point " + c.describe_input(2) + " must have the shape of scale " +
+               c.describe_input(1));
+    const int64_t block = c.attr_int("block_size", 0);
+    if (block < 0) c.fail("block_size " + std::to_string(block) + " must be >= 0");
+    const bool per_tensor = block == 0 && (s.empty() || (s.size() == 1 && s[0] == 1));
+    if (!per_tensor) {
+        if (c.versioned() && c.version() < 13)
+            c.fail(c.op_version_name() + " takes a scalar scale only, not " + c.describe_input(1) +
+                   " (per-axis scales arrived with opset 13)");
+        const auto axis =
+            static_cast<size_t>(c.normalize_axis(c.attr_int("axis", 1), c.rank(0), "axis"));
+        if (block == 0) {
+            if (s.size() != 1 || s[0] != x[axis])
+                c.fail("scale " + c.describe_input(1) + " must be a scalar or 1-D of length " +
+                       std::to_string(x[axis]) + " (axis " + std::to_string(axis) + " of " +
+                       c.describe_input(0) + ")");
+        } else {
+            std::vector<int64_t> want = x;
+            want[axis] = ceil_div(x[axis], block);
+            if (s != want)
+                c.fail("scale " + c.describe_input(1) + " must have shape " + shape_string(want) +
+                       " for blocks of " + std::to_string(block) + " on axis " +
+                       std::to_string(axis) + " of " + c.describe_input(0));
+        }
+    }
+    same_shape(c);
+}
+
+// Col2Im-18: [N, C x prod(block), L] -> [N, C, image...]; L must equal the number of block
+// positions the strided, dilated, padded image holds.
+void infer_col2im(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto& image = c.need_values(1, "image_shape");
+    const auto& block = c.need_values(2, "block_shape");
+    if (x.size() != 3) c.fail(c.describe_input(0) + " must have rank 3 (N, C x prod(block), L)");
+    if (image.empty() || image.size() != block.size())
+        c.fail("image_shape " + shape_string(image) + " and block_shape " + shape_string(block) +
+               " must be non-empty and of one length");
+    const size_t n = image.size();
+    int64_t block_elems = 1;
+    for (size_t i = 0; i < n; ++i) {
+        if (image[i] < 1 || block[i] < 1)
+            c.fail("image_shape " + shape_string(image) + " and block_shape " +
+                   shape_string(block) + " must be positive");
+        block_elems *= block[i];
+    }
+    if (x[1] % block_elems != 0)
+        c.fail("dimension 1 of " + c.describe_input(0) +
+               " is not a multiple of prod(block_shape) = " + std::to_string(block_elems));
+    const window w = read_window(c, block);
+    int64_t blocks = 1;
+    for (size_t i = 0; i < n; ++i) blocks *= window_output(c, w, i, image[i], false);
+    if (x[2] != blocks)
+        c.fail("dimension 2 of " + c.describe_input(0) + " must be the number of blocks, " +
+               std::to_string(blocks) + ", that image_shape " + shape_string(image) + " holds");
+    std::vector<int64_t> out{x[0], x[1] / block_elems};
+    out.insert(out.end(), image.begin(), image.end());
+    c.set_shape(0, std::move(out));
+}
+
+// CenterCropPad-18: the axes it names take the sizes of input 1; the rest stay.
+void infer_center_crop_pad(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto& sizes = c.need_values(1, "shape");
+    std::vector<int64_t> axes;
+    if (const auto* a = c.n().attr_ints("axes")) {
+        axes = normalize_axes(c, *a, c.rank(0));
+    } else {
+        for (int64_t j = 0; j < c.rank(0); ++j) axes.push_back(j);
+    }
+    if (sizes.size() != axes.size())
+        c.fail("shape " + shape_string(sizes) + " needs one entry per axis (" +
+               std::to_string(axes.size()) + ")");
+    std::vector<int64_t> out = x;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        if (sizes[i] < 0) c.fail("shape " + shape_string(sizes) + " has a negative dimension");
+        out[static_cast<size_t>(axes[i])] = sizes[i];
+    }
+    c.set_shape(0, std::move(out));
+}
+
+// DeformConv-19: Conv's output shape; the offsets (and mask) must give each output position
+// offset_group x prod(kernel) sampling points (x spatial rank coordinates for offsets).
+void infer_deform_conv(const node_ctx& c) {
+    infer_conv(c, false, 0, 1, 3);
+    const auto& x = c.shape(0);
+    const auto& w = c.shape(1);
+    const auto& y = c.out_shape(0);
+    const int64_t og = c.attr_int("offset_group", 1);
+    if (og < 1 || x[1] % og != 0)
+        c.fail("offset_group " + std::to_string(og) + " must be >= 1 and divide the channels " +
+               std::to_string(x[1]) + " of " + c.describe_input(0));
+    int64_t points = og;
+    for (size_t i = 2; i < w.size(); ++i) points *= w[i];
+    const auto spatial = static_cast<int64_t>(x.size() - 2);
+    const auto expect = [&](size_t slot, int64_t channels, const char* what) {
+        std::vector<int64_t> want{x[0], channels};
+        want.insert(want.end(), y.begin() + 2, y.end());
+        if (c.shape(slot) != want)
+            c.fail(std::string(what) + " " + c.describe_input(slot) + " must have shape " +
+                   shape_string(want));
+    };
+    expect(2, points * spatial, "offset");
+    if (c.has_input(4)) expect(4, points, "mask");
+}
+
+// AffineGrid-20: theta [N, 2, 3] (or [N, 3, 4]) and size (N, C, H, W) (or (N, C, D, H, W))
+// give the grid [N, H, W, 2] (or [N, D, H, W, 3]).
+void infer_affine_grid(const node_ctx& c) {
+    const auto& theta = c.shape(0);
+    const auto& size = c.need_values(1, "size");
+    if (size.size() != 4 && size.size() != 5)
+        c.fail("size " + shape_string(size) + " must be (N, C, H, W) or (N, C, D, H, W)");
+    const auto r = static_cast<int64_t>(size.size() - 2);
+    if (theta.size() != 3 || theta[0] != size[0] || theta[1] != r || theta[2] != r + 1)
+        c.fail("theta " + c.describe_input(0) + " must have shape [" + std::to_string(size[0]) +
+               ", " + std::to_string(r) + ", " + std::to_string(r + 1) + "] for size " +
+               shape_string(size));
+    for (int64_t d : size)
+        if (d < 1) c.fail("size " + shape_string(size) + " must be positive");
+    std::vector<int64_t> out{size[0]};
+    out.insert(out.end(), size.begin() + 2, size.end());
+    out.push_back(r);
+    c.set_shape(0, std::move(out));
+}
+
+// GridSample (-16: 4-D, -20: N-D): X [N, C, D1..Dr] sampled at grid [N, O1..Or, r] gives
+// [N, C, O1..Or].
+void infer_grid_sample(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const auto& grid = c.shape(1);
+    if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
+    if (c.versioned() && c.version() < 20 && x.size() != 4)
+        c.fail(c.op_version_name() +
+               " samples 4-D inputs only (N-D arrived with GridSample-20), not " +
+               c.describe_input(0));
+    const auto r = static_cast<int64_t>(x.size() - 2);
+    if (grid.size() != x.size() || grid[0] != x[0] || grid.back() != r)
+        c.fail("grid " + c.describe_input(1) + " must have shape [" + std::to_string(x[0]) +
+               ", out spatial..., " + std::to_string(r) + "] for " + c.describe_input(0));
+    // -16 names the modes bilinear and bicubic, -20 linear and cubic.
+    const bool old = c.versioned() && c.version() < 20;
+    if (old)
+        string_choice(c, "mode", "bilinear", {{"bilinear", 0}, {"nearest", 0}, {"bicubic", 0}});
+    else if (c.versioned())
+        string_choice(c, "mode", "linear", {{"linear", 0}, {"nearest", 0}, {"cubic", 0}});
+    else
+        string_choice(
+            c, "mode", "linear",
+            {{"linear", 0}, {"nearest", 0}, {"cubic", 0}, {"bilinear", 0}, {"bicubic", 0}});
+    std::vector<int64_t> out{x[0], x[1]};
+    out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
+    c.set_shape(0, std::move(out));
+}
+
+void infer_dft(const node_ctx& c) {
+    const dft_params p = read_dft(c);
+    const bool inverse = c.attr_int("inverse", 0) != 0;
+    const bool onesided = c.attr_int("onesided", 0) != 0;
+    std::vector<int64_t> out = c.shape(0);
+    // DFT-20 defines the inverse of a one-sided transform as a real signal of dft_length.
+    const bool irfft = onesided && inverse && (!c.versioned() || c.version() >= 20);
+    out[p.axis] = irfft || !onesided ? p.length : p.length / 2 + 1;
+    out.back() = irfft ? 1 : 2;
+    c.set_shape(0, std::move(out));
+}
+
 // Elementwise folding of one integer input.
 template <typename F>
 void fold_unary(const node_ctx& c, F f) {
@@ -1304,6 +1619,42 @@ bool checked(bool overflow) { return !overflow; }
 
 }  // namespace
 
+dft_params read_dft(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const int64_t r = c.rank(0);
+    if (r < 2 || (x.back() != 1 && x.back() != 2))
+        c.fail(c.describe_input(0) +
+               " must have rank >= 2 and a last dimension of 1 (real) or 2 (complex)");
+    check_form(c, 2, "axis", 20);  // DFT-20 moved the axis to input 2 (default -2; -17: 1)
+    int64_t axis = 0;
+    if (c.has_input(2)) {
+        const auto& v = c.need_values(2, "axis");
+        if (v.size() != 1) c.fail("axis " + c.describe_input(2) + " must hold one value");
+        axis = v[0];
+    } else if (auto a = c.n().attr_int("axis")) {
+        axis = *a;
+    } else {
+        axis = c.versioned() && c.version() < 20 ? 1 : -2;
+    }
+    // The last dimension holds real and imaginary parts and is no signal axis.
+    if (axis < -r || axis == -1 || axis > r - 2)
+        c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r) +
+               " (valid: " + std::to_string(-r) + " to -2 and 0 to " + std::to_string(r - 2) +
+               "; the last dimension holds real and imaginary parts)");
+    if (axis < 0) axis += r;
+    const auto a = static_cast<size_t>(axis);
+    const bool irfft = c.attr_int("onesided", 0) != 0 && c.attr_int("inverse", 0) != 0 &&
+                       (!c.versioned() || c.version() >= 20);
+    int64_t length = irfft ? 2 * (x[a] - 1) : x[a];
+    if (c.has_input(1)) {
+        const auto& v = c.need_values(1, "dft_length");
+        if (v.size() != 1) c.fail("dft_length " + c.describe_input(1) + " must hold one value");
+        length = v[0];
+    }
+    if (length < 1) c.fail("dft_length " + std::to_string(length) + " must be >= 1");
+    return {a, length, x.back() == 1 || irfft};
+}
+
 einsum_spec parse_einsum(const node_ctx& c) {
     const std::string* eq = c.n().attr_string("equation");
     if (!eq) c.fail("attribute 'equation' is required");
@@ -1317,7 +1668,6 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::Erf:
         case op_id::Exp:
         case op_id::Floor:
-        case op_id::Gelu:
         case op_id::HardSigmoid:
         case op_id::HardSwish:
         case op_id::LeakyRelu:
@@ -1329,7 +1679,6 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::Sqrt:
         case op_id::Tanh:
         case op_id::Not:
-        case op_id::Clip:
         case op_id::Dropout:
         case op_id::Acos:
         case op_id::Acosh:
@@ -1353,8 +1702,38 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::ThresholdedRelu:
         case op_id::Shrink:
         case op_id::LRN:
+            same_shape(c);
+            return;
         case op_id::DequantizeLinear:
         case op_id::QuantizeLinear:
+            infer_quantize_linear(c);
+            return;
+        case op_id::Col2Im:
+            infer_col2im(c);
+            return;
+        case op_id::CenterCropPad:
+            infer_center_crop_pad(c);
+            return;
+        case op_id::DeformConv:
+            infer_deform_conv(c);
+            return;
+        case op_id::AffineGrid:
+            infer_affine_grid(c);
+            return;
+        case op_id::GridSample:
+            infer_grid_sample(c);
+            return;
+        case op_id::DFT:
+            infer_dft(c);
+            return;
+        case op_id::Clip:
+            // Clip-11 moved min and max from attributes to inputs 1 and 2.
+            check_form(c, 1, "min", 11);
+            check_form(c, 2, "max", 11);
+            same_shape(c);
+            return;
+        case op_id::Gelu:
+            string_choice(c, "approximate", "none", {{"none", 0}, {"tanh", 0}});
             same_shape(c);
             return;
         case op_id::Abs:
@@ -1428,6 +1807,7 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
             infer_resize(c, false);
             return;
         case op_id::Upsample:
+            check_form(c, 1, "scales", 9);  // Upsample-9 moved scales to input 1
             infer_resize(c, true);
             return;
         case op_id::GatherElements:
@@ -1477,9 +1857,11 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
                 c.set_values(0, std::move(v));
             }
             return;
-        case op_id::Identity:
         case op_id::Cast:
         case op_id::CastLike:
+            check_attr_since(c, "saturate", 19);  // float8 conversions (Cast-19, CastLike-19)
+            [[fallthrough]];
+        case op_id::Identity:
             same_shape(c);
             if (c.values(0) && (is_integer(c.dtype(0)) || c.dtype(0) == NNERGY_DTYPE_BOOL))
                 c.set_values(0, *c.values(0));
@@ -1642,7 +2024,7 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::MaxPool:
         case op_id::AveragePool:
         case op_id::LpPool:
-            infer_pool(c);
+            infer_pool(c, op.id);
             return;
         case op_id::GlobalAveragePool:
         case op_id::GlobalMaxPool:

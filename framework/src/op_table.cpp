@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ops the host knows: operand roles, arity and element-type rules.
 #include <algorithm>
+#include <array>
 #include <nnergy/dtype.hpp>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -19,8 +21,8 @@ constexpr op_info make(std::string_view name, op_id id, uint8_t min_in, uint8_t 
                        uint32_t integer = 0, uint32_t same = 0,
                        dtype_rule rule = dtype_rule::like_input, uint8_t from = 0,
                        uint32_t not_params = 0) {
-    return op_info{name,    id,      min_in, max_in,     min_out, max_out,
-                   control, integer, same,   not_params, rule,    from};
+    return op_info{name,    id,   min_in,     max_in, min_out, max_out, control,
+                   integer, same, not_params, rule,   from,    {},      0};
 }
 
 op_info unary(std::string_view name, op_id id) { return make(name, id, 1, 1); }
@@ -37,6 +39,167 @@ op_info variadic(std::string_view name, op_id id) {
 op_info with_axes(std::string_view name, op_id id) {
     return make(name, id, 1, 2, 1, 1, bit(1), bit(1));
 }
+
+// Every version of every known op, from the ONNX operator changelog (docs/Changelog.md of
+// onnx/onnx): the opsets in which the op got a new version, through newest_opset, and the
+// opset that removed it from the default domain. docs/onnx.md lists this table, and a unit
+// test checks that the two agree.
+struct version_entry {
+    std::string_view name;
+    std::array<uint8_t, 8> since;
+    uint8_t removed_in = 0;
+};
+
+const version_entry version_table[] = {
+    {"Abs", {1, 6, 13}},
+    {"Acos", {7, 22}},
+    {"Acosh", {9, 22}},
+    {"Add", {1, 6, 7, 13, 14}},
+    {"AffineGrid", {20}},
+    {"And", {1, 7}},
+    {"ArgMax", {1, 11, 12, 13}},
+    {"ArgMin", {1, 11, 12, 13}},
+    {"Asin", {7, 22}},
+    {"Asinh", {9, 22}},
+    {"Atan", {7, 22}},
+    {"Atanh", {9, 22}},
+    {"AveragePool", {1, 7, 10, 11, 19, 22}},
+    {"BatchNormalization", {1, 6, 7, 9, 14, 15}},
+    {"BitShift", {11}},
+    {"BitwiseAnd", {18}},
+    {"BitwiseNot", {18}},
+    {"BitwiseOr", {18}},
+    {"BitwiseXor", {18}},
+    {"Cast", {1, 6, 9, 13, 19, 21}},
+    {"CastLike", {15, 19, 21}},
+    {"Ceil", {1, 6, 13}},
+    {"Celu", {12}},
+    {"CenterCropPad", {18}},
+    {"Clip", {1, 6, 11, 12, 13}},
+    {"Col2Im", {18}},
+    {"Concat", {1, 4, 11, 13}},
+    {"Constant", {1, 9, 11, 12, 13, 19, 21}},
+    {"ConstantOfShape", {9, 20, 21}},
+    {"Conv", {1, 11, 22}},
+    {"ConvInteger", {10}},
+    {"ConvTranspose", {1, 11, 22}},
+    {"Cos", {7, 22}},
+    {"Cosh", {9, 22}},
+    {"CumSum", {11, 14}},
+    {"DFT", {17, 20}},
+    {"DeformConv", {19, 22}},
+    {"DepthToSpace", {1, 11, 13}},
+    {"DequantizeLinear", {10, 13, 19, 21}},
+    {"Div", {1, 6, 7, 13, 14}},
+    {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
+    {"DynamicQuantizeLinear", {11}},
+    {"Einsum", {12}},
+    {"Elu", {1, 6, 22}},
+    {"Equal", {1, 7, 11, 13, 19}},
+    {"Erf", {9, 13}},
+    {"Exp", {1, 6, 13}},
+    {"Expand", {8, 13}},
+    {"EyeLike", {9, 22}},
+    {"Flatten", {1, 9, 11, 13, 21}},
+    {"Floor", {1, 6, 13}},
+    {"Gather", {1, 11, 13}},
+    {"GatherElements", {11, 13}},
+    {"GatherND", {11, 12, 13}},
+    {"Gelu", {20}},
+    {"Gemm", {1, 6, 7, 9, 11, 13}},
+    {"GlobalAveragePool", {1, 22}},
+    {"GlobalLpPool", {1, 2, 22}},
+    {"GlobalMaxPool", {1, 22}},
+    {"Greater", {1, 7, 9, 13}},
+    {"GreaterOrEqual", {12, 16}},
+    {"GridSample", {16, 20, 22}},
+    {"GroupNormalization", {18, 21}},
+    {"HardSigmoid", {1, 6, 22}},
+    {"HardSwish", {14, 22}},
+    {"Hardmax", {1, 11, 13}},
+    {"Identity", {1, 13, 14, 16, 19, 21}},
+    {"InstanceNormalization", {1, 6, 22}},
+    {"IsInf", {10, 20}},
+    {"IsNaN", {9, 13, 20}},
+    {"LRN", {1, 13}},
+    {"LayerNormalization", {17}},
+    {"LeakyRelu", {1, 6, 16}},
+    {"Less", {1, 7, 9, 13}},
+    {"LessOrEqual", {12, 16}},
+    {"Log", {1, 6, 13}},
+    {"LogSoftmax", {1, 11, 13}},
+    {"LpNormalization", {1, 22}},
+    {"LpPool", {1, 2, 11, 18, 22}},
+    {"MatMul", {1, 9, 13}},
+    {"MatMulInteger", {10}},
+    {"Max", {1, 6, 8, 12, 13}},
+    {"MaxPool", {1, 8, 10, 11, 12, 22}},
+    {"Mean", {1, 6, 8, 13}},
+    {"MeanVarianceNormalization", {9, 13}},
+    {"Min", {1, 6, 8, 12, 13}},
+    {"Mish", {18, 22}},
+    {"Mod", {10, 13}},
+    {"Mul", {1, 6, 7, 13, 14}},
+    {"Neg", {1, 6, 13}},
+    {"NonZero", {9, 13}},
+    {"Not", {1}},
+    {"OneHot", {9, 11}},
+    {"Or", {1, 7}},
+    {"PRelu", {1, 6, 7, 9, 16}},
+    {"Pad", {1, 2, 11, 13, 18, 19, 21}},
+    {"Pow", {1, 7, 12, 13, 15}},
+    {"QLinearConv", {10}},
+    {"QLinearMatMul", {10, 21}},
+    {"QuantizeLinear", {10, 13, 19, 21}},
+    {"Range", {11}},
+    {"Reciprocal", {1, 6, 13}},
+    {"ReduceL1", {1, 11, 13, 18}},
+    {"ReduceL2", {1, 11, 13, 18}},
+    {"ReduceLogSum", {1, 11, 13, 18}},
+    {"ReduceLogSumExp", {1, 11, 13, 18}},
+    {"ReduceMax", {1, 11, 12, 13, 18, 20}},
+    {"ReduceMean", {1, 11, 13, 18}},
+    {"ReduceMin", {1, 11, 12, 13, 18, 20}},
+    {"ReduceProd", {1, 11, 13, 18}},
+    {"ReduceSum", {1, 11, 13}},
+    {"ReduceSumSquare", {1, 11, 13, 18}},
+    {"Relu", {1, 6, 13, 14}},
+    {"Reshape", {1, 5, 13, 14, 19, 21}},
+    {"Resize", {10, 11, 13, 18, 19}},
+    {"ReverseSequence", {10}},
+    {"Round", {11, 22}},
+    {"ScatterElements", {11, 13, 16, 18}},
+    {"ScatterND", {11, 13, 16, 18}},
+    {"Selu", {1, 6, 22}},
+    {"Shape", {1, 13, 15, 19, 21}},
+    {"Shrink", {9}},
+    {"Sigmoid", {1, 6, 13}},
+    {"Sign", {9, 13}},
+    {"Sin", {7, 22}},
+    {"Sinh", {9, 22}},
+    {"Size", {1, 13, 19, 21}},
+    {"Slice", {1, 10, 11, 13}},
+    {"Softmax", {1, 11, 13}},
+    {"Softplus", {1, 22}},
+    {"Softsign", {1, 22}},
+    {"SpaceToDepth", {1, 13}},
+    {"Split", {1, 2, 11, 13, 18}},
+    {"Sqrt", {1, 6, 13}},
+    {"Squeeze", {1, 11, 13, 21}},
+    {"Sub", {1, 6, 7, 13, 14}},
+    {"Sum", {1, 6, 8, 13}},
+    {"Tan", {7, 22}},
+    {"Tanh", {1, 6, 13}},
+    {"ThresholdedRelu", {10, 22}},
+    {"Tile", {1, 6, 13}},
+    {"TopK", {1, 10, 11}},
+    {"Transpose", {1, 13, 21}},
+    {"Trilu", {14}},
+    {"Unsqueeze", {1, 11, 13, 21}},
+    {"Upsample", {1, 7, 9}, 10},
+    {"Where", {9, 16}},
+    {"Xor", {1, 7}},
+};
 
 std::vector<op_info> build_table() {
     using r = dtype_rule;
@@ -205,9 +368,28 @@ std::vector<op_info> build_table() {
         make("QuantizeLinear", op_id::QuantizeLinear, 2, 3, 1, 1, 0, 0, 0, r::quantized, 2),
         make("DequantizeLinear", op_id::DequantizeLinear, 2, 3, 1, 1, 0, 0, 0, r::like_input, 1),
         make("DynamicQuantizeLinear", op_id::DynamicQuantizeLinear, 1, 1, 3, 3, 0, 0, 0, r::uint8),
+        // Spatial transforms (opset 18-20).
+        make("Col2Im", op_id::Col2Im, 3, 3, 1, 1, bit(1) | bit(2), bit(1) | bit(2)),
+        make("CenterCropPad", op_id::CenterCropPad, 2, 2, 1, 1, bit(1), bit(1)),
+        make("DeformConv", op_id::DeformConv, 3, 5, 1, 1, 0, 0,
+             bit(0) | bit(1) | bit(2) | bit(3) | bit(4)),
+        // theta and size; the grid takes theta's type.
+        make("AffineGrid", op_id::AffineGrid, 2, 2, 1, 1, bit(1), bit(1)),
+        make("GridSample", op_id::GridSample, 2, 2),
+        // dft_length and (DFT-20) axis steer the op.
+        make("DFT", op_id::DFT, 1, 3, 1, 1, bit(1) | bit(2), bit(1) | bit(2)),
     };
     std::sort(t.begin(), t.end(),
               [](const op_info& a, const op_info& b) { return a.name < b.name; });
+    for (op_info& op : t) {
+        const version_entry* e = nullptr;
+        for (const version_entry& v : version_table)
+            if (v.name == op.name) e = &v;
+        // A known op without versions is a bug in this file; the unit tests build the table.
+        if (!e) throw std::logic_error("op '" + std::string(op.name) + "' has no version entry");
+        op.since = e->since;
+        op.removed_in = e->removed_in;
+    }
     return t;
 }
 
@@ -234,6 +416,28 @@ const op_info* find_op(std::string_view op_type, std::string_view domain) noexce
     }();
     auto it = index.find(op_type);
     return it == index.end() ? nullptr : it->second;
+}
+
+uint8_t resolve_version(const op_info& op, int64_t opset) noexcept {
+    // Without a declared opset every op is accepted at its newest version, removed ones too.
+    if (opset <= 0)
+        opset = newest_opset;
+    else if (op.removed_in != 0 && opset >= op.removed_in)
+        return 0;
+    uint8_t v = 0;
+    for (uint8_t s : op.since)
+        if (s != 0 && s <= opset) v = s;
+    return v;
+}
+
+std::string versions_string(const op_info& op) {
+    std::string s;
+    for (uint8_t v : op.since) {
+        if (v == 0) continue;
+        if (!s.empty()) s += ", ";
+        s += std::to_string(v);
+    }
+    return s;
 }
 
 bool is_integer(nnergy_dtype t) noexcept { return sdk::is_integer_dtype(t); }
@@ -283,8 +487,10 @@ nnergy_dtype stash_type(const graph& g, uint32_t index) {
 
 }  // namespace
 
-std::vector<nnergy_dtype> infer_dtypes(const graph& g) {
+std::vector<nnergy_dtype> infer_dtypes(const graph& g, std::vector<uint8_t>* versions) {
     std::vector<nnergy_dtype> dt(g.tensors.size());
+    if (versions) versions->assign(g.nodes.size(), 0);
+    const int64_t opset = g.opset();
     for (size_t t = 0; t < g.tensors.size(); ++t) dt[t] = g.tensors[t].dtype;
     const auto tname = [&](uint32_t t) { return quoted(g.tensors[t].name); };
 
@@ -292,6 +498,22 @@ std::vector<nnergy_dtype> infer_dtypes(const graph& g) {
         const node& n = g.nodes[i];
         const op_info* op = find_op(n.op_type, n.domain);
         if (!op) continue;  // unknown ops keep their declared output types
+        if (versions) {
+            const uint8_t v = resolve_version(*op, opset);
+            if (v == 0) {
+                const std::string m = std::to_string(opset);
+                if (op->removed_in != 0 && opset >= op->removed_in)
+                    throw error(g.describe_node(i) + ": " + std::string(op->name) +
+                                " was removed from the default ONNX domain in opset " +
+                                std::to_string(op->removed_in) +
+                                (op->id == op_id::Upsample ? " (use Resize)" : "") +
+                                "; this model imports opset " + m);
+                throw error(g.describe_node(i) + ": " + std::string(op->name) +
+                            " was introduced in opset " + std::to_string(op->since[0]) +
+                            "; this model imports opset " + m);
+            }
+            (*versions)[i] = v;
+        }
         check_arity(g, i, *op);
 
         nnergy_dtype group = NNERGY_DTYPE_UNDEFINED;
@@ -449,6 +671,19 @@ std::vector<std::string> known_ops() {
     std::vector<std::string> names;
     for (const detail::op_info& op : detail::op_table()) names.emplace_back(op.name);
     return names;  // the table is sorted by name
+}
+
+std::vector<op_versions> known_op_versions() {
+    std::vector<op_versions> out;
+    for (const detail::op_info& op : detail::op_table()) {
+        op_versions v;
+        v.name = op.name;
+        for (uint8_t s : op.since)
+            if (s != 0) v.since.push_back(s);
+        v.removed_in = op.removed_in;
+        out.push_back(std::move(v));
+    }
+    return out;
 }
 
 }  // namespace nnergy

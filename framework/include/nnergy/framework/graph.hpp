@@ -117,6 +117,13 @@ public:
     /// none was declared (UNDEFINED only behind ops unknown to the host). Valid after finalize(),
     /// which also rejects declared types that contradict an op (Add of float32 and float16).
     const std::vector<nnergy_dtype>& dtypes() const noexcept { return dtype_; }
+    /// The default-domain opset the model imports (metadata `opset`), 0 when it declares none
+    /// (a JSON graph may not). Valid after finalize().
+    int64_t opset() const noexcept { return opset_; }
+    /// Per node, the version of its op the model's opset selects (the op's since_version, e.g.
+    /// 18 for ReduceMean under opset 20; the newest when opset() is 0), 0 for ops the host does
+    /// not know. Valid after finalize(), which rejects an op the opset does not define.
+    const std::vector<uint8_t>& op_versions() const noexcept { return op_version_; }
 
     /// "file: node 'name' (OpType)" for error messages.
     std::string describe_node(uint32_t index) const;
@@ -134,6 +141,8 @@ private:
     std::vector<uint32_t> producer_;
     std::vector<std::vector<uint32_t>> consumers_;
     std::vector<nnergy_dtype> dtype_;
+    std::vector<uint8_t> op_version_;
+    int64_t opset_ = 0;
     bool finalized_ = false;
 };
 

@@ -113,4 +113,22 @@ bool is_known_op(std::string_view op_type) noexcept;
 /// All op types shape inference and counting know, sorted.
 std::vector<std::string> known_ops();
 
+/// Oldest and newest default-domain opsets whose operator versions the host implements.
+inline constexpr int64_t oldest_supported_opset = 7;
+inline constexpr int64_t newest_supported_opset = 22;
+
+/// One known op's versions: the default-domain opsets in which it got a new version (its
+/// since_versions, ascending, through newest_supported_opset) and the opset that removed it
+/// from the default domain (0: never). A graph's metadata `opset` selects, per node, the
+/// largest since_version <= opset; an op introduced later or removed is an error naming the
+/// node (graph::finalize).
+struct op_versions {
+    std::string name;
+    std::vector<int> since;
+    int removed_in = 0;
+};
+
+/// The versions of every op known_ops() lists, in the same order.
+std::vector<op_versions> known_op_versions();
+
 }  // namespace nnergy

@@ -272,8 +272,14 @@ void count_work(const op_info& op, const node_ctx& c, op_counts& out) {
             flops = elements(c.shape(0));  // one comparison per input element
             break;
         case op_id::CumSum: {
-            // len - 1 adds along each line of the scanned axis.
-            const auto axis = (*c.values(1))[0];
+            // len - 1 adds along each line of the scanned axis; with the axis unknown (its value
+            // in absent external data), one add per element, high by one add per line.
+            const auto& a = c.values(1);
+            if (!a) {
+                flops = out_elements;
+                break;
+            }
+            const auto axis = (*a)[0];
             const auto& x = c.shape(0);
             const double len =
                 static_cast<double>(x[static_cast<size_t>(axis < 0 ? axis + c.rank(0) : axis)]);

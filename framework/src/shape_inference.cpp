@@ -423,8 +423,10 @@ bool agrees(const std::vector<dim>& declared, const std::vector<int64_t>& inferr
 }  // namespace
 
 double bound_graph::tensor_elements(uint32_t t) const {
+    // A dim still unknown (a host-only tensor whose shape the model leaves partly open)
+    // holds nothing on the device.
     double n = 1;
-    for (int64_t d : shapes[t]) n *= static_cast<double>(d);
+    for (int64_t d : shapes[t]) n *= d >= 0 ? static_cast<double>(d) : 0.0;
     return n;
 }
 
@@ -481,7 +483,8 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         declared = 2,
         graph_input = 4,
         graph_output = 8,
-        known = 16,  ///< computed from shapes and code constants only: host work
+        known = 16,    ///< computed from shapes and code constants only: host work
+        partial = 32,  ///< a host-only tensor whose shape is known only in part
     };
     std::vector<uint8_t> flags(tensor_count, 0);
     for (size_t i = 0; i < tensor_count; ++i) {
@@ -562,8 +565,12 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
             b.int_values[t] = x.int_values;
         }
         // Values of the model's code (a Constant node's, a shape constant) are known now; a
-        // trained weight is not, even where a compiler might fold an expression of it.
-        if (x.int_values || x.is_constant) flags[t] |= known;
+        // trained weight is not, even where a compiler might fold an expression of it. An
+        // int64, int32 or bool initializer is code (indices, axes, shapes) even when its values
+        // sit in external data that is absent; int8 and narrower ones are quantized weights.
+        if (x.int_values || x.is_constant || b.dtypes[t] == NNERGY_DTYPE_INT64 ||
+            b.dtypes[t] == NNERGY_DTYPE_INT32 || b.dtypes[t] == NNERGY_DTYPE_BOOL)
+            flags[t] |= known;
     }
 
     std::vector<uint8_t> params_claimed(tensor_count, 0);
@@ -573,9 +580,30 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         const detail::op_info* op = detail::find_op(n.op_type, n.domain);
         const detail::node_ctx ctx(g, b, i);
 
+        // Known at bind time: what reads only metadata (Shape, Size), or a deterministic op
+        // all of whose inputs are known. Dropout may draw random numbers.
+        bool outputs_known = false;
+        bool partial_input = false;
+        if (op) {
+            outputs_known = op->id == detail::op_id::Shape || op->id == detail::op_id::Size;
+            bool all_known = op->id != detail::op_id::Dropout;
+            for (uint32_t t : n.inputs) {
+                if (t == NNERGY_NO_TENSOR) continue;
+                if (!(flags[t] & known)) all_known = false;
+                if (flags[t] & partial) partial_input = true;
+            }
+            outputs_known = outputs_known || all_known;
+        }
+
         std::string reason;
         bool inferred = false;
-        if (op) {
+        if (op && partial_input) {
+            for (uint32_t t : n.inputs)
+                if (t != NNERGY_NO_TENSOR && (flags[t] & partial)) {
+                    reason = "the shape of input '" + g.tensors[t].name + "' is known only in part";
+                    break;
+                }
+        } else if (op) {
             try {
                 detail::infer_shapes(*op, ctx);
                 inferred = true;
@@ -600,12 +628,16 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
             }
             const tensor& x = g.tensors[o];
             if (!inferred) {
-                // Fall back on the declared shape; the model must then give all of it.
+                // Fall back on the declared shape; the model must then give all of it, unless
+                // the tensor is host work (computed from shapes and code constants, as the
+                // index tensors of a causal mask are): its rank suffices until a node doing
+                // device work needs its size.
                 std::vector<int64_t> s;
                 if (x.shape) s = bind_dims(*x.shape, symbols);
-                if (!x.shape || !complete(s))
+                if (!x.shape || (!complete(s) && !outputs_known))
                     ctx.fail(reason + "; declare the full shape of output '" + x.name +
                              "' to go on");
+                if (!complete(s)) flags[o] |= partial;
                 b.shapes[o] = std::move(s);
             } else if (x.shape && !agrees(*x.shape, b.shapes[o], symbols)) {
                 // A cross-check of the exporter's shape, not an input of the counts.
@@ -615,7 +647,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
                          declared_string(*x.shape, symbols) + " but inferred " +
                          detail::shape_string(b.shapes[o])});
             }
-            if (!fits_int64(b.shapes[o]))
+            if (!(flags[o] & partial) && !fits_int64(b.shapes[o]))
                 ctx.fail("output '" + x.name + "' " + detail::shape_string(b.shapes[o]) +
                          " has more elements than a 64-bit count holds");
             if (b.dtypes[o] == NNERGY_DTYPE_UNDEFINED)
@@ -628,17 +660,14 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         // Counting: work from the op's rule, bytes and parameters from its operands.
         op_counts& cnt = b.counts[i];
         if (op) {
-            detail::count_work(*op, ctx, cnt);
-            // Known at bind time: what reads only metadata (Shape, Size), or a deterministic
-            // op all of whose inputs are known. Dropout may draw random numbers.
-            bool outputs_known = op->id == detail::op_id::Shape || op->id == detail::op_id::Size;
-            if (!outputs_known && op->id != detail::op_id::Dropout) {
-                outputs_known = true;
-                for (uint32_t t : n.inputs)
-                    if (t != NNERGY_NO_TENSOR && !(flags[t] & known)) {
-                        outputs_known = false;
-                        break;
-                    }
+            bool partial_output = false;
+            for (uint32_t o : n.outputs)
+                if (o != NNERGY_NO_TENSOR && (flags[o] & partial)) partial_output = true;
+            // A shape known only in part cannot be counted; only host work may have one.
+            if (partial_input || partial_output) {
+                if (!outputs_known) ctx.fail(reason + "; its work cannot be counted");
+            } else {
+                detail::count_work(*op, ctx, cnt);
             }
             // Work whose every result is known runs on the host (or is folded by a compiler):
             // no device work. A graph output is still computed.

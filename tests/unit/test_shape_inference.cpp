@@ -1059,3 +1059,54 @@ TEST_CASE("folding through Shape start/end, Equal, Where, Neg and Max", "[shape]
     uneven.node("split", "Split", {"x"}, {"a", "b", "c"});
     CHECK_THAT(uneven.bind_error(), Contains("does not split evenly into 3 outputs"));
 }
+
+TEST_CASE("index tensors built from absent integer initializers may keep partial shapes",
+          "[shape][folding][declared]") {
+    // The dynamo exporter's causal mask, with every initializer in external data that is absent:
+    // an Unsqueeze's axes have no values, and the exporter declares its output only in part.
+    // The index tensors are host work, so their rank suffices until device work reads them.
+    model m;
+    m.input("scores", {1, "seq", "seq"});
+    m.weight("axes", {1}, NNERGY_DTYPE_INT64);  // values absent
+    m.ints("zero", {0}, true);
+    m.ints("one", {1}, true);
+    m.node("shape", "Shape", {"scores"}, {"s"});
+    m.node("len", "Gather", {"s", "one"}, {"n"}, {ai("axis", 0)});
+    m.node("range", "Range", {"zero", "n", "one"}, {"positions"});
+    m.declare("column", {-1, -1}, NNERGY_DTYPE_INT64);
+    m.node("unsqueeze", "Unsqueeze", {"positions", "axes"}, {"column"});
+    m.declare("allowed", {"seq", "seq"}, NNERGY_DTYPE_BOOL);
+    m.node("causal", "LessOrEqual", {"positions", "column"}, {"allowed"});
+    m.weight("fill", {}, NNERGY_DTYPE_FLOAT32);
+    m.g.tensors[*m.g.find_tensor("fill")].is_constant = true;
+    m.node("mask", "Where", {"allowed", "scores", "fill"}, {"y"});
+    m.output("y");
+    m.bind({{"seq", 16}});
+    CHECK(m.shape_of("column") == shape{-1, -1});
+    CHECK(m.shape_of("allowed") == shape{16, 16});
+    for (const char* folded : {"shape", "len", "range", "unsqueeze", "causal"}) {
+        INFO(folded);
+        CHECK(m.counts(folded).folded);
+        CHECK(m.counts(folded).output_bytes >= 0);
+    }
+    CHECK_FALSE(m.counts("mask").folded);
+    CHECK(m.counts("mask").input_bytes == 16 * 16 * 4 + 16 * 16);  // scores and the bool mask
+
+    // Device work that reads a tensor known only in part cannot be counted: an error.
+    model d;
+    d.input("x", {4});
+    d.weight("axes", {1}, NNERGY_DTYPE_INT64);
+    d.ints("zero", {0}, true);
+    d.ints("one", {1}, true);
+    d.ints("four", {4}, true);
+    d.node("range", "Range", {"zero", "four", "one"}, {"positions"});
+    d.declare("column", {-1, -1}, NNERGY_DTYPE_INT64);
+    d.node("unsqueeze", "Unsqueeze", {"positions", "axes"}, {"column"});
+    d.declare("c", {-1, -1});
+    d.node("cast", "Cast", {"column"}, {"c"}, {ai("to", 1)});
+    d.declare("y", {4, 4});
+    d.node("add", "Add", {"x", "c"}, {"y"});
+    d.output("y");
+    CHECK_THAT(d.bind_error(), Contains("node 'add' (Add)") &&
+                                   Contains("the shape of input 'c' is known only in part"));
+}

@@ -702,9 +702,11 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
                         bytes, b.tensor_elements(n.outputs[0]) * dtype_bits(b.dtypes[t]) / 8.0);
                 if (flags[t] & initializer) {
                     cnt.weight_bytes += bytes;
-                    const bool param = !(op && in_mask(op->not_params, k)) &&
-                                       b.dtypes[t] != NNERGY_DTYPE_INT64 &&
-                                       !g.tensors[t].is_constant;
+                    // Index, shape and flag initializers are code, not trained parameters.
+                    const bool param =
+                        !(op && in_mask(op->not_params, k)) && b.dtypes[t] != NNERGY_DTYPE_INT64 &&
+                        b.dtypes[t] != NNERGY_DTYPE_INT32 && b.dtypes[t] != NNERGY_DTYPE_BOOL &&
+                        !g.tensors[t].is_constant;
                     if (param && !params_claimed[t]) {
                         params_claimed[t] = 1;
                         cnt.params += b.tensor_elements(t);

@@ -249,6 +249,22 @@ TEST_CASE("parameters: each initializer once, shape constants and statistics exc
     g.output("y");
     CHECK(g.bind().total_params == 0.0);
     CHECK(g.counts("pick").weight_bytes == 16.0);  // the two int64 indices are still read
+
+    // Nor are int32 indices or a bool flag (the dynamo exporter's mask `True`); an int8
+    // quantized weight is.
+    model q;
+    q.input("x", {5, 3});
+    q.input("cond", {5, 3}, NNERGY_DTYPE_BOOL);
+    q.weight("rows32", {2}, NNERGY_DTYPE_INT32);
+    q.weight("flag", {}, NNERGY_DTYPE_BOOL);
+    q.weight("w8", {3, 3}, NNERGY_DTYPE_INT8);
+    q.node("pick", "Gather", {"x", "rows32"}, {"y"});
+    q.node("both", "And", {"cond", "flag"}, {"c"});
+    q.node("deq", "Cast", {"w8"}, {"wf"}, {ai("to", 1)});
+    q.output("y");
+    q.output("c");
+    q.output("wf");
+    CHECK(q.bind().total_params == 9.0);
 }
 
 TEST_CASE("bytes: partial reads, int4 and unknown ops", "[counting][bytes]") {

@@ -566,10 +566,11 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         }
         // Values of the model's code (a Constant node's, a shape constant) are known now; a
         // trained weight is not, even where a compiler might fold an expression of it. An
-        // int64, int32 or bool initializer is code (indices, axes, shapes) even when its values
-        // sit in external data that is absent; int8 and narrower ones are quantized weights.
+        // int64 or bool initializer is code (indices, axes, shapes, a mask's fill) even when its
+        // values sit in external data that is absent; narrower integers can be quantized weights
+        // and biases.
         if (x.int_values || x.is_constant || b.dtypes[t] == NNERGY_DTYPE_INT64 ||
-            b.dtypes[t] == NNERGY_DTYPE_INT32 || b.dtypes[t] == NNERGY_DTYPE_BOOL)
+            b.dtypes[t] == NNERGY_DTYPE_BOOL)
             flags[t] |= known;
     }
 
@@ -705,8 +706,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
                     // Index, shape and flag initializers are code, not trained parameters.
                     const bool param =
                         !(op && in_mask(op->not_params, k)) && b.dtypes[t] != NNERGY_DTYPE_INT64 &&
-                        b.dtypes[t] != NNERGY_DTYPE_INT32 && b.dtypes[t] != NNERGY_DTYPE_BOOL &&
-                        !g.tensors[t].is_constant;
+                        b.dtypes[t] != NNERGY_DTYPE_BOOL && !g.tensors[t].is_constant;
                     if (param && !params_claimed[t]) {
                         params_claimed[t] = 1;
                         cnt.params += b.tensor_elements(t);

@@ -250,8 +250,8 @@ TEST_CASE("parameters: each initializer once, shape constants and statistics exc
     CHECK(g.bind().total_params == 0.0);
     CHECK(g.counts("pick").weight_bytes == 16.0);  // the two int64 indices are still read
 
-    // Nor are int32 indices or a bool flag (the dynamo exporter's mask `True`); an int8
-    // quantized weight is.
+    // Nor is a bool flag (the dynamo exporter's mask `True`); an int8 quantized weight is, and
+    // so is an int32 tensor (a quantized bias).
     model q;
     q.input("x", {5, 3});
     q.input("cond", {5, 3}, NNERGY_DTYPE_BOOL);
@@ -264,7 +264,7 @@ TEST_CASE("parameters: each initializer once, shape constants and statistics exc
     q.output("y");
     q.output("c");
     q.output("wf");
-    CHECK(q.bind().total_params == 9.0);
+    CHECK(q.bind().total_params == 11.0);
 }
 
 TEST_CASE("bytes: partial reads, int4 and unknown ops", "[counting][bytes]") {

@@ -16,6 +16,7 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -775,6 +776,24 @@ public:
     inlined_graph run(const onnx::GraphProto& g) {
         inlined_graph out;
         out_ = &out;
+        // The size of the result is known before anything is copied: a blow-up is refused at
+        // once, naming the call that causes it.
+        std::size_t total = 0;
+        for (int i = 0; i < g.node_size(); ++i) {
+            const onnx::NodeProto& n = g.node(i);
+            const onnx::FunctionProto* f = find(n);
+            const std::size_t size = f ? 1 + expanded_size(*f) : 1;
+            total = std::min(total + size, max_inlined_nodes + 1);
+            if (total > max_inlined_nodes)
+                throw read_error(file_ + ": inlining the model's functions makes more than " +
+                                 std::to_string(max_inlined_nodes) + " nodes and calls (at node " +
+                                 quote_name(n.name().empty() ? n.op_type() : n.name()) +
+                                 (f ? ", a call of " + quote_name(function_label(
+                                                           normalize_domain(f->domain()), f->name(),
+                                                           function_overload(*f)))
+                                    : std::string()) +
+                                 "): the functions call each other too often");
+        }
         for (int i = 0; i < g.node_size(); ++i) {
             const onnx::NodeProto& n = g.node(i);
             std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
@@ -798,6 +817,21 @@ private:
             return std::tie(domain, name, overload) < std::tie(o.domain, o.name, o.overload);
         }
     };
+
+    /// Nodes and calls that one call of `f` expands into, at most max_inlined_nodes + 1. A
+    /// recursive call counts as one: expanding it is refused with the function chain.
+    std::size_t expanded_size(const onnx::FunctionProto& f) {
+        auto known = sizes_.find(&f);
+        if (known != sizes_.end()) return known->second;
+        sizes_[&f] = 1;  // while in progress: a recursive call
+        std::size_t size = 0;
+        for (const onnx::NodeProto& b : f.node()) {
+            const onnx::FunctionProto* inner = find(b);
+            size = std::min(size + 1 + (inner ? expanded_size(*inner) : 0), max_inlined_nodes + 1);
+        }
+        sizes_[&f] = size;
+        return size;
+    }
 
     const onnx::FunctionProto* find(const onnx::NodeProto& n) const {
         if (functions_.empty()) return nullptr;
@@ -955,6 +989,7 @@ private:
     std::vector<const onnx::FunctionProto*> chain_;
     inlined_graph* out_ = nullptr;
     std::size_t work_ = 0;
+    std::map<const onnx::FunctionProto*, std::size_t> sizes_;
 };
 
 /// Feeds a model into a builder with the interface of nnergy::sdk::graph_builder. `fallback_name`

@@ -147,6 +147,7 @@ public:
         m_.mutable_graph()->set_name("g");
     }
     onnx::ModelProto& model() { return m_; }
+    const onnx::ModelProto& model() const { return m_; }
     onnx::GraphProto& graph() { return *m_.mutable_graph(); }
 
     void import_domain(const std::string& domain, int64_t version) {

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <system_error>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -1047,7 +1049,12 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
         b.metadata("producer_version", m.model.producer_version());
 
     // Declared types: graph inputs and outputs first, then value_info.
-    std::map<std::string, const onnx::TypeProto*, std::less<>> declared;
+    // Hashed: exporters' tensor names share long prefixes ("/encoder/layers/..."), which
+    // ordered maps compare again and again.
+    std::unordered_map<std::string, const onnx::TypeProto*> declared;
+    declared.reserve(
+        static_cast<std::size_t>(g.input_size() + g.output_size() + g.value_info_size()) +
+        inlined.value_info.size());
     for (const auto& v : g.input()) declared.emplace(v.name(), &v.type());
     for (const auto& v : g.output()) declared.emplace(v.name(), &v.type());
     for (const auto& v : g.value_info()) declared.emplace(v.name(), &v.type());
@@ -1075,7 +1082,9 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
         return d;
     };
 
-    std::map<std::string, uint32_t, std::less<>> ids;
+    std::unordered_map<std::string, uint32_t> ids;
+    ids.reserve(m.initializers.size() + static_cast<std::size_t>(g.input_size()) +
+                2 * static_cast<std::size_t>(nodes.size()));
     auto add_declared = [&](const std::string& name, std::string_view what,
                             nnergy_dtype d = NNERGY_DTYPE_UNDEFINED) {
         auto it = declared.find(name);
@@ -1108,7 +1117,7 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
 
     // Graph inputs, then initializers. Before IR 4 every initializer was also listed as an
     // input: such an input is the initializer, not an input.
-    std::set<std::string, std::less<>> initializer_names;
+    std::unordered_set<std::string> initializer_names;
     for (const tensor_summary& t : m.initializers) initializer_names.insert(t.name);
     for (const auto& s : g.sparse_initializer()) initializer_names.insert(s.values().name());
     for (const auto& v : g.input()) {
@@ -1143,7 +1152,7 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
 
     // Node names (generated where missing), and every tensor a node produces.
     std::vector<std::string> names(static_cast<std::size_t>(nodes.size()));
-    std::set<std::string, std::less<>> produced;
+    std::unordered_set<std::string> produced;
     for (int i = 0; i < nodes.size(); ++i) {
         const auto& n = nodes[i];
         names[static_cast<std::size_t>(i)] =

@@ -33,4 +33,4 @@ NNERGY_PLUGIN_DEFINE("nnergy_frontend_onnx", "0.1.0", "nnergy", "Apache-2.0",
                      "Reads ONNX model files",
                      nnergy::sdk::frontend_component<onnx_frontend>(
                          "nnergy.frontend.onnx",
-                         "ONNX models (ModelProto, opsets 7 to 17, docs/onnx.md)", ".onnx"))
+                         "ONNX models (ModelProto, opsets 7 to 22, docs/onnx.md)", ".onnx"))

@@ -16,6 +16,7 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -29,16 +30,21 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
 
 namespace nnergy::onnx_frontend {
 
-/// Oldest and newest default-domain opsets read. ONNX 1.12 (Debian 12) defines opsets up to 17;
-/// the oldest, 7, is where the ops the host knows took the semantics it counts.
+/// Oldest and newest default-domain opsets read. ONNX 1.12 (Debian 12) defines opsets up to 17,
+/// but the file format of opsets 18 to 22 is the same: only operator versions changed, and the
+/// host implements those from the specification. The oldest, 7, is where the ops the host knows
+/// took the semantics it counts.
 inline constexpr int64_t min_opset = 7;
-inline constexpr int64_t max_opset = 17;
+inline constexpr int64_t max_opset = 22;
 /// Integer initializers with at most this many elements pass their values (shape constants).
 inline constexpr uint64_t max_value_elements = 64;
 
@@ -664,6 +670,330 @@ inline std::string_view normalize_domain(std::string_view d) noexcept {
 
 inline std::string quote_name(std::string_view s) { return "'" + std::string(s) + "'"; }
 
+// ---- model-local functions ------------------------------------------------------------------
+
+/// Most nodes (and function calls) that inlining the model's functions may produce: a chain of
+/// functions that each call the next twice doubles the graph at every level, and a file of a
+/// few kilobytes could otherwise ask for billions of nodes.
+inline constexpr std::size_t max_inlined_nodes = 250'000;
+
+namespace detail {
+
+/// Calls `f` with the bytes of every length-delimited entry of field `number`, whether the
+/// linked ONNX classes know the field (newer ONNX) or keep it among the unknown fields (ONNX
+/// 1.12 predates FunctionProto.attribute_proto, value_info and overload, NodeProto.overload).
+template <class F>
+void for_each_extra_field(const google::protobuf::Message& m, int number, F&& f) {
+    const auto* field = m.GetDescriptor()->FindFieldByNumber(number);
+    const auto* reflection = m.GetReflection();
+    if (field) {
+        if (field->is_repeated()) {
+            for (int i = 0; i < reflection->FieldSize(m, field); ++i)
+                f(field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE
+                      ? reflection->GetRepeatedMessage(m, field, i).SerializeAsString()
+                      : reflection->GetRepeatedString(m, field, i));
+        } else if (reflection->HasField(m, field)) {
+            f(reflection->GetString(m, field));
+        }
+        return;
+    }
+    const google::protobuf::UnknownFieldSet& unknown = reflection->GetUnknownFields(m);
+    for (int i = 0; i < unknown.field_count(); ++i) {
+        const google::protobuf::UnknownField& u = unknown.field(i);
+        if (u.number() == number &&
+            u.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+            f(u.length_delimited());
+    }
+}
+
+/// The last value of a string field that the linked ONNX classes may not know.
+inline std::string extra_string(const google::protobuf::Message& m, int number) {
+    std::string s;
+    for_each_extra_field(m, number, [&](const std::string& v) { s = v; });
+    return s;
+}
+
+}  // namespace detail
+
+/// FunctionProto.overload and NodeProto.overload (IR 10).
+inline std::string function_overload(const onnx::FunctionProto& f) {
+    return detail::extra_string(f, 13);
+}
+inline std::string node_overload(const onnx::NodeProto& n) { return detail::extra_string(n, 8); }
+
+/// "domain::name" or "domain::name:overload", for messages.
+inline std::string function_label(std::string_view domain, std::string_view name,
+                                  std::string_view overload) {
+    std::string s = std::string(domain.empty() ? "ai.onnx" : domain) + "::" + std::string(name);
+    if (!overload.empty()) s += ":" + std::string(overload);
+    return s;
+}
+
+/// The graph's nodes with every call of a model-local function replaced by the function's body.
+struct inlined_graph {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    /// Declared types of the tensors inside function bodies (FunctionProto.value_info, IR 10),
+    /// under their names after inlining.
+    std::vector<onnx::ValueInfoProto> value_info;
+};
+
+/// Expands the model's functions (ModelProto.functions) into the nodes of its graph:
+/// formal inputs and outputs become the caller's tensors, every other tensor and every node of
+/// a body is prefixed with the calling node's name ("call/inner"), attribute references take
+/// the caller's attribute or the function's default (and are omitted when neither is given, as
+/// ONNX specifies), and calls inside bodies are expanded in turn. `opset` is the model's
+/// default-domain opset, which a function's own import must equal.
+class function_inliner {
+public:
+    function_inliner(const onnx::ModelProto& model, const std::string& file,
+                     std::optional<int64_t> opset)
+        : file_(file) {
+        for (const onnx::FunctionProto& f : model.functions()) {
+            const std::string overload = function_overload(f);
+            const std::string label =
+                function_label(normalize_domain(f.domain()), f.name(), overload);
+            if (f.name().empty())
+                throw read_error(file + ": a function of domain '" + f.domain() + "' has no name");
+            if (!functions_
+                     .emplace(key{std::string(normalize_domain(f.domain())), f.name(), overload},
+                              &f)
+                     .second)
+                throw read_error(file + ": function " + quote_name(label) +
+                                 " is defined twice (ONNX requires (domain, name, overload) to "
+                                 "be unique)");
+            domains_.insert(std::string(normalize_domain(f.domain())));
+            for (const auto& o : f.opset_import())
+                if (normalize_domain(o.domain()).empty() && opset && o.version() != *opset)
+                    throw read_error(file + ": function " + quote_name(label) + " imports opset " +
+                                     std::to_string(o.version()) +
+                                     " of the default ONNX domain but the model imports " +
+                                     std::to_string(*opset) +
+                                     " (its operators would be read at the model's versions)");
+        }
+    }
+
+    /// Whether the model holds functions at all.
+    bool empty() const noexcept { return functions_.empty(); }
+
+    inlined_graph run(const onnx::GraphProto& g) {
+        inlined_graph out;
+        out_ = &out;
+        // The size of the result is known before anything is copied: a blow-up is refused at
+        // once, naming the call that causes it.
+        std::size_t total = 0;
+        for (int i = 0; i < g.node_size(); ++i) {
+            const onnx::NodeProto& n = g.node(i);
+            const onnx::FunctionProto* f = find(n);
+            const std::size_t size = f ? 1 + expanded_size(*f) : 1;
+            total = std::min(total + size, max_inlined_nodes + 1);
+            if (total > max_inlined_nodes)
+                throw read_error(file_ + ": inlining the model's functions makes more than " +
+                                 std::to_string(max_inlined_nodes) + " nodes and calls (at node " +
+                                 quote_name(n.name().empty() ? n.op_type() : n.name()) +
+                                 (f ? ", a call of " + quote_name(function_label(
+                                                           normalize_domain(f->domain()), f->name(),
+                                                           function_overload(*f)))
+                                    : std::string()) +
+                                 "): the functions call each other too often");
+        }
+        for (int i = 0; i < g.node_size(); ++i) {
+            const onnx::NodeProto& n = g.node(i);
+            std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+            if (const onnx::FunctionProto* f = find(n)) {
+                expand(n, name, *f);
+                continue;
+            }
+            check_not_missing(n, name);
+            onnx::NodeProto* copy = add_node();
+            *copy = n;
+            copy->set_name(name);
+        }
+        out_ = nullptr;
+        return out;
+    }
+
+private:
+    struct key {
+        std::string domain, name, overload;
+        bool operator<(const key& o) const {
+            return std::tie(domain, name, overload) < std::tie(o.domain, o.name, o.overload);
+        }
+    };
+
+    /// Nodes and calls that one call of `f` expands into, at most max_inlined_nodes + 1. A
+    /// recursive call counts as one: expanding it is refused with the function chain.
+    std::size_t expanded_size(const onnx::FunctionProto& f) {
+        auto known = sizes_.find(&f);
+        if (known != sizes_.end()) return known->second;
+        sizes_[&f] = 1;  // while in progress: a recursive call
+        std::size_t size = 0;
+        for (const onnx::NodeProto& b : f.node()) {
+            const onnx::FunctionProto* inner = find(b);
+            size = std::min(size + 1 + (inner ? expanded_size(*inner) : 0), max_inlined_nodes + 1);
+        }
+        sizes_[&f] = size;
+        return size;
+    }
+
+    const onnx::FunctionProto* find(const onnx::NodeProto& n) const {
+        if (functions_.empty()) return nullptr;
+        auto it = functions_.find(
+            key{std::string(normalize_domain(n.domain())), n.op_type(), node_overload(n)});
+        return it == functions_.end() ? nullptr : it->second;
+    }
+
+    std::string chain_text(const onnx::FunctionProto* last = nullptr) const {
+        std::string s;
+        for (const onnx::FunctionProto* f : chain_)
+            s += (s.empty() ? "" : " -> ") +
+                 function_label(normalize_domain(f->domain()), f->name(), function_overload(*f));
+        if (last)
+            s += (s.empty() ? "" : " -> ") + function_label(normalize_domain(last->domain()),
+                                                            last->name(), function_overload(*last));
+        return s;
+    }
+    std::string where(const std::string& node_name, const onnx::NodeProto& n) const {
+        std::string s = file_ + ": node " + quote_name(node_name) + " (" +
+                        (n.domain().empty() ? "" : n.domain() + ".") + n.op_type();
+        if (!chain_.empty()) s += ", in function " + chain_text();
+        return s + ")";
+    }
+
+    /// A node of a domain that holds the model's functions must name one of them: an exporter's
+    /// function domain has no operators of its own, so the node could not be counted.
+    void check_not_missing(const onnx::NodeProto& n, const std::string& name) const {
+        const std::string_view d = normalize_domain(n.domain());
+        if (d.empty() || !domains_.count(std::string(d))) return;
+        const std::string overload = node_overload(n);
+        throw read_error(where(name, n) + ": domain '" + n.domain() +
+                         "' holds the model's functions, but none is named " +
+                         quote_name(n.op_type()) +
+                         (overload.empty() ? "" : " with overload " + quote_name(overload)) +
+                         " (the function body is missing)");
+    }
+
+    onnx::NodeProto* add_node() {
+        if (++work_ > max_inlined_nodes) throw_too_large();
+        return out_->nodes.Add();
+    }
+    [[noreturn]] void throw_too_large() const {
+        throw read_error(file_ + ": inlining the model's functions makes more than " +
+                         std::to_string(max_inlined_nodes) + " nodes and calls (function chain " +
+                         chain_text() + "): the functions call each other too often");
+    }
+
+    /// Replaces `call` (already renamed into its caller's scope, named `call_name`) by the body
+    /// of `f`.
+    void expand(const onnx::NodeProto& call, const std::string& call_name,
+                const onnx::FunctionProto& f) {
+        for (const onnx::FunctionProto* c : chain_)
+            if (c == &f)
+                throw read_error(where(call_name, call) + ": calls function " +
+                                 quote_name(function_label(normalize_domain(f.domain()), f.name(),
+                                                           function_overload(f))) +
+                                 " recursively (function chain " + chain_text(&f) + ")");
+        if (++work_ > max_inlined_nodes) throw_too_large();
+        const std::string label =
+            function_label(normalize_domain(f.domain()), f.name(), function_overload(f));
+        if (call.input_size() > f.input_size() || call.output_size() > f.output_size())
+            throw read_error(where(call_name, call) + ": calls function " + quote_name(label) +
+                             " with " + std::to_string(call.input_size()) + " inputs and " +
+                             std::to_string(call.output_size()) + " outputs, but it declares " +
+                             std::to_string(f.input_size()) + " and " +
+                             std::to_string(f.output_size()));
+
+        // A unique prefix per call site, even where two nodes share a name.
+        std::string prefix = call_name;
+        for (int k = 2; !prefixes_.insert(prefix).second; ++k)
+            prefix = call_name + "#" + std::to_string(k);
+        prefix += "/";
+
+        std::map<std::string, std::string, std::less<>> formal;
+        for (int i = 0; i < f.input_size(); ++i)
+            formal[f.input(i)] = i < call.input_size() ? call.input(i) : std::string();
+        for (int i = 0; i < f.output_size(); ++i) {
+            // An output the caller omits is still computed inside: it keeps a private name.
+            const bool bound = i < call.output_size() && !call.output(i).empty();
+            formal[f.output(i)] = bound ? call.output(i) : prefix + f.output(i);
+        }
+        auto rename = [&](const std::string& t) {
+            if (t.empty()) return t;
+            auto it = formal.find(t);
+            return it != formal.end() ? it->second : prefix + t;
+        };
+
+        // Attribute parameters: without a default (attribute) and with one (attribute_proto).
+        std::set<std::string, std::less<>> declared(f.attribute().begin(), f.attribute().end());
+        std::map<std::string, onnx::AttributeProto, std::less<>> defaults;
+        detail::for_each_extra_field(f, 11, [&](const std::string& bytes) {
+            onnx::AttributeProto a;
+            if (!a.ParseFromString(bytes))
+                throw read_error(file_ + ": function " + quote_name(label) +
+                                 ": an attribute default is not a valid AttributeProto");
+            declared.insert(a.name());
+            defaults[a.name()] = std::move(a);
+        });
+
+        chain_.push_back(&f);
+        for (int j = 0; j < f.node_size(); ++j) {
+            const onnx::NodeProto& b = f.node(j);
+            // A copy keeps every field (domain, overload) but the ones renamed below.
+            onnx::NodeProto n = b;
+            n.clear_input();
+            n.clear_output();
+            n.clear_attribute();
+            n.set_name(prefix +
+                       (b.name().empty() ? b.op_type() + "_" + std::to_string(j) : b.name()));
+            for (const std::string& t : b.input()) n.add_input(rename(t));
+            for (const std::string& t : b.output()) n.add_output(rename(t));
+            for (const onnx::AttributeProto& a : b.attribute()) {
+                if (a.ref_attr_name().empty()) {
+                    *n.add_attribute() = a;
+                    continue;
+                }
+                if (!declared.count(a.ref_attr_name()))
+                    throw read_error(where(n.name(), b) + ": attribute " + quote_name(a.name()) +
+                                     " refers to " + quote_name(a.ref_attr_name()) +
+                                     ", which function " + quote_name(label) + " does not declare");
+                const onnx::AttributeProto* value = nullptr;
+                for (const onnx::AttributeProto& c : call.attribute())
+                    if (c.name() == a.ref_attr_name()) value = &c;
+                if (!value) {
+                    auto d = defaults.find(a.ref_attr_name());
+                    if (d != defaults.end()) value = &d->second;
+                }
+                if (!value) continue;  // neither given nor defaulted: omitted (ONNX IR)
+                onnx::AttributeProto* copy = n.add_attribute();
+                *copy = *value;
+                copy->set_name(a.name());
+            }
+            if (const onnx::FunctionProto* inner = find(n)) {
+                expand(n, n.name(), *inner);
+                continue;
+            }
+            check_not_missing(n, n.name());
+            *add_node() = std::move(n);
+        }
+        // Declared types inside the body; the formal parameters' types are the caller's.
+        detail::for_each_extra_field(f, 12, [&](const std::string& bytes) {
+            onnx::ValueInfoProto v;
+            if (!v.ParseFromString(bytes) || formal.count(v.name())) return;
+            v.set_name(prefix + v.name());
+            out_->value_info.push_back(std::move(v));
+        });
+        chain_.pop_back();
+    }
+
+    const std::string& file_;
+    std::map<key, const onnx::FunctionProto*> functions_;
+    std::set<std::string, std::less<>> domains_;
+    std::set<std::string, std::less<>> prefixes_;
+    std::vector<const onnx::FunctionProto*> chain_;
+    inlined_graph* out_ = nullptr;
+    std::size_t work_ = 0;
+    std::map<const onnx::FunctionProto*, std::size_t> sizes_;
+};
+
 /// Feeds a model into a builder with the interface of nnergy::sdk::graph_builder. `fallback_name`
 /// names a graph without a name; `note` receives one line per part of the model that is skipped.
 template <class Builder, class Note>
@@ -690,8 +1020,19 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
                          " of the default ONNX domain is older than the oldest supported (" +
                          std::to_string(min_opset) + "; convert the model to a newer opset)");
 
+    // Calls of the model's functions are replaced by their bodies; a file without functions
+    // keeps its own node list (no copy).
+    inlined_graph inlined;
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>* graph_nodes = &g.node();
+    if (m.model.functions_size() > 0) {
+        function_inliner inliner(m.model, file, opset);
+        inlined = inliner.run(g);
+        graph_nodes = &inlined.nodes;
+    }
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes = *graph_nodes;
+
     if (!opset) {
-        for (const auto& n : g.node())
+        for (const auto& n : nodes)
             if (normalize_domain(n.domain()).empty())
                 throw read_error(file +
                                  ": the model imports no opset of the default ONNX domain "
@@ -708,10 +1049,16 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
         b.metadata("producer_version", m.model.producer_version());
 
     // Declared types: graph inputs and outputs first, then value_info.
-    std::map<std::string, const onnx::TypeProto*, std::less<>> declared;
+    // Hashed: exporters' tensor names share long prefixes ("/encoder/layers/..."), which
+    // ordered maps compare again and again.
+    std::unordered_map<std::string, const onnx::TypeProto*> declared;
+    declared.reserve(
+        static_cast<std::size_t>(g.input_size() + g.output_size() + g.value_info_size()) +
+        inlined.value_info.size());
     for (const auto& v : g.input()) declared.emplace(v.name(), &v.type());
     for (const auto& v : g.output()) declared.emplace(v.name(), &v.type());
     for (const auto& v : g.value_info()) declared.emplace(v.name(), &v.type());
+    for (const auto& v : inlined.value_info) declared.emplace(v.name(), &v.type());
 
     auto shape_of = [](const onnx::TypeProto& t) {
         std::optional<std::vector<dim_type>> shape;
@@ -735,7 +1082,9 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
         return d;
     };
 
-    std::map<std::string, uint32_t, std::less<>> ids;
+    std::unordered_map<std::string, uint32_t> ids;
+    ids.reserve(m.initializers.size() + static_cast<std::size_t>(g.input_size()) +
+                2 * static_cast<std::size_t>(nodes.size()));
     auto add_declared = [&](const std::string& name, std::string_view what,
                             nnergy_dtype d = NNERGY_DTYPE_UNDEFINED) {
         auto it = declared.find(name);
@@ -768,7 +1117,7 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
 
     // Graph inputs, then initializers. Before IR 4 every initializer was also listed as an
     // input: such an input is the initializer, not an input.
-    std::set<std::string, std::less<>> initializer_names;
+    std::unordered_set<std::string> initializer_names;
     for (const tensor_summary& t : m.initializers) initializer_names.insert(t.name);
     for (const auto& s : g.sparse_initializer()) initializer_names.insert(s.values().name());
     for (const auto& v : g.input()) {
@@ -802,23 +1151,23 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     }
 
     // Node names (generated where missing), and every tensor a node produces.
-    std::vector<std::string> names(static_cast<std::size_t>(g.node_size()));
-    std::set<std::string, std::less<>> produced;
-    for (int i = 0; i < g.node_size(); ++i) {
-        const auto& n = g.node(i);
+    std::vector<std::string> names(static_cast<std::size_t>(nodes.size()));
+    std::unordered_set<std::string> produced;
+    for (int i = 0; i < nodes.size(); ++i) {
+        const auto& n = nodes[i];
         names[static_cast<std::size_t>(i)] =
             n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
         for (const auto& o : n.output())
             if (!o.empty()) produced.insert(o);
     }
     auto node_where = [&](int i) {
-        const auto& n = g.node(i);
+        const auto& n = nodes[i];
         return file + ": node " + quote_name(names[static_cast<std::size_t>(i)]) + " (index " +
                std::to_string(i) + ", " + (n.domain().empty() ? "" : n.domain() + ".") +
                n.op_type() + ")";
     };
-    for (int i = 0; i < g.node_size(); ++i) {
-        for (const auto& in : g.node(i).input()) {
+    for (int i = 0; i < nodes.size(); ++i) {
+        for (const auto& in : nodes[i].input()) {
             if (in.empty() || ids.count(in) || produced.count(in)) continue;
             throw read_error(node_where(i) + ": input " + quote_name(in) +
                              " is not a graph input, an initializer or the output of any node");
@@ -834,8 +1183,8 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     };
     // Every node's outputs get their tensors before any node is added, so that a file whose
     // nodes are out of topological order still reads (the host orders them).
-    for (int i = 0; i < g.node_size(); ++i) {
-        const auto& n = g.node(i);
+    for (int i = 0; i < nodes.size(); ++i) {
+        const auto& n = nodes[i];
         try {
             if (is_tensor_constant(n)) {
                 tensor_summary t = summarize(n.attribute(0).t());
@@ -861,8 +1210,8 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
 
     std::vector<uint32_t> inputs, outputs;
     std::vector<std::string> skipped;
-    for (int i = 0; i < g.node_size(); ++i) {
-        const auto& n = g.node(i);
+    for (int i = 0; i < nodes.size(); ++i) {
+        const auto& n = nodes[i];
         if (is_tensor_constant(n)) continue;
         const std::string& name = names[static_cast<std::size_t>(i)];
         try {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "onnx_fixture_models.hpp"
 #include "onnx_reader.hpp"
 
 namespace {
@@ -250,12 +251,17 @@ TEST_CASE("an initializer whose data disagrees with its dims names the initializ
                       "m.onnx: initializer 'w': dims [3] mean 3 elements but 2 are stored");
 }
 
-TEST_CASE("opsets outside 7..17 are refused; other domains are recorded", "[onnx]") {
+TEST_CASE("opsets outside 7..22 are refused; other domains are recorded", "[onnx]") {
     onnx::TensorProto w;
     w.set_name("w");
     w.set_data_type(onnx::TensorProto::FLOAT);
     w.add_dims(1);
-    for (int64_t opset : {6, 18}) {
+    for (int64_t opset : {18, 20, 22}) {
+        const recording_builder b =
+            build(read_bytes_as_model(matmul_model(w, opset).SerializeAsString()));
+        CHECK(b.metadata_.at("opset") == std::to_string(opset));
+    }
+    for (int64_t opset : {6, 23}) {
         const ox::model_data d = read_bytes_as_model(matmul_model(w, opset).SerializeAsString());
         recording_builder b;
         CHECK_THROWS_AS(ox::build_graph(d, "m.onnx", "m", b, [](const std::string&) {}),
@@ -351,5 +357,187 @@ TEST_CASE(
             build(read_bytes_as_model(bad));
         } catch (const ox::read_error&) {
         }
+    }
+}
+
+// ---- model-local functions (tests/plugins/onnx/onnx_fixture_models.hpp) ----------------------
+
+namespace {
+
+namespace fx = nnergy::onnx_fixtures;
+
+recording_builder build_fixture(const fx::model_writer& w, const std::string& name = "m.onnx") {
+    recording_builder b;
+    ox::build_graph(read_bytes_as_model(w.model().SerializeAsString(), name), name, "m", b,
+                    [](const std::string&) {});
+    return b;
+}
+
+std::string build_error(const fx::model_writer& w, const std::string& name = "m.onnx") {
+    try {
+        build_fixture(w, name);
+    } catch (const ox::read_error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+std::vector<std::string> tensor_names(const recording_builder& b,
+                                      const std::vector<uint32_t>& ids) {
+    std::vector<std::string> v;
+    for (uint32_t id : ids) v.push_back(id == NNERGY_NO_TENSOR ? "" : b.tensors.at(id).name);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("functions are inlined under the caller's name, across custom domains", "[onnx]") {
+    const recording_builder b = build_fixture(fx::fn_inline());
+    std::vector<std::string> names;
+    for (const auto& n : b.nodes) {
+        names.push_back(n.name);
+        CHECK(n.domain.empty());  // no function-domain node is left
+    }
+    // The body's Constant became an initializer, not a node.
+    CHECK(names == std::vector<std::string>{"block/lin1/gemm", "block/relu", "block/scale",
+                                            "block/lin2/gemm", "head/gemm"});
+    const auto& g1 = b.find_node("block/lin1/gemm");
+    CHECK(tensor_names(b, g1.inputs) == std::vector<std::string>{"x", "w1"});
+    CHECK(tensor_names(b, g1.outputs) == std::vector<std::string>{"block/h"});
+    CHECK(g1.ints.at("transB") == 1);             // from the calling node
+    CHECK(g1.floats.at("alpha") == Approx(1.0));  // the function's default
+    CHECK(tensor_names(b, b.find_node("block/lin2/gemm").outputs) ==
+          std::vector<std::string>{"b"});  // the formal output is the caller's
+    CHECK(tensor_names(b, b.find_node("head/gemm").inputs) == std::vector<std::string>{"b", "w3"});
+    const auto& c = b.find_tensor("block/c");
+    CHECK(c.initializer);
+    CHECK(c.constant);
+    // The function's value_info declares the body's tensor under its new name.
+    const auto& h = b.find_tensor("block/h");
+    REQUIRE(h.shape.has_value());
+    REQUIRE(h.shape->size() == 2);
+    CHECK((*h.shape)[0].symbol == "batch");
+    CHECK((*h.shape)[1].value == 32);
+}
+
+TEST_CASE("function attributes: the caller's, else the default, else omitted", "[onnx]") {
+    fx::model_writer w = fx::fn_inline();
+    auto& g = w.graph();
+    g.clear_node();
+    // Two calls of Linear: one gives alpha and omits transB, one gives neither.
+    fx::attr_float(w.node("Linear", "a", {"x", "w1"}, {"t"}, fx::torch_lib), "alpha", 2.0f);
+    w.node("Linear", "a", {"t", "w2"}, {"y"}, fx::torch_lib);
+    const recording_builder b = build_fixture(w);
+    REQUIRE(b.nodes.size() == 2);
+    CHECK(b.nodes[0].name == "a/gemm");
+    CHECK(b.nodes[0].floats.at("alpha") == Approx(2.0));
+    CHECK(b.nodes[0].ints.count("transB") == 0);
+    // Two call sites of one name still get distinct prefixes.
+    CHECK(b.nodes[1].name == "a#2/gemm");
+    CHECK(b.nodes[1].floats.at("alpha") == Approx(1.0));
+}
+
+TEST_CASE("function overloads, omitted outputs and optional inputs", "[onnx]") {
+    fx::model_writer w(18);
+    w.import_domain("pkg.test", 1);
+    w.input("x", {"batch", 4});
+    auto& fa = w.function("pkg.test", "F", {"X", "B"}, {"Y", "Z"}, 18);
+    fx::set_overload(fa, "relu");
+    fx::add_node(fa, "Relu", "act", {"X"}, {"Y"});
+    fx::add_node(fa, "Neg", "neg", {"Y"}, {"Z"});
+    auto& fb = w.function("pkg.test", "F", {"X"}, {"Y"}, 18);
+    fx::set_overload(fb, "sigmoid");
+    fx::add_node(fb, "Sigmoid", "act", {"X"}, {"Y"});
+    fx::set_overload(w.node("F", "first", {"x"}, {"t"}, "pkg.test"), "relu");
+    fx::set_overload(w.node("F", "second", {"t"}, {"y"}, "pkg.test"), "sigmoid");
+    w.output("y");
+    const recording_builder b = build_fixture(w);
+    REQUIRE(b.nodes.size() == 3);
+    CHECK(b.find_node("first/act").op == "Relu");
+    CHECK(b.find_node("second/act").op == "Sigmoid");
+    // The output the caller left out keeps a private name inside the call.
+    CHECK(tensor_names(b, b.find_node("first/neg").outputs) == std::vector<std::string>{"first/Z"});
+    // A node naming no overload calls no overloaded function: a missing body.
+    w.node("F", "third", {"y"}, {"z"}, "pkg.test");
+    CHECK_THAT(build_error(w), Catch::Contains("node 'third' (pkg.test.F): domain 'pkg.test' "
+                                               "holds the model's functions, but none is named "
+                                               "'F'"));
+}
+
+TEST_CASE("bad functions are errors naming the file, the node and the function", "[onnx]") {
+    using Catch::Contains;
+    CHECK_THAT(build_error(fx::fn_recursive(), "r.onnx"),
+               Contains("r.onnx: node 'outer/g_call/f_call' (pkg.test.F, in function "
+                        "pkg.test::F -> pkg.test::G): calls function 'pkg.test::F' recursively "
+                        "(function chain pkg.test::F -> pkg.test::G -> pkg.test::F)"));
+    CHECK_THAT(build_error(fx::fn_missing_body()),
+               Contains("m.onnx: node 'b' (pkg.test.Gone): domain 'pkg.test' holds the model's "
+                        "functions, but none is named 'Gone'"));
+    CHECK_THAT(build_error(fx::fn_undefined_attribute()),
+               Contains("node 'call/leaky' (LeakyRelu, in function pkg.test::F): attribute "
+                        "'alpha' refers to 'slope', which function 'pkg.test::F' does not "
+                        "declare"));
+    CHECK_THAT(build_error(fx::fn_too_many_inputs()),
+               Contains("node 'call' (pkg.test.F): calls function 'pkg.test::F' with 2 inputs "
+                        "and 1 outputs, but it declares 1 and 1"));
+    CHECK_THAT(build_error(fx::fn_duplicate()),
+               Contains("m.onnx: function 'pkg.test::F' is defined twice"));
+    CHECK_THAT(build_error(fx::fn_blowup()),
+               Contains("m.onnx: inlining the model's functions makes more than 250000 nodes "
+                        "and calls (at node 'call', a call of 'pkg.test::F30')"));
+    CHECK_THAT(build_error(fx::fn_opset_mismatch()),
+               Contains("function 'pkg.test::F' imports opset 17 of the default ONNX domain "
+                        "but the model imports 18"));
+    CHECK_THAT(build_error(fx::relu_at(23)),
+               Contains("opset 23 of the default ONNX domain is newer than the newest "
+                        "supported (22)"));
+}
+
+TEST_CASE("a node of a domain without functions stays an unknown op", "[onnx]") {
+    fx::model_writer w(18);
+    w.import_domain("com.microsoft", 1);
+    w.input("x", {"batch", 4});
+    w.node("FastGelu", "fast_gelu", {"x"}, {"y"}, "com.microsoft");
+    w.output("y");
+    const recording_builder b = build_fixture(w);
+    REQUIRE(b.nodes.size() == 1);
+    CHECK(b.nodes[0].domain == "com.microsoft");
+}
+
+TEST_CASE("modern exports: float initializers hold the parameters the README states", "[onnx]") {
+    // Summed from the file with the protobuf classes alone, then through the reader.
+    const std::vector<std::pair<std::string, uint64_t>> files = {
+        {"vit_b_16_classic_opset17.onnx", 86'495'464},
+        {"resnet50_dynamo_opset20.onnx", 25'503'912},
+        {"gpt2_dynamo_opset20.onnx", 124'320'008}};
+    for (const auto& [file, expected] : files) {
+        const std::string path = data_file("modern/" + file);
+        onnx::ModelProto m;
+        std::ifstream in(path, std::ios::binary);
+        REQUIRE(m.ParseFromIstream(&in));
+        uint64_t floats = 0;
+        for (const auto& t : m.graph().initializer()) {
+            const int32_t dt = t.data_type();
+            if (dt != onnx::TensorProto::FLOAT && dt != onnx::TensorProto::FLOAT16 &&
+                dt != onnx::TensorProto::BFLOAT16 && dt != onnx::TensorProto::DOUBLE)
+                continue;
+            uint64_t n = 1;
+            for (int64_t d : t.dims()) n *= static_cast<uint64_t>(d);
+            floats += n;
+        }
+        CHECK(floats == expected);
+
+        const recording_builder b = build(ox::read_model_file(path));
+        uint64_t read = 0;
+        for (const auto& t : b.tensors) {
+            if (!t.initializer || t.constant || !t.shape) continue;
+            if (t.dtype != NNERGY_DTYPE_FLOAT32 && t.dtype != NNERGY_DTYPE_FLOAT16 &&
+                t.dtype != NNERGY_DTYPE_BFLOAT16 && t.dtype != NNERGY_DTYPE_FLOAT64)
+                continue;
+            uint64_t n = 1;
+            for (const auto& d : *t.shape) n *= static_cast<uint64_t>(d.value);
+            read += n;
+        }
+        CHECK(read == expected);
     }
 }

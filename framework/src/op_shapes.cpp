@@ -85,6 +85,30 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
+// Dimension arithmetic that fails naming the node instead of wrapping: a file's repeats, pads
+// or block sizes can be anything.
+int64_t checked_mul(const node_ctx& c, int64_t a, int64_t b, std::string_view what) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+        c.fail(std::string(what) + " overflows 64 bits (" + std::to_string(a) + " x " +
+               std::to_string(b) + ")");
+    return r;
+}
+int64_t checked_add(const node_ctx& c, int64_t a, int64_t b, std::string_view what) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+        c.fail(std::string(what) + " overflows 64 bits (" + std::to_string(a) + " + " +
+               std::to_string(b) + ")");
+    return r;
+}
+// A dimension computed in floating point (a scale times a size), range-checked before the cast.
+int64_t checked_dim(const node_ctx& c, double d, std::string_view what) {
+    if (!(d >= 0) || d >= 9.2e18)
+        c.fail(std::string(what) + " gives a dimension of " + std::to_string(d) +
+               ", outside 0 to 2^63");
+    return static_cast<int64_t>(d);
+}
+
 // Multidirectional (numpy) broadcasting of the inputs in [first, last).
 std::vector<int64_t> broadcast_inputs(const node_ctx& c, size_t first, size_t last) {
     size_t rank = 0;
@@ -251,18 +275,22 @@ window read_window(const node_ctx& c, const std::vector<int64_t>& kernel) {
 // Output length of one spatial axis of a convolution or pooling window.
 int64_t window_output(const node_ctx& c, const window& w, size_t i, int64_t in, bool ceil_mode) {
     const int64_t s = w.strides[i];
-    const int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    const int64_t extent =
+        checked_add(c, checked_mul(c, w.kernel[i] - 1, w.dilations[i], "the window extent"), 1,
+                    "the window extent");
     int64_t out = 0;
     if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
         out = ceil_div(in, s);
     } else {
         const int64_t begin = w.auto_pad == "VALID" ? 0 : w.pads[i];
         const int64_t end = w.auto_pad == "VALID" ? 0 : w.pads[i + w.spatial];
-        const int64_t span = in + begin + end - extent;
+        const int64_t padded =
+            checked_add(c, checked_add(c, in, begin, "the padded input"), end, "the padded input");
+        const int64_t span = padded - extent;
         if (span < 0)
             c.fail("window of extent " + std::to_string(extent) + " on axis " +
                    std::to_string(i + 2) + " does not fit the padded input (" +
-                   std::to_string(in + begin + end) + ")");
+                   std::to_string(padded) + ")");
         out = (ceil_mode ? ceil_div(span, s) : span / s) + 1;
         // A last window that would start in the end padding is dropped (PyTorch, ONNX 1.16).
         if (ceil_mode && (out - 1) * s >= in + begin) --out;
@@ -586,7 +614,7 @@ void infer_concat(const node_ctx& c) {
         if (!ok)
             c.fail(c.describe_input(k) + " does not match " + c.describe_input(0) +
                    " outside axis " + std::to_string(axis));
-        out[axis] += s[axis];
+        out[axis] = checked_add(c, out[axis], s[axis], "the concatenated axis");
         fold = fold && c.values(k).has_value();
     }
     if (fold && r == 1) {
@@ -918,7 +946,7 @@ void infer_tile(const node_ctx& c) {
     std::vector<int64_t> out(x.size());
     for (size_t j = 0; j < x.size(); ++j) {
         if (repeats[j] < 0) c.fail("negative repeat " + std::to_string(repeats[j]));
-        out[j] = x[j] * repeats[j];
+        out[j] = checked_mul(c, x[j], repeats[j], "dimension " + std::to_string(j) + " x repeats");
     }
     c.set_shape(0, std::move(out));
 }
@@ -954,7 +982,8 @@ void infer_pad(const node_ctx& c) {
     std::vector<int64_t> out = x;
     for (size_t i = 0; i < axes.size(); ++i) {
         const auto a = static_cast<size_t>(axes[i]);
-        out[a] = x[a] + pads[i] + pads[i + axes.size()];
+        const std::string what = "padded axis " + std::to_string(a);
+        out[a] = checked_add(c, checked_add(c, x[a], pads[i], what), pads[i + axes.size()], what);
         if (out[a] < 0)
             c.fail("pads " + shape_string(pads) + " crop axis " + std::to_string(a) + " below 0");
     }
@@ -1181,7 +1210,7 @@ void infer_resize(const node_ctx& c, bool upsample) {
             }
             for (int64_t a : axes) {
                 auto& d = out[static_cast<size_t>(a)];
-                d = static_cast<int64_t>(std::round(scale * static_cast<double>(d)));
+                d = checked_dim(c, std::round(scale * static_cast<double>(d)), "the scale");
             }
         }
     } else {
@@ -1210,7 +1239,7 @@ void infer_resize(const node_ctx& c, bool upsample) {
         for (size_t i = 0; i < axes.size(); ++i) {
             if (!(scales[i] > 0)) c.fail("scales must be > 0");
             auto& d = out[static_cast<size_t>(axes[i])];
-            d = static_cast<int64_t>(std::floor(static_cast<double>(d) * scales[i]));
+            d = checked_dim(c, std::floor(static_cast<double>(d) * scales[i]), "the scale");
         }
     }
     c.set_shape(0, std::move(out));
@@ -1435,8 +1464,17 @@ void infer_quantize_linear(const node_ctx& c) {
     const auto& s = c.shape(1);
     check_attr_since(c, "axis", 13);
     check_attr_since(c, "block_size", 21);
-    check_attr_since(c, "output_dtype", 21);
-    check_attr_since(c, "saturate", 19);
+    if (c.n().op_type == "DequantizeLinear") {
+        // DequantizeLinear has no `saturate` at any version, and `output_dtype` only from -23,
+        // past the newest opset read.
+        for (const char* name : {"saturate", "output_dtype"})
+            if (c.versioned() && c.n().find_attribute(name))
+                c.fail("attribute '" + std::string(name) + "' is not defined for " +
+                       c.op_version_name() + " (opset " + std::to_string(c.g().opset()) + ")");
+    } else {
+        check_attr_since(c, "output_dtype", 21);
+        check_attr_since(c, "saturate", 19);
+    }
     if (c.has_input(2) && c.shape(2) != s)
         c.fail("zero point " + c.describe_input(2) + " must have the shape of scale " +
                c.describe_input(1));
@@ -1482,14 +1520,15 @@ void infer_col2im(const node_ctx& c) {
         if (image[i] < 1 || block[i] < 1)
             c.fail("image_shape " + shape_string(image) + " and block_shape " +
                    shape_string(block) + " must be positive");
-        block_elems *= block[i];
+        block_elems = checked_mul(c, block_elems, block[i], "prod(block_shape)");
     }
     if (x[1] % block_elems != 0)
         c.fail("dimension 1 of " + c.describe_input(0) +
                " is not a multiple of prod(block_shape) = " + std::to_string(block_elems));
     const window w = read_window(c, block);
     int64_t blocks = 1;
-    for (size_t i = 0; i < n; ++i) blocks *= window_output(c, w, i, image[i], false);
+    for (size_t i = 0; i < n; ++i)
+        blocks = checked_mul(c, blocks, window_output(c, w, i, image[i], false), "the block count");
     if (x[2] != blocks)
         c.fail("dimension 2 of " + c.describe_input(0) + " must be the number of blocks, " +
                std::to_string(blocks) + ", that image_shape " + shape_string(image) + " holds");

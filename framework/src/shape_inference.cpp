@@ -635,7 +635,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
                 // device work needs its size.
                 std::vector<int64_t> s;
                 if (x.shape) s = bind_dims(*x.shape, symbols);
-                if (!x.shape || (!complete(s) && !outputs_known))
+                if (!x.shape || (!complete(s) && (!outputs_known || (flags[o] & graph_output))))
                     ctx.fail(reason + "; declare the full shape of output '" + x.name +
                              "' to go on");
                 if (!complete(s)) flags[o] |= partial;

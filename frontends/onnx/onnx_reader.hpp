@@ -676,6 +676,9 @@ inline std::string quote_name(std::string_view s) { return "'" + std::string(s) 
 /// functions that each call the next twice doubles the graph at every level, and a file of a
 /// few kilobytes could otherwise ask for billions of nodes.
 inline constexpr std::size_t max_inlined_nodes = 250'000;
+/// Deepest chain of functions calling functions that is inlined: each level costs stack and
+/// lengthens every name inside it, and exporters nest a module path a few levels deep.
+inline constexpr std::size_t max_function_depth = 64;
 
 namespace detail {
 
@@ -826,11 +829,26 @@ private:
         auto known = sizes_.find(&f);
         if (known != sizes_.end()) return known->second;
         sizes_[&f] = 1;  // while in progress: a recursive call
-        std::size_t size = 0;
+        depths_[&f] = 1;
+        std::size_t size = 0, depth = 1;
+        // The descent is bounded too: a chain thousands of functions deep would exhaust the stack
+        // before its depth is known.
+        if (++descent_ > max_function_depth) depth = max_function_depth + 1;
         for (const onnx::NodeProto& b : f.node()) {
+            if (depth > max_function_depth) break;
             const onnx::FunctionProto* inner = find(b);
             size = std::min(size + 1 + (inner ? expanded_size(*inner) : 0), max_inlined_nodes + 1);
+            if (inner) depth = std::max(depth, depths_[inner] + 1);
         }
+        --descent_;
+        // The depth is kept per function, so a chain measured in parts is still measured whole.
+        if (depth > max_function_depth)
+            throw read_error(file_ + ": functions nest more than " +
+                             std::to_string(max_function_depth) + " calls deep (function " +
+                             quote_name(function_label(normalize_domain(f.domain()), f.name(),
+                                                       function_overload(f))) +
+                             " calls functions " + std::to_string(depth - 1) + " levels deep)");
+        depths_[&f] = depth;
         sizes_[&f] = size;
         return size;
     }
@@ -992,6 +1010,8 @@ private:
     inlined_graph* out_ = nullptr;
     std::size_t work_ = 0;
     std::map<const onnx::FunctionProto*, std::size_t> sizes_;
+    std::map<const onnx::FunctionProto*, std::size_t> depths_;
+    std::size_t descent_ = 0;
 };
 
 /// Feeds a model into a builder with the interface of nnergy::sdk::graph_builder. `fallback_name`

@@ -1092,6 +1092,20 @@ TEST_CASE("index tensors built from absent integer initializers may keep partial
     CHECK_FALSE(m.counts("mask").folded);
     CHECK(m.counts("mask").input_bytes == 16 * 16 * 4 + 16 * 16);  // scores and the bool mask
 
+    // A graph output is computed and counted: known only in part, it is an error.
+    model o;
+    o.input("x", {4});
+    o.weight("axes", {1}, NNERGY_DTYPE_INT64);
+    o.ints("zero", {0}, true);
+    o.ints("one", {1}, true);
+    o.ints("four", {4}, true);
+    o.node("range", "Range", {"zero", "four", "one"}, {"positions"});
+    o.declare("column", {-1, -1}, NNERGY_DTYPE_INT64);
+    o.node("unsqueeze", "Unsqueeze", {"positions", "axes"}, {"column"});
+    o.output("column");
+    CHECK_THAT(o.bind_error(), Contains("node 'unsqueeze' (Unsqueeze)") &&
+                                   Contains("declare the full shape of output 'column'"));
+
     // Device work that reads a tensor known only in part cannot be counted: an error.
     model d;
     d.input("x", {4});

@@ -425,6 +425,16 @@ private:
                 throw sdk::error(r.where + ": " + label + " '" + r.name +
                                  "': missing or empty 'chain' (a list of op positions)");
             size_t expected_pos = 0;
+            // A position whose predecessors are all optional can start a match, and then has
+            // no previous node for 'weights' or 'shares_input' to refer to.
+            bool can_start = true;
+            const auto no_previous = [&](const value& v, std::string_view key, size_t pi) {
+                fail(v, pi == 0 ? "the first position has no previous node for '" +
+                                      std::string(key) + "' to refer to"
+                                : "every position before this one is optional, so a match can "
+                                  "start here with no previous node for '" +
+                                      std::string(key) + "' to refer to");
+            };
             for (const auto& [pi, rp] : raw.chain) {
                 if (pi != expected_pos)  // an empty inline table leaves a gap
                     throw sdk::error(r.where + ": " + label + ".chain[" +
@@ -447,22 +457,19 @@ private:
                 if (rp.input) {
                     p.input = rp.input->int_value;
                     if (p.input < 0) fail(*rp.input, "must be 0 or more (an input slot)");
-                    if (pi == 0)
-                        fail(*rp.input,
-                             "the first position has no previous node for 'input' to refer to");
+                    // A head taken without its optional predecessors ignores 'input': the
+                    // shipped rules rely on that. 'weights' and 'shares_input' would change
+                    // what matches, so they are refused where a match can start.
+                    if (pi == 0) no_previous(*rp.input, "input", pi);
                 }
                 if (rp.weights) {
                     p.weights = rp.weights->bool_value;
-                    if (p.weights && pi == 0)
-                        fail(*rp.weights,
-                             "the first position has no previous node for 'weights' to refer to");
+                    if (p.weights && can_start) no_previous(*rp.weights, "weights", pi);
                 }
                 if (rp.shares_input) {
                     p.shares_input = rp.shares_input->bool_value;
-                    if (p.shares_input && pi == 0)
-                        fail(*rp.shares_input,
-                             "the first position has no previous node for "
-                             "'shares_input' to refer to");
+                    if (p.shares_input && can_start)
+                        no_previous(*rp.shares_input, "shares_input", pi);
                 }
                 size_t expected_with = 0;
                 for (const auto& [wi, rw] : rp.with) {
@@ -478,6 +485,7 @@ private:
                     if (rw.optional) w.optional = rw.optional->bool_value;
                     p.with.push_back(std::move(w));
                 }
+                can_start = can_start && p.optional;
                 r.chain.push_back(std::move(p));
             }
             r.min_nodes = std::min<size_t>(2, r.chain.size());

@@ -683,6 +683,7 @@ TEST_CASE("bad rules files: the error names the file, the line and what was expe
         {"bad_with_op.toml", 7, "unknown op type 'Slise'"},
         {"bad_with_type.toml", 7, "with must be an array of producers"},
         {"bad_weights.toml", 8, "no previous node for 'weights'"},
+        {"bad_weights_after_optional.toml", 10, "a match can start here with no previous node"},
         {"bad_shares_input.toml", 8, "no previous node for 'shares_input'"},
         {"bad_shared.toml", 7, "must be \"keep\" or \"producer\", not 'consumer'"},
     };

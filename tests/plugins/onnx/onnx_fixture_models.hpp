@@ -71,6 +71,25 @@ inline model_writer fn_recursive() {
     return w;
 }
 
+/// fn_deep: F0 calls F1, ..., F(depth-1) is a Relu: functions nested `depth` calls deep. The
+/// graph calls F(depth-1) first, so the chain's depth is first measured from its bottom part.
+inline model_writer fn_deep(int depth) {
+    model_writer w(18);
+    w.import_domain("pkg.test", 1);
+    w.input("x", {"batch", 4});
+    for (int i = 0; i < depth; ++i) {
+        auto& f = w.function("pkg.test", "F" + std::to_string(i), {"X"}, {"Y"}, 18);
+        if (i + 1 < depth)
+            add_node(f, "F" + std::to_string(i + 1), "call", {"X"}, {"Y"}, "pkg.test");
+        else
+            add_node(f, "Relu", "relu", {"X"}, {"Y"});
+    }
+    w.node("F" + std::to_string(depth - 1), "bottom", {"x"}, {"t"}, "pkg.test");
+    w.node("F0", "top", {"t"}, {"y"}, "pkg.test");
+    w.output("y");
+    return w;
+}
+
 /// fn_missing_body: domain pkg.test holds function F, but node 'b' calls pkg.test::Gone.
 inline model_writer fn_missing_body() {
     model_writer w(18);

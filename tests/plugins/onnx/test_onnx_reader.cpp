@@ -488,6 +488,13 @@ TEST_CASE("bad functions are errors naming the file, the node and the function",
     CHECK_THAT(build_error(fx::fn_opset_mismatch()),
                Contains("function 'pkg.test::F' imports opset 17 of the default ONNX domain "
                         "but the model imports 18"));
+    // Nesting is bounded, also where the chain's lower part was measured first, and a chain
+    // far deeper than the stack allows is refused, not followed.
+    CHECK(build_error(fx::fn_deep(64)) == "(no error)");
+    CHECK_THAT(build_error(fx::fn_deep(65)),
+               Contains("m.onnx: functions nest more than 64 calls deep"));
+    CHECK_THAT(build_error(fx::fn_deep(20'000)),
+               Contains("m.onnx: functions nest more than 64 calls deep"));
     CHECK_THAT(build_error(fx::relu_at(23)),
                Contains("opset 23 of the default ONNX domain is newer than the newest "
                         "supported (22)"));

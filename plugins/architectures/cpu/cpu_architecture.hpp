@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -12,7 +13,6 @@
 #include <utility>
 
 #include "cpu_model.hpp"
-#include "reference_architecture.hpp"
 
 namespace nnergy::cpu {
 
@@ -30,7 +30,7 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
                      NNERGY_CODE_INVALID_ARGUMENT);
 }
 
-class cpu_architecture : public reference::class_architecture<cpu_hardware> {
+class cpu_architecture : public modeling::class_architecture<cpu_hardware> {
 public:
     explicit cpu_architecture(const sdk::context& ctx)
         : class_architecture(ctx, "nnergy.architecture.cpu"),
@@ -39,11 +39,11 @@ public:
 private:
     void map_device_kernel(const sdk::graph_view&, const sdk::partition_view&, uint32_t,
                            const nnergy_map_options&, const precision_units& units,
-                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
-        const cpu_kernel k = reference::model_kernel<cpu_kernel>(f);
+                           modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
+        const cpu_kernel k = modeling::model_kernel<cpu_kernel>(f);
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
-        reference::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
+        modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);

@@ -14,26 +14,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nnergy/modeling.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "op_class.hpp"
-#include "reference_model.hpp"
-
 namespace nnergy::cpu {
 
-using reference::append_number;
-using reference::append_percent;
-using reference::append_seconds;
-using reference::append_short_number;
-using reference::class_name;
-using reference::classify;
-using reference::execution_unit;
-using reference::hardware_model;
-using reference::op_class;
-using reference::precision_units;
-using reference::provenance;
+using modeling::append_number;
+using modeling::append_percent;
+using modeling::append_seconds;
+using modeling::append_short_number;
+using modeling::class_name;
+using modeling::classify;
+using modeling::execution_unit;
+using modeling::hardware_model;
+using modeling::op_class;
+using modeling::precision_units;
+using modeling::provenance;
 
 /// Per op class behaviour of one CPU ([cpu.kernels.<class>], overridden per unit precision).
 struct class_params {
@@ -65,7 +63,7 @@ struct cpu_runtime {
 struct cpu_hardware {
     hardware_model base;
     std::vector<cache_level> caches;  ///< smallest first; only levels with a bandwidth
-    reference::class_table<class_params> kernels;
+    modeling::class_table<class_params> kernels;
 
     const class_params& params(op_class c, std::string_view precision) const {
         return kernels.params(c, precision);
@@ -83,7 +81,7 @@ struct cpu_hardware {
             l.source = hardware_model::read_provenance(hw, base + "bandwidth_provenance", l.source);
             if (l.capacity > 0 && l.bandwidth > 0) c.caches.push_back(std::move(l));
         }
-        c.kernels = reference::read_class_table<class_params>(hw, "cpu", c.base, read_params);
+        c.kernels = modeling::read_class_table<class_params>(hw, "cpu", c.base, read_params);
         return c;
     }
 
@@ -111,7 +109,7 @@ private:
 };
 
 /// What the CPU model needs of one kernel. Bytes are in the compute precision.
-using cpu_kernel = reference::kernel_work;
+using cpu_kernel = modeling::kernel_work;
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
 struct cpu_mapping {
@@ -153,8 +151,8 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     m.peak_flops_per_s = u.peak_flops_per_s;
     // Outputs are split over cores in blocks the unit computes at once (a ZMM register of
     // float32, an AMX tile); work without MACs splits over its inputs as well.
-    const reference::occupancy o =
-        reference::compute_occupancy(k.macs > 0 ? k.outputs : k.threads, cores, u.threads_per_unit);
+    const modeling::occupancy o =
+        modeling::compute_occupancy(k.macs > 0 ? k.outputs : k.threads, cores, u.threads_per_unit);
     m.utilization = o.utilization;
     m.units_allocated = o.units_allocated;
     m.waves = o.waves;
@@ -188,16 +186,16 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
         m.weight_prep_s = k.weight_bytes / cp.weight_prep_bandwidth;
     m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s;
 
-    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
-        case reference::limit::overhead:
+    switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
+        case modeling::limit::overhead:
             m.bottleneck = "overhead";
             m.confidence = cp.source;
             break;
-        case reference::limit::compute:
+        case modeling::limit::compute:
             m.bottleneck = "compute";
             m.confidence = std::max(u.efficiency_provenance, cp.source);
             break;
-        case reference::limit::memory:
+        case modeling::limit::memory:
             m.bottleneck = "memory:" + m.memory_level;
             m.confidence = memory_source;
             break;
@@ -213,7 +211,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     e += "] on ";
     e += m.unit;
     e += ": ";
-    reference::append_units_and_waves(e, m.units_allocated, cores, hw.base.unit_name, m.waves);
+    modeling::append_units_and_waves(e, m.units_allocated, cores, hw.base.unit_name, m.waves);
     append_percent(e, m.utilization);
     e += " of lanes";
     if (m.reduction_depth > 0) {
@@ -230,8 +228,8 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
         e += ", weights repacked ";
         append_seconds(e, m.weight_prep_s);
     }
-    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed",
-                              std::max(m.compute_time_s, m.memory_time_s));
+    modeling::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed",
+                             std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -12,7 +13,6 @@
 #include <utility>
 
 #include "gpu_model.hpp"
-#include "reference_architecture.hpp"
 
 namespace nnergy::gpu {
 
@@ -33,7 +33,7 @@ inline math_modes read_math(const sdk::config_view& runtime) {
     return m;
 }
 
-class gpu_architecture : public reference::class_architecture<gpu_hardware> {
+class gpu_architecture : public modeling::class_architecture<gpu_hardware> {
 public:
     explicit gpu_architecture(const sdk::context& ctx)
         : class_architecture(ctx, "nnergy.architecture.gpu"), math_(read_math(ctx.runtime())) {}
@@ -41,8 +41,8 @@ public:
 private:
     void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view&, uint32_t,
                            const nnergy_map_options&, const precision_units& units,
-                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
-        gpu_kernel k = reference::model_kernel<gpu_kernel>(f);
+                           modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
+        gpu_kernel k = modeling::model_kernel<gpu_kernel>(f);
         if (k.cls == op_class::conv) {
             // Input channels per group = reduction depth / window size.
             const int64_t* window = nullptr;
@@ -56,7 +56,7 @@ private:
         }
 
         const gpu_mapping m = gpu::map_kernel(hw_, units, math_, k);
-        reference::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
+        modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         out.set_text("unit_precision", m.unit_precision);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.splits > 1) out.set("split_k", m.splits);

@@ -14,31 +14,29 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <nnergy/modeling.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "op_class.hpp"
-#include "reference_model.hpp"
-
 namespace nnergy::gpu {
 
-using reference::append_number;
-using reference::append_percent;
-using reference::append_seconds;
-using reference::append_short_number;
-using reference::execution_unit;
-using reference::format;
-using reference::hardware_model;
-using reference::precision_units;
-using reference::provenance;
+using modeling::append_number;
+using modeling::append_percent;
+using modeling::append_seconds;
+using modeling::append_short_number;
+using modeling::execution_unit;
+using modeling::format;
+using modeling::hardware_model;
+using modeling::precision_units;
+using modeling::provenance;
 
-using reference::all_classes;
-using reference::class_name;
-using reference::classify;
-using reference::op_class;
-using reference::uses_matrix_tiles;
+using modeling::all_classes;
+using modeling::class_name;
+using modeling::classify;
+using modeling::op_class;
+using modeling::uses_matrix_tiles;
 
 /// Per op class behaviour of one GPU ([gpu.kernels.<class>], overridden per unit precision in
 /// [gpu.kernels.<class>.<precision>]).
@@ -69,7 +67,7 @@ struct gpu_hardware {
     hardware_model base;
     /// Convolutions with fewer input channels per group run CUDA-core kernels (0: never).
     double tensor_core_min_channels = 0;
-    reference::class_table<class_params> kernels;
+    modeling::class_table<class_params> kernels;
 
     const class_params& params(op_class c, std::string_view precision) const {
         return kernels.params(c, precision);
@@ -80,7 +78,7 @@ struct gpu_hardware {
         g.base = hardware_model::from_config(hw);
         g.tensor_core_min_channels =
             hardware_model::optional_number(hw, "gpu.tensor_core_min_channels", 0, 0);
-        g.kernels = reference::read_class_table<class_params>(hw, "gpu", g.base, read_params);
+        g.kernels = modeling::read_class_table<class_params>(hw, "gpu", g.base, read_params);
         return g;
     }
 
@@ -108,7 +106,7 @@ private:
 
 /// What the GPU model needs of one kernel: the shared facts, and a convolution's input
 /// channels.
-struct gpu_kernel : reference::kernel_work {
+struct gpu_kernel : modeling::kernel_work {
     double input_channels = 0;  ///< per group, for convolutions (0: unknown)
 };
 
@@ -225,8 +223,8 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
         if (cp.k_half > 0) efficiency *= part / (part + cp.k_half);
         if (cp.tiles_half > 0) efficiency *= t.waves / (t.waves + cp.tiles_half);
     } else {
-        const reference::occupancy o =
-            reference::compute_occupancy(k.threads, sms, u.threads_per_unit);
+        const modeling::occupancy o =
+            modeling::compute_occupancy(k.threads, sms, u.threads_per_unit);
         m.utilization = o.utilization;
         m.units_allocated = o.units_allocated;
         m.waves = o.waves;
@@ -240,17 +238,17 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;
     m.memory_time_s = m.dram_bytes > 0 ? m.dram_bytes / m.dram_bandwidth_bytes_per_s : 0.0;
 
-    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
-        case reference::limit::overhead:
+    switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
+        case modeling::limit::overhead:
             m.bottleneck = "overhead";
             m.confidence = cp.source;
             break;
-        case reference::limit::compute:
+        case modeling::limit::compute:
             m.bottleneck = "compute";
             // A fitted class curve on a measured unit is as good as the curve.
             m.confidence = std::max(u.efficiency_provenance, cp.source);
             break;
-        case reference::limit::memory:
+        case modeling::limit::memory:
             m.bottleneck = "memory:dram";
             m.confidence = hw.base.memory_provenance;
             break;
@@ -271,7 +269,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
         e += ')';
     }
     e += ": ";
-    reference::append_units_and_waves(e, m.units_allocated, sms, hw.base.unit_name, m.waves);
+    modeling::append_units_and_waves(e, m.units_allocated, sms, hw.base.unit_name, m.waves);
     append_percent(e, m.utilization);
     e += uses_matrix_tiles(k.cls) && k.macs > 0 ? " of tile slots" : " of thread slots";
     if (m.reduction_depth > 0) {
@@ -287,9 +285,9 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     e += ", ";
     append_percent(e, m.compute_efficiency);
     e += " of peak when busy";
-    reference::append_intensity(e, k.flops, m.dram_bytes);
-    reference::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed per kernel",
-                              std::max(m.compute_time_s, m.memory_time_s));
+    modeling::append_intensity(e, k.flops, m.dram_bytes);
+    modeling::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed per kernel",
+                             std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -12,12 +13,10 @@
 #include <utility>
 
 #include "kpu_model.hpp"
-#include "op_class.hpp"
-#include "reference_architecture.hpp"
 
 namespace nnergy::kpu {
 
-class kpu_architecture : public reference::class_architecture<kpu_hardware> {
+class kpu_architecture : public modeling::class_architecture<kpu_hardware> {
 public:
     explicit kpu_architecture(const sdk::context& ctx)
         : class_architecture(ctx, "nnergy.architecture.kpu") {}
@@ -27,13 +26,13 @@ private:
 
     void map_device_kernel(const sdk::graph_view&, const sdk::partition_view&, uint32_t,
                            const nnergy_map_options& options, const precision_units& units,
-                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
-        kpu_kernel k = reference::model_kernel<kpu_kernel>(f);
-        const double element = reference::storage_bytes(options.precision);
+                           modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
+        kpu_kernel k = modeling::model_kernel<kpu_kernel>(f);
+        const double element = modeling::storage_bytes(options.precision);
         k.element_bytes = element > 0 ? element : 4;
 
         const kpu_mapping m = kpu::map_kernel(hw_, units, k);
-        reference::write_common_keys(out, f, m, hw_.tiles, m.launch_overhead_s);
+        modeling::write_common_keys(out, f, m, hw_.tiles, m.launch_overhead_s);
         out.set_text("schedule", m.matrix ? "matrix" : "stream");
         if (m.matrix) {
             out.set("blocks", m.blocks.blocks);

@@ -14,22 +14,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nnergy/modeling.hpp>
 #include <string>
 #include <string_view>
 
-#include "reference_model.hpp"
-
 namespace nnergy::kpu {
 
-using reference::append_number;
-using reference::append_percent;
-using reference::append_seconds;
-using reference::append_short_number;
-using reference::execution_unit;
-using reference::format;
-using reference::hardware_model;
-using reference::precision_units;
-using reference::provenance;
+using modeling::append_number;
+using modeling::append_percent;
+using modeling::append_seconds;
+using modeling::append_short_number;
+using modeling::execution_unit;
+using modeling::format;
+using modeling::hardware_model;
+using modeling::precision_units;
+using modeling::provenance;
 
 /// A KPU: the reference description plus the tile fabric ([kpu]).
 struct kpu_hardware {
@@ -107,7 +106,7 @@ private:
 };
 
 /// What the KPU model needs of one kernel. Byte counts are in the compute precision.
-struct kpu_kernel : reference::kernel_work {
+struct kpu_kernel : modeling::kernel_work {
     double element_bytes = 4;  ///< of one operand streamed into the array
 };
 
@@ -229,8 +228,8 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
         m.dram_bytes += m.spill_bytes;
     } else {
         // Elementwise streaming: each element is read and written once, nothing is re-read.
-        const reference::occupancy o =
-            reference::compute_occupancy(k.threads, hw.tiles, hw.pes_per_tile());
+        const modeling::occupancy o =
+            modeling::compute_occupancy(k.threads, hw.tiles, hw.pes_per_tile());
         m.unit = "pe_stream";
         m.peak_flops_per_s = hw.stream_peak();
         m.utilization = o.utilization;
@@ -262,16 +261,16 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
     level(m.sram_bytes, m.sram_bandwidth, "tile_sram", hw.tile_sram_provenance);
     level(m.noc_bytes, m.noc_bandwidth, "noc", hw.noc_provenance);
 
-    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s)) {
-        case reference::limit::overhead:
+    switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s)) {
+        case modeling::limit::overhead:
             m.bottleneck = "overhead";
             m.confidence = hw.setup_provenance;
             break;
-        case reference::limit::compute:
+        case modeling::limit::compute:
             m.bottleneck = "compute";
             m.confidence = u.efficiency_provenance;
             break;
-        case reference::limit::memory:
+        case modeling::limit::memory:
             m.bottleneck = "memory:";
             m.bottleneck += slowest;
             m.confidence = slowest_source;
@@ -297,7 +296,7 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
         append_number(e, hw.tile_cols, 0, true);
         e += " on ";
     }
-    reference::append_units_and_waves(e, m.units_allocated, hw.tiles, "tile", m.waves);
+    modeling::append_units_and_waves(e, m.units_allocated, hw.tiles, "tile", m.waves);
     append_percent(e, m.utilization);
     e += " of PE slots";
     if (m.matrix) {
@@ -329,8 +328,8 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
     } else {
         e += ", elementwise stream";
     }
-    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "setup",
-                              std::max(m.compute_time_s, m.memory_time_s));
+    modeling::append_verdict(e, m.bottleneck, m.launch_overhead_s, "setup",
+                             std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

@@ -5,19 +5,18 @@
 #pragma once
 
 #include <initializer_list>
+#include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "op_class.hpp"
-#include "reference_architecture.hpp"
 #include "tpu_model.hpp"
 
 namespace nnergy::tpu {
 
-class tpu_architecture : public reference::class_architecture<tpu_hardware> {
+class tpu_architecture : public modeling::class_architecture<tpu_hardware> {
 public:
     explicit tpu_architecture(const sdk::context& ctx)
         : class_architecture(ctx, "nnergy.architecture.tpu") {}
@@ -25,8 +24,8 @@ public:
 private:
     void map_device_kernel(const sdk::graph_view&, const sdk::partition_view& partition,
                            uint32_t kernel, const nnergy_map_options&, const precision_units& units,
-                           reference::kernel_facts& f, sdk::mapping_writer& out) const override {
-        tpu_kernel k = reference::model_kernel<tpu_kernel>(f);
+                           modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
+        tpu_kernel k = modeling::model_kernel<tpu_kernel>(f);
         if (hw_.parameter_cache && f.stats.weight_bytes > 0) {
             // The cache fills in model order: the weights of earlier kernels come first. Only
             // files with a parameter cache (small edge models) pay for this scan.
@@ -36,7 +35,7 @@ private:
         }
 
         const tpu_mapping m = tpu::map_kernel(hw_, units, k);
-        reference::write_common_keys(out, f, m, m.units_available, m.launch_overhead_s);
+        modeling::write_common_keys(out, f, m, m.units_available, m.launch_overhead_s);
         if (m.plan) {
             out.set("reduction_depth", m.plan->k);
             out.set("weight_tiles", m.plan->tiles);

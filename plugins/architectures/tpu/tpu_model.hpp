@@ -16,24 +16,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nnergy/modeling.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "reference_model.hpp"
-
 namespace nnergy::tpu {
 
-using reference::append_number;
-using reference::append_percent;
-using reference::append_seconds;
-using reference::append_short_number;
-using reference::execution_unit;
-using reference::format;
-using reference::hardware_model;
-using reference::precision_units;
-using reference::provenance;
+using modeling::append_number;
+using modeling::append_percent;
+using modeling::append_seconds;
+using modeling::append_short_number;
+using modeling::execution_unit;
+using modeling::format;
+using modeling::hardware_model;
+using modeling::precision_units;
+using modeling::provenance;
 
 /// The matrix units of one chip.
 struct systolic_array {
@@ -143,7 +142,7 @@ private:
 };
 
 /// What the TPU model needs of one kernel. Byte counts are in the compute precision.
-struct tpu_kernel : reference::kernel_work {
+struct tpu_kernel : modeling::kernel_work {
     /// Weight bytes of the kernels before this one, for a parameter cache filled in model order.
     double weights_before = 0;
 };
@@ -237,7 +236,7 @@ inline vector_estimate on_vector(const tpu_hardware& hw, const execution_unit& u
     vector_estimate v;
     const double units = hw.vector_units();
     const double slots = hw.vector_slots(u);
-    const reference::occupancy o = reference::compute_occupancy(threads, units, slots / units);
+    const modeling::occupancy o = modeling::compute_occupancy(threads, units, slots / units);
     v.utilization = o.utilization;
     v.waves = o.waves;
     v.units_allocated = o.units_allocated;
@@ -293,8 +292,8 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
     } else {
         // No array or no vector figures: the reference roofline on the precision's unit.
         chosen = &matrix;
-        const reference::occupancy o =
-            reference::compute_occupancy(k.threads, hw.base.units, matrix.threads_per_unit);
+        const modeling::occupancy o =
+            modeling::compute_occupancy(k.threads, hw.base.units, matrix.threads_per_unit);
         m.utilization = o.utilization;
         m.waves = o.waves;
         m.units_allocated = o.units_allocated;
@@ -336,16 +335,16 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
     m.memory_time_s = std::max(dram_time, on_chip_time);
     m.launch_overhead_s = hw.base.launch_overhead_s;
 
-    switch (reference::limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s)) {
-        case reference::limit::overhead:
+    switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.launch_overhead_s)) {
+        case modeling::limit::overhead:
             m.bottleneck = "overhead";
             m.confidence = hw.base.overhead_provenance;
             break;
-        case reference::limit::compute:
+        case modeling::limit::compute:
             m.bottleneck = "compute";
             m.confidence = u.efficiency_provenance;
             break;
-        case reference::limit::memory:
+        case modeling::limit::memory:
             if (dram_time >= on_chip_time) {
                 m.bottleneck = "memory:dram";
                 m.confidence = hw.base.memory_provenance;
@@ -437,9 +436,9 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
         e += streamed > 0 ? ", weights streamed past the " : ", weights cached in ";
         e += hw.parameter_cache->name;
     }
-    reference::append_intensity(e, k.flops, m.dram_bytes);
-    reference::append_verdict(e, m.bottleneck, m.launch_overhead_s, "per kernel",
-                              std::max(m.compute_time_s, m.memory_time_s));
+    modeling::append_intensity(e, k.flops, m.dram_bytes);
+    modeling::append_verdict(e, m.bottleneck, m.launch_overhead_s, "per kernel",
+                             std::max(m.compute_time_s, m.memory_time_s));
     return m;
 }
 

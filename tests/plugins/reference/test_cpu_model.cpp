@@ -17,7 +17,7 @@ namespace {
 /// A convolution as the CPU model sees it, float32 bytes.
 cpu::cpu_kernel conv(double batch, double cin, double cout, double hw, double window) {
     cpu::cpu_kernel k;
-    k.cls = nnergy::reference::op_class::conv;
+    k.cls = nnergy::modeling::op_class::conv;
     k.outputs = batch * cout * hw * hw;
     k.macs = k.outputs * cin * window * window;
     k.flops = 2 * k.macs;
@@ -30,7 +30,7 @@ cpu::cpu_kernel conv(double batch, double cin, double cout, double hw, double wi
 
 cpu::cpu_kernel elementwise(double elements) {
     cpu::cpu_kernel k;
-    k.cls = nnergy::reference::op_class::elementwise;
+    k.cls = nnergy::modeling::op_class::elementwise;
     k.flops = elements;
     k.input_bytes = k.output_bytes = 4 * elements;
     k.outputs = k.threads = elements;
@@ -56,7 +56,7 @@ TEST_CASE("cpu: matrix work on the matrix unit, depthwise and elementwise on the
     CHECK(c.map("float32", conv(1, 64, 64, 56, 3)).unit == "avx512");
     CHECK(c.map("bfloat16", conv(1, 64, 64, 56, 3)).unit == "amx");
     cpu::cpu_kernel dw = conv(1, 1, 32, 112, 3);
-    dw.cls = nnergy::reference::op_class::depthwise;
+    dw.cls = nnergy::modeling::op_class::depthwise;
     CHECK(c.map("bfloat16", dw).unit == "avx512");
     CHECK(c.map("bfloat16", elementwise(1e6)).unit == "avx512");
 }

@@ -21,10 +21,10 @@ TEST_CASE("gpu: kernels are classified by anchor op and pattern", "[gpu]") {
     CHECK(gpu::classify("MaxPool", "maxpool", 0, false, 1) == gpu::op_class::pooling);
     CHECK(gpu::classify("Relu", "relu", 0, false, 1) == gpu::op_class::elementwise);
     // One output row or column makes a GEMM a matrix-vector product.
-    CHECK(nnergy::reference::is_matrix_vector(1000, 1000));
-    CHECK(nnergy::reference::is_matrix_vector(4096, 1));
-    CHECK_FALSE(nnergy::reference::is_matrix_vector(8 * 1000, 1000));
-    CHECK_FALSE(nnergy::reference::is_matrix_vector(197 * 768, 768));
+    CHECK(nnergy::modeling::is_matrix_vector(1000, 1000));
+    CHECK(nnergy::modeling::is_matrix_vector(4096, 1));
+    CHECK_FALSE(nnergy::modeling::is_matrix_vector(8 * 1000, 1000));
+    CHECK_FALSE(nnergy::modeling::is_matrix_vector(197 * 768, 768));
 }
 
 TEST_CASE("gpu: a small problem splits its reduction over idle SMs", "[gpu]") {
@@ -110,7 +110,7 @@ TEST_CASE("gpu: larger batches use the GPU better, and every kernel pays a fixed
     const double per_image_b64 = std::max(b64.compute_time_s, b64.memory_time_s) / 64;
     CHECK(per_image_b64 < per_image_b1 / 4);
     CHECK(b1.fixed_time_s > 0);
-    CHECK(b1.confidence == nnergy::reference::provenance::fitted);
+    CHECK(b1.confidence == nnergy::modeling::provenance::fitted);
     gpu::gpu_kernel relu;
     relu.cls = gpu::op_class::elementwise;
     relu.flops = 1000;

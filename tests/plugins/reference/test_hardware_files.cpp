@@ -103,10 +103,10 @@ TEST_CASE("every catalog file maps a kernel in each of its precisions", "[hardwa
         const loaded h(name);
         for (const nnergy::config_value& v : h.values)
             if (v.kind == NNERGY_VALUE_FLOAT) CHECK(!v.source.empty());
-        const auto hw = nnergy::reference::hardware_model::from_config(h.view());
+        const auto hw = nnergy::modeling::hardware_model::from_config(h.view());
         CHECK(hw.name == name);
         for (const auto& p : hw.precisions) {
-            nnergy::reference::kernel_work k;
+            nnergy::modeling::kernel_work k;
             k.macs = 1e9;
             k.flops = 2e9;
             k.input_bytes = 1e7;
@@ -122,8 +122,8 @@ TEST_CASE("every catalog file maps a kernel in each of its precisions", "[hardwa
 
 TEST_CASE("h100-sxm5: a 4096^3 fp16 GEMM by hand", "[hardware]") {
     const loaded h("h100-sxm5");
-    const auto hw = nnergy::reference::hardware_model::from_config(h.view());
-    nnergy::reference::kernel_work k;
+    const auto hw = nnergy::modeling::hardware_model::from_config(h.view());
+    nnergy::modeling::kernel_work k;
     k.macs = 4096.0 * 4096 * 4096;
     k.flops = 2 * k.macs;                   // 1.374e11
     k.input_bytes = 3 * 4096.0 * 4096 * 2;  // A, B, C in fp16: 1.007e8 B
@@ -139,13 +139,13 @@ TEST_CASE("h100-sxm5: a 4096^3 fp16 GEMM by hand", "[hardware]") {
     CHECK(m.compute_time_s == Approx(1.9777e-4).epsilon(1e-3));
     CHECK(m.memory_time_s == Approx(3.387e-5).epsilon(1e-3));
     CHECK(m.bottleneck == "compute");
-    CHECK(m.confidence == nnergy::reference::provenance::measured);
+    CHECK(m.confidence == nnergy::modeling::provenance::measured);
     CHECK(m.launch_overhead_s == Approx(1.22e-6));
 }
 
 TEST_CASE("xeon host: float16 is not offered", "[hardware]") {
     const loaded x("xeon-5th-gen-16vcpu");
-    const auto hw = nnergy::reference::hardware_model::from_config(x.view());
+    const auto hw = nnergy::modeling::hardware_model::from_config(x.view());
     try {
         hw.require(NNERGY_DTYPE_FLOAT16);
         FAIL("expected UNIMPLEMENTED");

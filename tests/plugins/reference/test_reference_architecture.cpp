@@ -6,10 +6,10 @@
 #include "fake_host.hpp"
 #include "reference_architecture.hpp"
 
-using nnergy::reference::compute_occupancy;
-using nnergy::reference::hardware_model;
-using nnergy::reference::kernel_work;
-using nnergy::reference::provenance;
+using nnergy::modeling::compute_occupancy;
+using nnergy::modeling::hardware_model;
+using nnergy::modeling::kernel_work;
+using nnergy::modeling::provenance;
 
 namespace {
 
@@ -80,8 +80,8 @@ TEST_CASE("occupancy: waves and the partly empty last wave", "[reference]") {
 
 TEST_CASE("the limiting term: fixed cost over no or less work, else the larger time",
           "[reference]") {
-    using nnergy::reference::limit;
-    using nnergy::reference::limiting_term;
+    using nnergy::modeling::limit;
+    using nnergy::modeling::limiting_term;
     CHECK(limiting_term(0, 0, 0) == limit::overhead);  // nothing to do
     CHECK(limiting_term(0, 0, 1e-6) == limit::overhead);
     CHECK(limiting_term(1e-6, 2e-6, 3e-6) == limit::overhead);
@@ -306,7 +306,7 @@ TEST_CASE("hardware description errors name the file, line and key", "[reference
 }
 
 TEST_CASE("threads: outputs, or inputs for kernels without multiply-accumulates", "[reference]") {
-    using nnergy::reference::available_threads;
+    using nnergy::modeling::available_threads;
     // A MatMul keeps its 4096 outputs even with 4 MB of input.
     CHECK(available_threads(1e6, 4096, 4e6, NNERGY_DTYPE_FLOAT32) == 4096);
     // ReduceMean of 1M float32 values to one: 4e6 B / 4 B = 1M threads, not 1.
@@ -321,7 +321,7 @@ TEST_CASE("threads: outputs, or inputs for kernels without multiply-accumulates"
 }
 
 TEST_CASE("bytes follow the compute precision for floating point tensors", "[reference]") {
-    using nnergy::reference::bytes_scale;
+    using nnergy::modeling::bytes_scale;
     CHECK(bytes_scale(NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_FLOAT16) == 0.5);
     CHECK(bytes_scale(NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_TFLOAT32) == 1.0);  // stored as fp32
     CHECK(bytes_scale(NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_INT8) == 0.25);

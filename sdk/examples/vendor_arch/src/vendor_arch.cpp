@@ -2,7 +2,8 @@
 // acme.architecture.npu: an architecture plugin for the fictional Acme NPU-1, written outside the
 // nnergy tree with the C++ SDK only. It shows the parts every architecture plugin has: reading
 // its hardware keys once at creation, answering map_kernel for each kernel, and reporting errors
-// as sdk::error with a status code.
+// as sdk::error with a status code. It also uses the SDK's modeling kit (<nnergy/modeling.hpp>,
+// the building blocks of the in-tree architectures) for the kernel's op class and description.
 //
 // The model (deliberately small):
 //  - Kernels with multiply-accumulates run on the matrix engines: `units` systolic arrays of
@@ -24,6 +25,7 @@
 //   memory.sram.bandwidth, memory.dram.bandwidth, runtime.dispatch
 #include <algorithm>
 #include <cmath>
+#include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <utility>
@@ -31,6 +33,7 @@
 
 namespace {
 namespace sdk = nnergy::sdk;
+namespace modeling = nnergy::modeling;
 
 constexpr const char* k_name = "acme.architecture.npu";
 
@@ -76,9 +79,13 @@ public:
                 throw sdk::error(where + ": matrix sizes, peaks and bandwidths must be positive");
     }
 
-    void map_kernel(const sdk::graph_view&, const sdk::partition_view& partition, uint32_t kernel,
-                    const nnergy_map_options& options, sdk::mapping_writer& out) const override {
-        const nnergy_kernel_stats s = partition.stats(kernel);
+    void map_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                    uint32_t kernel, const nnergy_map_options& options,
+                    sdk::mapping_writer& out) const override {
+        // The kit reads what every architecture starts from: statistics, anchor op, op class.
+        const modeling::kernel_facts f =
+            modeling::read_kernel(graph, partition, kernel, options.precision);
+        const nnergy_kernel_stats& s = f.stats;
         const double bytes = s.input_bytes + s.output_bytes + s.weight_bytes;
 
         std::string unit;
@@ -104,8 +111,10 @@ public:
         out.set("utilization", utilization);
         out.set("launch_overhead_s", dispatch_s_);
         out.set_text("unit", unit);
-        out.set_text("confidence", "theoretical");
-        out.set_text("explanation", unit + " at " + precision_name(options.precision) + ", " +
+        out.set_text("op_class", modeling::class_name(f.cls));
+        out.set_text("confidence", modeling::to_string(modeling::provenance::theoretical));
+        out.set_text("explanation", (f.what.empty() ? std::string("kernel") : f.what) + " on " +
+                                        unit + " at " + precision_name(options.precision) + ", " +
                                         std::to_string(static_cast<int>(engines)) + " of " +
                                         std::to_string(static_cast<int>(available)) +
                                         " units, utilization " +

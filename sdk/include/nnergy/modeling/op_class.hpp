@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nnergy::reference {
+namespace nnergy::modeling {
 
 /// What a kernel is, as far as an architecture cares: what unit it suits and how it behaves.
 /// `gemv` is a matrix-vector product (a GEMM with one output row or column): libraries run it
@@ -128,4 +128,4 @@ private:
     std::vector<override_entry> overrides_;
 };
 
-}  // namespace nnergy::reference
+}  // namespace nnergy::modeling

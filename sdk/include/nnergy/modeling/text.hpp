@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file text.hpp
+/// \brief Number and time formatting for mapping explanations, without printf's format parsing
+/// in the hot path (plugins do not link fmt).
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace nnergy::modeling {
+
+/// printf into a std::string (plugins do not link fmt).
+template <class... Args>
+std::string format(const char* pattern, Args... args) {
+    char buf[256];
+    int n = std::snprintf(buf, sizeof buf, pattern, args...);
+    if (n < 0) return {};
+    if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
+    std::string s(static_cast<size_t>(n) + 1, '\0');
+    std::snprintf(s.data(), s.size(), pattern, args...);
+    s.resize(static_cast<size_t>(n));
+    return s;
+}
+
+/// Appends `x` as printf's "%.{precision}f" (fixed) or "%.{precision}g" (general) would in the
+/// "C" locale: std::to_chars promises the same digits, without printf's parsing of a format
+/// string, which dominates the cost of mapping a kernel.
+inline void append_number(std::string& out, double x, int precision, bool fixed) {
+    // Whole numbers in fixed notation (unit counts, waves) are their integer's digits.
+    if (fixed && x == std::trunc(x) && std::fabs(x) < 0x1p53 && !std::signbit(x)) {
+        char buf[24];
+        const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(x));
+        out.append(buf, end);
+        if (precision > 0) {
+            out += '.';
+            out.append(static_cast<size_t>(precision), '0');
+        }
+        return;
+    }
+#if defined(__cpp_lib_to_chars)
+    char buf[64];
+    const auto [end, ec] =
+        std::to_chars(buf, buf + sizeof buf, x,
+                      fixed ? std::chars_format::fixed : std::chars_format::general, precision);
+    if (ec == std::errc()) {
+        out.append(buf, end);
+        return;
+    }
+#endif
+    // Past 64 characters (huge fixed numbers), or without to_chars: printf itself.
+    out += format(fixed ? "%.*f" : "%.*g", precision, x);
+}
+
+inline void append_percent(std::string& out, double fraction) {
+    double pct = fraction * 100;
+    if (pct > 0 && pct < 0.05) {
+        out += "<0.1%";
+        return;
+    }
+    append_number(out, pct, pct > 0 && pct < 0.95 ? 1 : 0, true);
+    out += '%';
+}
+
+inline std::string percent(double fraction) {
+    std::string s;
+    append_percent(s, fraction);
+    return s;
+}
+
+/// Three significant digits without exponents for ordinary magnitudes: "0.02", "41.2", "1250".
+inline void append_short_number(std::string& out, double x) {
+    if (x >= 100 && x < 1e15)
+        append_number(out, x, 0, true);
+    else
+        append_number(out, x, 3, false);
+}
+
+inline std::string short_number(double x) {
+    std::string s;
+    append_short_number(s, x);
+    return s;
+}
+
+inline void append_seconds(std::string& out, double s) {
+    if (s >= 1) {
+        append_number(out, s, 3, false);
+        out += " s";
+    } else if (s >= 1e-3) {
+        append_number(out, s * 1e3, 3, false);
+        out += " ms";
+    } else if (s >= 1e-6) {
+        append_number(out, s * 1e6, 3, false);
+        out += " us";
+    } else {
+        append_number(out, s * 1e9, 3, false);
+        out += " ns";
+    }
+}
+
+inline std::string seconds_text(double s) {
+    std::string out;
+    append_seconds(out, s);
+    return out;
+}
+
+/// Appends "98 of 132 SMs, 1 wave, " for a kernel on `allocated` of `available` units.
+inline void append_units_and_waves(std::string& e, double allocated, double available,
+                                   std::string_view unit_name, double waves) {
+    append_number(e, allocated, 0, true);
+    e += " of ";
+    append_number(e, available, 0, true);
+    e += ' ';
+    e += unit_name;
+    e += "s, ";
+    append_number(e, waves, 0, true);
+    e += waves == 1 ? " wave, " : " waves, ";
+}
+
+/// Appends ", AI 41 FLOP/B" (arithmetic intensity) when the kernel has both FLOPs and bytes.
+inline void append_intensity(std::string& e, double flops, double bytes) {
+    if (flops <= 0 || bytes <= 0) return;
+    e += ", AI ";
+    append_short_number(e, flops / bytes);
+    e += " FLOP/B";
+}
+
+/// Ends a class architecture's explanation with its verdict: " -> compute-bound",
+/// " -> memory-bound (dram)" or " -> overhead-bound (1 us setup > 120 ns work)", where
+/// `fixed_label` names the fixed cost ("setup", "per kernel").
+inline void append_verdict(std::string& e, std::string_view bottleneck, double fixed_s,
+                           std::string_view fixed_label, double work_s) {
+    e += " -> ";
+    if (bottleneck == "overhead") {
+        e += "overhead-bound (";
+        append_seconds(e, fixed_s);
+        e += ' ';
+        e += fixed_label;
+        e += " > ";
+        append_seconds(e, work_s);
+        e += " work)";
+    } else if (bottleneck == "compute") {
+        e += "compute-bound";
+    } else {
+        e += "memory-bound";
+        constexpr std::string_view memory = "memory:";
+        if (bottleneck.substr(0, memory.size()) == memory) {
+            e += " (";
+            e += bottleneck.substr(memory.size());
+            e += ')';
+        }
+    }
+}
+
+}  // namespace nnergy::modeling

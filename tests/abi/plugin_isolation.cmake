@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fails when a plugin's or frontend's sources or CMakeLists refer to another plugin's folder:
+# an include of "../x", or a path into plugins/ or frontends/ other than its own.
+# cmake -DSOURCE_DIR=<repo> -P plugin_isolation.cmake
+cmake_minimum_required(VERSION 3.20)
+file(GLOB kinds LIST_DIRECTORIES true ${SOURCE_DIR}/plugins/* ${SOURCE_DIR}/frontends)
+set(folders)
+foreach(kind IN LISTS kinds)
+  if(IS_DIRECTORY ${kind})
+    file(GLOB children LIST_DIRECTORIES true ${kind}/*)
+    foreach(child IN LISTS children)
+      if(IS_DIRECTORY ${child})
+        list(APPEND folders ${child})
+      endif()
+    endforeach()
+  endif()
+endforeach()
+set(problems "")
+foreach(folder IN LISTS folders)
+  file(RELATIVE_PATH own ${SOURCE_DIR} ${folder})
+  file(GLOB_RECURSE files ${folder}/*.cpp ${folder}/*.hpp ${folder}/*.h ${folder}/*.c
+       ${folder}/CMakeLists.txt)
+  foreach(f IN LISTS files)
+    file(STRINGS ${f} lines)
+    set(n 0)
+    foreach(line IN LISTS lines)
+      math(EXPR n "${n} + 1")
+      if(line MATCHES "#include \"\\.\\./" OR line MATCHES "CMAKE_CURRENT_SOURCE_DIR}/\\.\\."
+         OR line MATCHES "(plugins|frontends)/[a-z_]+/[a-z_]+")
+        # A path naming its own folder is fine (a comment about itself, say).
+        if(NOT line MATCHES "${own}")
+          file(RELATIVE_PATH rel ${SOURCE_DIR} ${f})
+          string(APPEND problems "  ${rel}:${n}: ${line}\n")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+list(LENGTH folders count)
+if(problems)
+  message(FATAL_ERROR "plugins reach into another plugin's folder:\n${problems}")
+endif()
+message("plugin isolation: ${count} plugin folders, each uses only itself and the SDK")

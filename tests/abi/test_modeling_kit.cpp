@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The modeling kit (<nnergy/modeling.hpp>) as a vendor compiles it: C++17, the SDK alone, no host.
+#include <catch2/catch.hpp>
+#include <nnergy/modeling.hpp>
+#include <string>
+
+namespace modeling = nnergy::modeling;
+
+TEST_CASE("kit: op classes classify kernels from their anchor op and pattern") {
+    CHECK(modeling::classify("Conv", "", 10, false, 1) == modeling::op_class::conv);
+    CHECK(modeling::classify("Conv", "", 10, true, 32) == modeling::op_class::depthwise);
+    CHECK(modeling::classify("MatMul", "attention", 10, false, 1) == modeling::op_class::attention);
+    CHECK(modeling::classify("Relu", "", 0, false, 1) == modeling::op_class::elementwise);
+    CHECK(modeling::class_name(modeling::op_class::gemv) == "gemv");
+}
+
+TEST_CASE("kit: occupancy counts waves and the busy fraction of the last one") {
+    const modeling::occupancy o = modeling::compute_occupancy(300, 100, 2);
+    CHECK(o.waves == 2);
+    CHECK(o.utilization == Approx(0.75));
+    CHECK(o.units_allocated == 100);
+}
+
+TEST_CASE("kit: the limiting term is the fixed cost only when it exceeds the work") {
+    CHECK(modeling::limiting_term(2, 1, 0.5) == modeling::limit::compute);
+    CHECK(modeling::limiting_term(1, 2, 0.5) == modeling::limit::memory);
+    CHECK(modeling::limiting_term(1, 1, 0.5) == modeling::limit::compute);
+    CHECK(modeling::limiting_term(1, 2, 3) == modeling::limit::overhead);
+    CHECK(modeling::limiting_term(0, 0, 0) == modeling::limit::overhead);
+}
+
+TEST_CASE("kit: text helpers format like printf in the C locale") {
+    CHECK(modeling::seconds_text(1.5e-6) == "1.5 us");
+    CHECK(modeling::percent(0.5) == "50%");
+    CHECK(modeling::short_number(1250) == "1250");
+    CHECK(modeling::format("%d-%s", 3, "x") == "3-x");
+    CHECK(modeling::bytes_scale(NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_FLOAT16) == 0.5);
+    CHECK(modeling::bytes_scale(NNERGY_DTYPE_INT64, NNERGY_DTYPE_FLOAT16) == 1.0);
+}

@@ -547,7 +547,51 @@ void api_mapping_level(const nnergy_mapping* m, size_t i, nnergy_string_view* le
     if (bandwidth) *bandwidth = m->levels[i].bandwidth_bytes_per_s;
 }
 
+void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnergy_string_view event,
+                           double count) noexcept {
+    if (!m || !(count >= 0) || !std::isfinite(count)) return;
+    try {
+        for (nnergy_mapping::event& e : m->events)
+            if (e.category == sv(category) && e.name == sv(event)) {
+                e.count += count;
+                return;
+            }
+        if (m->events.empty()) m->events.reserve(16);
+        m->events.push_back({std::string(sv(category)), std::string(sv(event)), count});
+    } catch (...) {
+    }
+}
+size_t api_mapping_event_count(const nnergy_mapping* m) noexcept {
+    return m ? m->events.size() : 0;
+}
+void api_mapping_event(const nnergy_mapping* m, size_t i, nnergy_string_view* category,
+                       nnergy_string_view* event, double* count) noexcept {
+    if (!m || i >= m->events.size()) return;
+    if (category) *category = to_sv(m->events[i].category);
+    if (event) *event = to_sv(m->events[i].name);
+    if (count) *count = m->events[i].count;
+}
+
 // ---- results ----
+
+bool api_results_get_kernel_number(const nnergy_results* r, uint32_t k, nnergy_string_view key,
+                                   double* out) noexcept {
+    const double* v =
+        r && k < r->kernel_numbers.size() ? lookup(r->kernel_numbers[k], sv(key)) : nullptr;
+    if (v && out) *out = *v;
+    return v != nullptr;
+}
+bool api_results_get_total(const nnergy_results* r, nnergy_string_view key, double* out) noexcept {
+    const double* v = r ? lookup(r->totals, sv(key)) : nullptr;
+    if (v && out) *out = *v;
+    return v != nullptr;
+}
+bool api_results_get_total_text(const nnergy_results* r, nnergy_string_view key,
+                                nnergy_string_view* out) noexcept {
+    const std::string* v = r ? lookup(r->total_texts, sv(key)) : nullptr;
+    if (v && out) *out = to_sv(*v);
+    return v != nullptr;
+}
 
 void api_results_set_kernel_number(nnergy_results* r, uint32_t k, nnergy_string_view key,
                                    double value) noexcept {
@@ -644,6 +688,12 @@ const nnergy_host_api k_host_api = [] {
     a.graph_set_initializer = api_graph_set_initializer;
     a.graph_set_initializer_values = api_graph_set_initializer_values;
     a.graph_set_constant = api_graph_set_constant;
+    a.mapping_add_event = api_mapping_add_event;
+    a.mapping_event_count = api_mapping_event_count;
+    a.mapping_event = api_mapping_event;
+    a.results_get_kernel_number = api_results_get_kernel_number;
+    a.results_get_total = api_results_get_total;
+    a.results_get_total_text = api_results_get_total_text;
     a.graph_add_input = api_graph_add_input;
     a.graph_add_output = api_graph_add_output;
     a.graph_add_node = api_graph_add_node;

@@ -138,6 +138,17 @@ report_value mapping_document(const nnergy_mapping& m) {
         levels.push(std::move(x));
     }
     o.set("levels", std::move(levels));
+    if (!m.events.empty()) {
+        report_value events = report_value::array();
+        for (const auto& e : m.events) {
+            report_value x = report_value::object();
+            x.set("category", report_value::of(e.category));
+            x.set("event", report_value::of(e.name));
+            x.set("count", number(e.count));
+            events.push(std::move(x));
+        }
+        o.set("events", std::move(events));
+    }
     return o;
 }
 

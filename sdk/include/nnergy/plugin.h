@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 2
+#define NNERGY_ABI_MINOR 3
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -441,6 +441,30 @@ typedef struct nnergy_host_api {
      *  weight bytes, its elements are not parameters. Frontends: call after
      *  graph_set_initializer. */
     nnergy_status* (*graph_set_constant)(nnergy_graph_builder* b, uint32_t tensor);
+
+    /* ---- since 1.3: architectural events and results of earlier estimators ---- */
+
+    /** Counts `count` occurrences of an architectural event of the kernel: `category` is what
+     *  spends the energy ("compute", "memory", "control", or a vendor's own), `event` what
+     *  happens ("tensor_core.float16" FLOPs, "l2" bytes, "launch" kernels). Both are free text,
+     *  so a vendor adds categories and events without an ABI change. Adding a pair again adds
+     *  to its count. The energy estimator prices each event with the hardware file's
+     *  energy.<category>.<event> (docs/hardware.md, "Energy"). A negative or non-finite count
+     *  is ignored. */
+    void (*mapping_add_event)(nnergy_mapping* m, nnergy_string_view category,
+                              nnergy_string_view event, double count);
+    size_t (*mapping_event_count)(const nnergy_mapping* m);
+    /** OWNERSHIP: the strings are host-owned and live as long as the mapping. */
+    void (*mapping_event)(const nnergy_mapping* m, size_t index, nnergy_string_view* out_category,
+                          nnergy_string_view* out_event, double* out_count);
+    /** Reads what estimators that ran earlier in the pipeline wrote (estimators run in the
+     *  order the pipeline lists them, on one results object per architecture): the energy
+     *  estimator reads the roofline's latency. False when the key is not set. */
+    bool (*results_get_kernel_number)(const nnergy_results* r, uint32_t kernel,
+                                      nnergy_string_view key, double* out);
+    bool (*results_get_total)(const nnergy_results* r, nnergy_string_view key, double* out);
+    bool (*results_get_total_text)(const nnergy_results* r, nnergy_string_view key,
+                                   nnergy_string_view* out);
 } nnergy_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

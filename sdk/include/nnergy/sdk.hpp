@@ -512,6 +512,10 @@ public:
     void add_level(std::string_view level, double bytes, double bandwidth_bytes_per_s) {
         host().mapping_add_level(m_, to_sv(level), bytes, bandwidth_bytes_per_s);
     }
+    /// Counts an architectural event for the energy estimator (since ABI 1.3).
+    void add_event(std::string_view category, std::string_view event, double count) {
+        host().mapping_add_event(m_, to_sv(category), to_sv(event), count);
+    }
 
 private:
     nnergy_mapping* m_;
@@ -549,6 +553,22 @@ public:
         }
         return out;
     }
+    struct event {
+        std::string_view category;
+        std::string_view name;
+        double count;
+    };
+    /// The architectural events of the kernel (since ABI 1.3).
+    std::vector<event> events() const {
+        std::vector<event> out(host().mapping_event_count(m_));
+        for (size_t i = 0; i < out.size(); ++i) {
+            nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
+            host().mapping_event(m_, i, &category, &name, &out[i].count);
+            out[i].category = from_sv(category);
+            out[i].name = from_sv(name);
+        }
+        return out;
+    }
 
 private:
     const nnergy_mapping* m_;
@@ -569,6 +589,24 @@ public:
     }
     void total_text(std::string_view key, std::string_view value) {
         host().results_set_total_text(r_, to_sv(key), to_sv(value));
+    }
+    /// What an earlier estimator of the pipeline wrote (since ABI 1.3).
+    std::optional<double> kernel_number(uint32_t k, std::string_view key) const {
+        double v = 0;
+        return host().results_get_kernel_number(r_, k, to_sv(key), &v)
+                   ? std::optional<double>(v)
+                   : std::nullopt;
+    }
+    std::optional<double> total_number(std::string_view key) const {
+        double v = 0;
+        return host().results_get_total(r_, to_sv(key), &v) ? std::optional<double>(v)
+                                                             : std::nullopt;
+    }
+    std::optional<std::string_view> total_text_value(std::string_view key) const {
+        nnergy_string_view v{nullptr, 0};
+        return host().results_get_total_text(r_, to_sv(key), &v)
+                   ? std::optional<std::string_view>(from_sv(v))
+                   : std::nullopt;
     }
 
 private:

@@ -52,16 +52,24 @@ struct level {
     double bandwidth;
 };
 
+struct event {
+    std::string category;
+    std::string name;
+    double count;
+};
+
 struct mapping {
     std::map<std::string, double> numbers;
     std::map<std::string, std::string> texts;
     std::vector<level> levels;
+    std::vector<event> events;
 };
 
 struct results {
     std::map<uint32_t, std::map<std::string, double>> numbers;
     std::map<uint32_t, std::map<std::string, std::string>> texts;
     std::map<std::string, double> totals;
+    std::map<std::string, std::string> total_texts;
 };
 
 struct value {
@@ -227,6 +235,54 @@ inline const nnergy_host_api& api() {
         };
         a.results_set_total = [](nnergy_results* r, nnergy_string_view key, double v) {
             as<results>(r)->totals[str(key)] = v;
+        };
+        a.results_set_total_text = [](nnergy_results* r, nnergy_string_view key,
+                                      nnergy_string_view v) {
+            as<results>(r)->total_texts[str(key)] = str(v);
+        };
+        a.mapping_add_event = [](nnergy_mapping* m, nnergy_string_view c, nnergy_string_view e,
+                                 double count) {
+            for (event& x : as<mapping>(m)->events)
+                if (x.category == str(c) && x.name == str(e)) {
+                    x.count += count;
+                    return;
+                }
+            as<mapping>(m)->events.push_back({str(c), str(e), count});
+        };
+        a.mapping_event_count = [](const nnergy_mapping* m) {
+            return as<mapping>(m)->events.size();
+        };
+        a.mapping_event = [](const nnergy_mapping* m, size_t i, nnergy_string_view* c,
+                             nnergy_string_view* e, double* count) {
+            const event& x = as<mapping>(m)->events.at(i);
+            *c = sv(x.category);
+            *e = sv(x.name);
+            *count = x.count;
+        };
+        a.results_get_kernel_number = [](const nnergy_results* r, uint32_t k,
+                                         nnergy_string_view key, double* out) {
+            const auto& n = as<results>(r)->numbers;
+            auto it = n.find(k);
+            if (it == n.end()) return false;
+            auto v = it->second.find(str(key));
+            if (v == it->second.end()) return false;
+            *out = v->second;
+            return true;
+        };
+        a.results_get_total = [](const nnergy_results* r, nnergy_string_view key, double* out) {
+            const auto& t = as<results>(r)->totals;
+            auto it = t.find(str(key));
+            if (it == t.end()) return false;
+            *out = it->second;
+            return true;
+        };
+        a.results_get_total_text = [](const nnergy_results* r, nnergy_string_view key,
+                                      nnergy_string_view* out) {
+            const auto& t = as<results>(r)->total_texts;
+            auto it = t.find(str(key));
+            if (it == t.end()) return false;
+            *out = sv(it->second);
+            return true;
         };
         a.value_kind = [](const nnergy_value* v) { return as<value>(v)->kind; };
         a.value_bool = [](const nnergy_value* v) { return as<value>(v)->b; };

@@ -55,6 +55,12 @@ struct nnergy_mapping {
     std::vector<std::pair<std::string, double>> numbers;
     std::vector<std::pair<std::string, std::string>> texts;
     std::vector<level> levels;
+    struct event {
+        std::string category;
+        std::string name;
+        double count = 0;
+    };
+    std::vector<event> events;
 };
 
 struct nnergy_results {

@@ -316,6 +316,9 @@ int main(int argc, char** argv) {
             est.plugin = "nnergy.estimator.roofline";
             est.where = {"default pipeline", 0};
             spec.estimators.push_back(est);
+            // Energy reads the roofline's latencies, so it comes after it.
+            est.plugin = "nnergy.estimator.energy";
+            spec.estimators.push_back(est);
             nnergy::reporter_spec rep;
             rep.plugin = reporter_for_format(format);
             rep.where = {"--format", 0};

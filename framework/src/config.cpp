@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <initializer_list>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
+#include <string_view>
 
 #include "toml_util.hpp"
 
@@ -150,6 +152,29 @@ std::string known_units() {
 
 bool is_quantity_table(const toml::table& t) { return t.contains("value"); }
 
+/// The units an energy quantity may have (docs/hardware.md, "Energy"): energy per FLOP or
+/// operation for compute, per byte for memory, per event for control and vendor categories,
+/// power or a fraction for the static table. Empty when the key is not an energy quantity.
+std::string_view energy_units_for(std::string_view name, std::string_view unit) {
+    if (name.substr(0, 7) != "energy.") return {};
+    const std::string_view rest = name.substr(7);
+    auto one_of = [&](std::initializer_list<std::string_view> units,
+                      std::string_view what) -> std::string_view {
+        for (std::string_view u : units)
+            if (u == unit) return {};
+        return what;
+    };
+    if (rest.substr(0, 7) == "static.") {
+        if (rest == "static.power_gating") return one_of({"%", "1"}, "a fraction: \"%\" or \"1\"");
+        return one_of({"W", "mW", "kW"}, "a power: \"W\", \"mW\" or \"kW\"");
+    }
+    if (rest.substr(0, 8) == "compute.")
+        return one_of({"pJ/FLOP", "pJ/op"}, "an energy per operation: \"pJ/FLOP\" or \"pJ/op\"");
+    if (rest.substr(0, 7) == "memory.") return one_of({"pJ/B"}, "an energy per byte: \"pJ/B\"");
+    return one_of({"pJ", "nJ", "uJ", "mJ", "J"},
+                  "an energy per event: \"pJ\", \"nJ\", \"uJ\", \"mJ\" or \"J\"");
+}
+
 void flatten_hardware(const toml::node& n, const std::string& name, const std::string& file,
                       config_values& out) {
     if (const toml::table* t = n.as_table()) {
@@ -178,6 +203,9 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
                 fmt::format("{}:{}: '{}': a quantity needs a non-empty 'source' "
                             "(datasheet, paper or measurement)",
                             file, line, name));
+        if (const std::string_view expected = energy_units_for(name, *unit); !expected.empty())
+            throw error(
+                fmt::format("{}:{}: '{}': unit '{}' is not {}", file, line, name, *unit, expected));
         auto factor = si_factor(*unit);
         if (!factor)
             throw error(fmt::format("{}:{}: '{}': unknown unit '{}' (known: {})", file, line, name,

@@ -403,6 +403,18 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             totals.set("macs", number(macs));
             totals.set("flops", number(flops));
             for (const auto& [k, v] : results.totals) totals.set(k, number(v));
+            // Work per joule, from the energy estimate and the bound dims: inferences (the
+            // batch) and, for a sequence model, tokens (batch x seq).
+            for (const auto& [k, v] : results.totals) {
+                if (k != "energy_j" || !(v > 0)) continue;
+                const auto batch = bg.bindings.find("batch");
+                const double items =
+                    batch != bg.bindings.end() ? static_cast<double>(batch->second) : 1.0;
+                totals.set("inferences_per_j", number(items / v));
+                if (const auto seq = bg.bindings.find("seq"); seq != bg.bindings.end())
+                    totals.set("tokens_per_j",
+                               number(items * static_cast<double>(seq->second) / v));
+            }
             for (const auto& [k, v] : results.total_texts) totals.set(k, report_value::of(v));
             run.set("totals", std::move(totals));
 

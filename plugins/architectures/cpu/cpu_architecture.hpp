@@ -47,6 +47,11 @@ private:
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
+        // Events for the energy estimator: the FLOPs on the unit that ran them, the bytes at the
+        // level that serves the working set, and the dispatch of one op.
+        out.add_event("compute", modeling::unit_event(m.unit, units.precision), k.flops);
+        out.add_event("memory", m.memory_level, m.memory_bytes);
+        out.add_event("control", "launch", 1);
     }
 
     cpu_runtime runtime_;

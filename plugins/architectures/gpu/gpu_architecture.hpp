@@ -62,6 +62,15 @@ private:
         if (m.splits > 1) out.set("split_k", m.splits);
         out.set("memory_efficiency", hw_.base.memory_efficiency);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
+        // Events for the energy estimator: the FLOPs on the unit and precision that ran them,
+        // the bytes from HBM, which all cross L2 on their way to the SMs, and one launch.
+        std::string unit = m.unit;
+        unit += '.';
+        unit += m.unit_precision;
+        out.add_event("compute", unit, k.flops);
+        out.add_event("memory", "dram", m.dram_bytes);
+        out.add_event("memory", "l2", m.dram_bytes);
+        out.add_event("control", "launch", 1);
     }
 
     math_modes math_;

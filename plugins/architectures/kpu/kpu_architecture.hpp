@@ -45,6 +45,13 @@ private:
         if (m.sram_bandwidth > 0) out.add_level("tile_sram", m.sram_bytes, m.sram_bandwidth);
         if (m.noc_bandwidth > 0) out.add_level("noc", m.noc_bytes, m.noc_bandwidth);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth);
+        // Events for the energy estimator: tile FLOPs, tile-memory, NoC and DRAM bytes, and the
+        // kernel's launch.
+        out.add_event("compute", modeling::unit_event(m.unit, units.precision), k.flops);
+        out.add_event("memory", "tile_sram", m.sram_bytes);
+        out.add_event("memory", "noc", m.noc_bytes);
+        out.add_event("memory", "dram", m.dram_bytes);
+        out.add_event("control", "launch", 1);
     }
 };
 

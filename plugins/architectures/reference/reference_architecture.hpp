@@ -45,6 +45,10 @@ public:
         out.set("memory_efficiency", m.memory_efficiency);
         out.set("bytes_scale", f->bytes_scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
+        // Events for the energy estimator: FLOPs on the unit, DRAM bytes, one launch.
+        out.add_event("compute", modeling::unit_event(m.unit, units.precision), work.flops);
+        out.add_event("memory", "dram", m.dram_bytes);
+        out.add_event("control", "launch", 1);
         out.set_text("bottleneck", m.bottleneck);
         out.set_text("explanation", m.explanation);
         out.set_text("confidence", to_string(m.confidence));

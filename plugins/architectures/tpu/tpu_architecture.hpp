@@ -50,6 +50,12 @@ private:
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         if (hw_.on_chip && hw_.on_chip->bandwidth > 0)
             out.add_level(hw_.on_chip->name, m.on_chip_bytes, hw_.on_chip->bandwidth);
+        // Events for the energy estimator: the FLOPs on the unit that ran them (the systolic
+        // array or the vector unit), the bytes of every level, and the kernel's launch.
+        out.add_event("compute", modeling::unit_event(m.unit, units.precision), k.flops);
+        out.add_event("memory", "dram", m.dram_bytes);
+        if (hw_.on_chip) out.add_event("memory", hw_.on_chip->name, m.on_chip_bytes);
+        out.add_event("control", "launch", 1);
     }
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <map>
 #include <nnergy/sdk.hpp>
@@ -84,6 +85,58 @@ inline std::string unknown_ops_text(const sdk::value_view& unknown) {
     return s;
 }
 
+/// The energy estimate: power, efficiency, where the joules go by category (with bars), the
+/// static energy lost to under-utilization, and how concentrated the energy-delay product is.
+inline std::string energy_text(const sdk::value_view& totals) {
+    const std::optional<double> energy = number(totals["energy_j"]);
+    if (!energy) return {};
+    std::string s = "  energy " + format("%.3g J", *energy);
+    if (auto p = number(totals["average_power_w"])) s += ": " + format("%.3g W", *p) + " average";
+    if (auto p = number(totals["peak_power_w"])) s += ", " + format("%.3g W", *p) + " peak kernel";
+    if (auto p = number(totals["power_limit_w"])) s += " (limit " + format("%.3g W", *p) + ")";
+    if (auto x = number(totals["edp_j_s"])) s += ", EDP " + format("%.3g J*s", *x);
+    s += "\n   ";
+    if (auto x = number(totals["inferences_per_j"]))
+        s += " " + format("%.3g", *x) + " inferences/J";
+    if (auto x = number(totals["tokens_per_j"])) s += ", " + format("%.3g", *x) + " tokens/J";
+    if (auto x = number(totals["tflops_per_w"])) s += ", " + format("%.3g", *x) + " TFLOP/s per W";
+    s += "\n";
+    if (auto t = number(totals["throttled_kernels"]); t && *t > 0)
+        s += "  power limit: " + plural(*t, "kernel", "kernels") +
+             " throttled, latency stretched from " +
+             seconds(number(totals["latency_unthrottled_s"]).value_or(0)) + "\n";
+    // energy.<category>_j, largest first, with a bar of 30 cells for the whole.
+    std::vector<std::pair<std::string, double>> categories;
+    for (size_t i = 0; i < totals.size(); ++i) {
+        const std::string_view key = totals.key(i);
+        if (key.substr(0, 7) != "energy." || key.size() < 10 || key.substr(key.size() - 2) != "_j")
+            continue;
+        const std::string_view name = key.substr(7, key.size() - 9);
+        if (name.find('.') != std::string_view::npos) continue;
+        categories.emplace_back(std::string(name), number(totals[key]).value_or(0));
+    }
+    std::stable_sort(categories.begin(), categories.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [name, j] : categories) {
+        const double share = *energy > 0 ? j / *energy : 0;
+        std::string line = "    " + name;
+        line.resize(std::max<size_t>(line.size() + 1, 14), ' ');
+        line += format("%-10s %4.0f%%", format("%.3g J", j).c_str(), 100 * share);
+        const int cells = static_cast<int>(std::lround(share * 30));
+        if (cells > 0) line += "  ";
+        for (int c = 0; c < cells; ++c) line += "\u2588";
+        s += line + "\n";
+    }
+    if (auto u = number(totals["underutilization_energy_j"]); u && *u > 0)
+        s += "  under-utilization: " + format("%.3g J", *u) +
+             " of static energy spent beyond what the kernels need at peak rate\n";
+    if (auto k50 = number(totals["edp_kernels_50pct"]))
+        s += "  energy-delay: " + plural(*k50, "kernel makes", "kernels make") + " 50%, " +
+             format("%.0f", number(totals["edp_kernels_80pct"]).value_or(0)) + " make 80%, " +
+             format("%.0f", number(totals["edp_kernels_90pct"]).value_or(0)) + " make 90%\n";
+    return s;
+}
+
 inline std::string totals_text(const sdk::value_view& totals, const sdk::value_view& dims,
                                bool estimated) {
     std::string s = "  params " + count(totals["params"]) + "   MACs " + count(totals["macs"]) +
@@ -115,6 +168,7 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
     if (c && m && o)
         s += "  summed over kernels: compute " + seconds(*c) + ", memory " + seconds(*m) +
              ", launch overhead " + seconds(*o) + "\n";
+    s += energy_text(totals);
     return s;
 }
 

@@ -593,14 +593,13 @@ public:
     /// What an earlier estimator of the pipeline wrote (since ABI 1.3).
     std::optional<double> kernel_number(uint32_t k, std::string_view key) const {
         double v = 0;
-        return host().results_get_kernel_number(r_, k, to_sv(key), &v)
-                   ? std::optional<double>(v)
-                   : std::nullopt;
+        return host().results_get_kernel_number(r_, k, to_sv(key), &v) ? std::optional<double>(v)
+                                                                       : std::nullopt;
     }
     std::optional<double> total_number(std::string_view key) const {
         double v = 0;
         return host().results_get_total(r_, to_sv(key), &v) ? std::optional<double>(v)
-                                                             : std::nullopt;
+                                                            : std::nullopt;
     }
     std::optional<std::string_view> total_text_value(std::string_view key) const {
         nnergy_string_view v{nullptr, 0};

@@ -150,6 +150,15 @@ ModelKernel model_kernel(kernel_facts& f) {
     return k;
 }
 
+/// The name of a compute event: "<unit>.<precision>" ("tensor_core.float16"), priced by the
+/// hardware file's energy.compute.<unit>.<precision> or, failing that, energy.compute.<unit>.
+inline std::string unit_event(std::string_view unit, std::string_view precision) {
+    std::string s(unit);
+    s += '.';
+    s += precision;
+    return s;
+}
+
 /// The mapping keys every class architecture writes (docs/abi.md); `m` is the plugin's own
 /// mapping with the usual field names.
 template <class Mapping>

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file energy_estimator.hpp
+/// \brief nnergy.estimator.energy: energy per kernel and per inference, its breakdown as a tree
+/// (model -> kernel -> category -> event), power, throttling and energy-delay product. Reads the
+/// events each architecture counted (energy_model.hpp) and the latency an earlier estimator of
+/// the pipeline wrote (nnergy.estimator.roofline).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <nnergy/sdk.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "energy_model.hpp"
+
+namespace nnergy::energy {
+
+class energy_estimator : public sdk::estimator {
+public:
+    explicit energy_estimator(const sdk::context& ctx) : sdk::estimator(ctx) {
+        ctx.config().expect_only({}, "nnergy.estimator.energy");
+    }
+
+    void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
+        const sdk::config_view hw = input.hardware();
+        const energy_table table = energy_table::from_config(hw, hardware_context(hw));
+        if (!table.present) {
+            if (!warned_.exchange(true))
+                ctx().warn(table.hardware +
+                           " has no [energy] table: no energy estimate (docs/hardware.md, "
+                           "\"Energy\")");
+            return;
+        }
+        const sdk::partition_view partition = input.partition();
+        const size_t kernels = input.kernel_count();
+
+        // Totals keep the order in which their keys first appear, so the report reads as the
+        // kernels do: compute, memory, control, vendor categories, static.
+        std::vector<std::pair<std::string, double>> totals;
+        auto add_total = [&](const std::string& key, double j) {
+            for (auto& [k, v] : totals)
+                if (k == key) {
+                    v += j;
+                    return;
+                }
+            totals.emplace_back(key, j);
+        };
+
+        kernel_input in;
+        kernel_energy e;
+        std::string label, key;
+        std::vector<double> edp(kernels, 0.0);
+        double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
+        double underutilized = 0, flops = 0;
+        size_t throttled = 0;
+        for (uint32_t k = 0; k < kernels; ++k) {
+            const sdk::mapping_view mapping = input.mapping(k);
+            const nnergy_kernel_stats stats = partition.stats(k);
+            flops += stats.flops;
+            label.assign("kernel '");
+            label += partition.name(k);
+            label += "' (#";
+            label += std::to_string(k);
+            label += ')';
+            const std::optional<double> latency = out.kernel_number(k, "latency_s");
+            if (!latency)
+                throw sdk::error(
+                    "nnergy.estimator.energy needs each kernel's latency_s from a latency "
+                    "estimator that runs before it: list nnergy.estimator.roofline before "
+                    "nnergy.estimator.energy in the pipeline's [[estimator]] tables",
+                    NNERGY_CODE_FAILED_PRECONDITION);
+            in.label = label;
+            in.latency_s = *latency;
+            in.units_allocated = mapping.number_or("units_allocated", 0.0);
+            in.units_available = mapping.number_or("units_available", 0.0);
+            in.ideal_time_s = ideal_time(mapping, stats.flops);
+            in.events.clear();
+            for (const sdk::mapping_view::event& ev : mapping.events())
+                in.events.push_back({ev.category, ev.name, ev.count});
+
+            estimate_kernel(table, in, e);
+            for (const breakdown_entry& b : e.entries) {
+                key.assign("energy.");
+                key += b.category;
+                key += "_j";
+                out.kernel(k, key, kernel_sum(k, out, key) + b.joules);
+                add_total(key, b.joules);
+                key.assign("energy.");
+                key += b.category;
+                key += '.';
+                key += b.event;
+                key += "_j";
+                out.kernel(k, key, b.joules);
+                add_total(key, b.joules);
+            }
+            out.kernel(k, "energy_j", e.energy_j);
+            out.kernel(k, "dynamic_energy_j", e.dynamic_j);
+            out.kernel(k, "static_energy_j", e.static_j);
+            out.kernel(k, "power_w", e.power_w);
+            out.kernel(k, "underutilization_energy_j", e.underutilization_j);
+            if (e.throttled) {
+                // The kernel's time is the throttled one; the latency estimator's stays beside.
+                out.kernel(k, "latency_unthrottled_s", *latency);
+                out.kernel(k, "latency_s", e.latency_s);
+                out.kernel_text(k, "throttled", "power limit");
+                ++throttled;
+            }
+            edp[k] = e.energy_j * e.latency_s;
+            out.kernel(k, "edp_j_s", edp[k]);
+            energy += e.energy_j;
+            dynamic += e.dynamic_j;
+            static_j += e.static_j;
+            busy += e.latency_s;
+            stretch += e.latency_s - std::max(0.0, *latency);
+            peak_power = std::max(peak_power, e.power_w);
+            underutilized += e.underutilization_j;
+        }
+
+        // The device between kernels (launch gaps, waiting for the host) draws its idle power.
+        const double latency = out.total_number("latency_s").value_or(busy - stretch);
+        const bool host_bound = out.total_text_value("runtime_bound").value_or("") == "host";
+        const double device_idle = out.total_number("device_idle_s").value_or(0.0);
+        const double total_latency = throttled_latency(latency, stretch, host_bound, device_idle);
+        const double idle_time = std::max(0.0, total_latency - busy);
+        const double idle_j = table.idle_power_w * idle_time;
+        add_total("energy.static_j", idle_j);
+        add_total("energy.static.device_idle_j", idle_j);
+        energy += idle_j;
+        static_j += idle_j;
+        underutilized += idle_j;
+
+        for (const auto& [k, v] : totals) out.total(k, v);
+        out.total("energy_j", energy);
+        out.total("dynamic_energy_j", dynamic);
+        out.total("static_energy_j", static_j);
+        out.total("device_idle_energy_j", idle_j);
+        out.total("underutilization_energy_j", underutilized);
+        out.total("average_power_w", total_latency > 0 ? energy / total_latency : 0.0);
+        out.total("peak_power_w", peak_power);
+        out.total("edp_j_s", energy * total_latency);
+        if (energy > 0) out.total("tflops_per_w", flops / energy / 1e12);
+        if (table.power_limit_w > 0) out.total("power_limit_w", table.power_limit_w);
+        out.total("throttled_kernels", static_cast<double>(throttled));
+        if (throttled > 0) {
+            out.total("latency_unthrottled_s", latency);
+            out.total("latency_s", total_latency);
+            out.total_text("throttled", "yes");
+        }
+
+        const edp_ranking ranking = rank_by_edp(edp);
+        for (size_t i = 0; i < ranking.order.size(); ++i) {
+            out.kernel(ranking.order[i], "edp_rank", static_cast<double>(i + 1));
+            out.kernel(ranking.order[i], "edp_cumulative_share", ranking.cumulative_share[i]);
+        }
+        for (const auto& [name, share] :
+             {std::pair{"edp_kernels_50pct", 0.5}, std::pair{"edp_kernels_80pct", 0.8},
+              std::pair{"edp_kernels_90pct", 0.9}, std::pair{"edp_kernels_99pct", 0.99}})
+            out.total(name, static_cast<double>(ranking.kernels_for(share)));
+    }
+
+private:
+    static std::string hardware_context(const sdk::config_view& hw) {
+        std::string s = "hardware '" + hw.string("name").value_or("<unnamed>") + "'";
+        for (const nnergy_named_value& v : hw)
+            if (v.file.size) {
+                s += " (";
+                s += sdk::from_sv(v.file);
+                s += ')';
+                break;
+            }
+        return s;
+    }
+
+    /// The kernel's time at its unit's peak rate and at the bandwidth of its slowest level.
+    static double ideal_time(const sdk::mapping_view& m, double flops) {
+        double t = 0;
+        const double peak = m.number_or("peak_flops_per_s", 0.0);
+        if (flops > 0 && peak > 0) t = flops / peak;
+        for (const sdk::mapping_view::level& l : m.levels())
+            if (l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
+                t = std::max(t, l.bytes / l.bandwidth_bytes_per_s);
+        return t;
+    }
+
+    /// A category's energy so far in this kernel (several events share one category).
+    static double kernel_sum(uint32_t k, const sdk::results_writer& out, const std::string& key) {
+        return out.kernel_number(k, key).value_or(0.0);
+    }
+
+    mutable std::atomic<bool> warned_{false};
+};
+
+}  // namespace nnergy::energy

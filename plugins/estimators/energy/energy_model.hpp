@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file energy_model.hpp
+/// \brief The energy of one kernel and of a whole run, without host calls so it can be tested
+/// alone (docs/hardware.md, "Energy"; docs/report.md, "Energy keys").
+///
+/// An architecture counts what a kernel does as events (FLOPs per execution unit and
+/// precision, bytes per memory level, launches); the hardware file prices each one
+/// (energy.<category>.<event>). Static power is drawn for as long as the kernel runs: the
+/// device's idle power, plus the static power of the units the kernel keeps busy and of the
+/// clocked-but-idle units that power gating does not switch off. A kernel whose power would
+/// exceed the device's limit is stretched as the chip would throttle: its dynamic energy stays,
+/// its time grows until its power meets the limit.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <nnergy/sdk.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nnergy::energy {
+
+/// Where an energy coefficient comes from (docs/hardware.md): measured on the part, fitted to
+/// measurements of it, from a datasheet, scaled from another part (process or clock), or
+/// derived from first principles.
+inline bool is_energy_provenance(std::string_view p) noexcept {
+    return p == "measured" || p == "fitted" || p == "datasheet" || p == "scaled" ||
+           p == "theoretical";
+}
+
+/// One priced event: energy.<category>.<event> in joules per count.
+struct coefficient {
+    std::string category;
+    std::string event;
+    double joules = 0;
+    std::string provenance;  ///< empty when the file gives none
+};
+
+/// The [energy] table of a hardware file, checked.
+struct energy_table {
+    std::string hardware;  ///< "hardware 'h100-sxm5' (configs/hardware/h100-sxm5.toml)"
+    bool present = false;  ///< the file has an [energy] table
+    double idle_power_w = 0;
+    double active_power_w = 0;
+    double power_gating = 0;   ///< share of an idle unit's active power that gating saves
+    double power_limit_w = 0;  ///< 0: no limit
+    std::vector<coefficient> coefficients;
+
+    /// The coefficient of an event: energy.<category>.<event>, or for an event named
+    /// "<unit>.<precision>" the unit's own energy.<category>.<unit>.
+    const coefficient* find(std::string_view category, std::string_view event) const noexcept {
+        for (const coefficient& c : coefficients)
+            if (c.category == category && c.event == event) return &c;
+        const size_t dot = event.rfind('.');
+        if (dot != std::string_view::npos) return find(category, event.substr(0, dot));
+        return nullptr;
+    }
+
+    /// Memory levels an energy.memory.<level> may name besides the file's own [memory.<level>]
+    /// tables: the levels inside the chip every class architecture counts.
+    static bool is_architectural_level(std::string_view level) noexcept {
+        for (std::string_view l :
+             {"register_file", "l1", "shared", "l2", "l3", "dram", "noc", "host_link",
+              "unified_buffer", "accumulator", "weight_load", "tile_sram", "on_chip"})
+            if (l == level) return true;
+        return false;
+    }
+
+    /// Reads energy.* from a flattened hardware description (quantities in SI units: W, J, J/B,
+    /// J/FLOP). Throws sdk::error naming the file, line and key of a bad entry.
+    static energy_table from_config(const sdk::config_view& hw, std::string hardware_context) {
+        energy_table t;
+        t.hardware = std::move(hardware_context);
+        constexpr std::string_view prefix = "energy.";
+        std::vector<std::string> levels;
+        for (const nnergy_named_value& v : hw) {
+            const std::string_view key = sdk::from_sv(v.name);
+            if (key.substr(0, 7) == "memory.") {
+                const size_t end = key.find('.', 7);
+                if (end != std::string_view::npos) levels.emplace_back(key.substr(7, end - 7));
+            }
+        }
+        for (const nnergy_named_value& v : hw) {
+            const std::string_view key = sdk::from_sv(v.name);
+            if (key.substr(0, prefix.size()) != prefix) continue;
+            t.present = true;
+            const std::string where = sdk::config_view::where(v);
+            const std::string_view rest = key.substr(prefix.size());
+            const size_t dot = rest.find('.');
+            if (dot == std::string_view::npos)
+                throw sdk::error(where + ": '" + std::string(key) +
+                                     "': energy keys are energy.<category>.<event> (compute, "
+                                     "memory, control, static or a vendor's category)",
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            const std::string category(rest.substr(0, dot));
+            std::string event(rest.substr(dot + 1));
+            constexpr std::string_view prov_suffix = "_provenance";
+            if (event.size() > prov_suffix.size() &&
+                event.compare(event.size() - prov_suffix.size(), prov_suffix.size(), prov_suffix) ==
+                    0) {
+                const std::string_view p = sdk::from_sv(v.string_value);
+                if (v.kind != NNERGY_VALUE_STRING || !is_energy_provenance(p))
+                    throw sdk::error(where + ": '" + std::string(key) +
+                                         "' must be \"measured\", \"fitted\", \"datasheet\", "
+                                         "\"scaled\" or \"theoretical\"",
+                                     NNERGY_CODE_INVALID_ARGUMENT);
+                continue;  // attached below, once every coefficient is read
+            }
+            if (v.kind != NNERGY_VALUE_FLOAT && v.kind != NNERGY_VALUE_INT)
+                throw sdk::error(where + ": '" + std::string(key) +
+                                     "' must be a quantity { value, unit, source }",
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            const double x = v.float_value;
+            if (!std::isfinite(x) || x < 0)
+                throw sdk::error(where + ": '" + std::string(key) +
+                                     "' must be a finite non-negative energy or power, got " +
+                                     std::to_string(x),
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            if (category == "static") {
+                if (event == "idle_power")
+                    t.idle_power_w = x;
+                else if (event == "active_power")
+                    t.active_power_w = x;
+                else if (event == "power_gating") {
+                    if (x > 1)
+                        throw sdk::error(where + ": '" + std::string(key) +
+                                             "' is a fraction in [0, 1] (unit \"%\" or \"1\")",
+                                         NNERGY_CODE_INVALID_ARGUMENT);
+                    t.power_gating = x;
+                } else if (event == "power_limit")
+                    t.power_limit_w = x;
+                else
+                    throw sdk::error(where + ": unknown key '" + std::string(key) +
+                                         "' (energy.static has idle_power, active_power, "
+                                         "power_gating and power_limit)",
+                                     NNERGY_CODE_INVALID_ARGUMENT);
+                continue;
+            }
+            if (category == "memory" && !is_architectural_level(event) &&
+                std::find(levels.begin(), levels.end(), event) == levels.end())
+                throw sdk::error(where + ": '" + std::string(key) + "': unknown memory level '" +
+                                     event +
+                                     "' (a [memory.<level>] of this file, or one of "
+                                     "register_file, l1, shared, l2, l3, dram, noc, host_link, "
+                                     "unified_buffer, accumulator, weight_load, tile_sram, "
+                                     "on_chip)",
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            t.coefficients.push_back({category, std::move(event), x, {}});
+        }
+        for (coefficient& c : t.coefficients)
+            if (const auto p = hw.string("energy." + c.category + "." + c.event + "_provenance"))
+                c.provenance = *p;
+        if (t.power_limit_w == 0)
+            if (const auto tdp = hw.number("power.limit").has_value() ? hw.number("power.limit")
+                                                                      : hw.number("power.tdp"))
+                t.power_limit_w = *tdp;
+        if (t.present && t.power_limit_w > 0 && t.power_limit_w <= t.idle_power_w)
+            throw sdk::error(t.hardware + ": the power limit (" + std::to_string(t.power_limit_w) +
+                                 " W) must exceed energy.static.idle_power (" +
+                                 std::to_string(t.idle_power_w) + " W)",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        return t;
+    }
+};
+
+/// One event of a kernel, as the architecture counted it.
+struct kernel_event {
+    std::string_view category;
+    std::string_view event;
+    double count = 0;
+};
+
+/// What the energy of one kernel depends on.
+struct kernel_input {
+    std::string_view label;  ///< "kernel 'conv1' (#0)", for messages
+    double latency_s = 0;    ///< from the latency estimator
+    double units_allocated = 0;
+    double units_available = 0;  ///< 0: unknown (every unit counted busy)
+    double ideal_time_s = 0;     ///< the kernel at peak rate and bandwidth (under-utilization)
+    std::vector<kernel_event> events;
+};
+
+/// One line of a kernel's breakdown: energy.<category>.<event>.
+struct breakdown_entry {
+    std::string_view category;
+    std::string event;
+    double joules = 0;
+};
+
+struct kernel_energy {
+    std::vector<breakdown_entry> entries;  ///< dynamic events, then the static ones
+    double dynamic_j = 0;
+    double static_j = 0;
+    double energy_j = 0;
+    double latency_s = 0;  ///< stretched when throttled
+    double power_w = 0;
+    double static_power_w = 0;
+    double underutilization_j = 0;
+    bool throttled = false;
+};
+
+/// The energy of one kernel. Writes into `e`, whose vectors keep their buffers when reused.
+inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel_energy& e) {
+    e.entries.clear();
+    e.dynamic_j = e.static_j = e.energy_j = e.power_w = e.static_power_w = 0;
+    e.underutilization_j = 0;
+    e.throttled = false;
+    e.latency_s = std::max(0.0, k.latency_s);
+    for (const kernel_event& ev : k.events) {
+        const coefficient* c = t.find(ev.category, ev.event);
+        if (!c)
+            throw sdk::error(t.hardware + ": " + std::string(k.label) + " counts " +
+                                 std::string(ev.category) + " event '" + std::string(ev.event) +
+                                 "' but the file prices no energy." + std::string(ev.category) +
+                                 "." + std::string(ev.event) +
+                                 " (add it as { value, unit, source } to the [energy." +
+                                 std::string(ev.category) + "] table)",
+                             NNERGY_CODE_NOT_FOUND);
+        const double j = ev.count * c->joules;
+        e.entries.push_back({ev.category, std::string(ev.event), j});
+        e.dynamic_j += j;
+    }
+    // Static power while the kernel runs: busy units, and clocked-but-idle ones unless gated.
+    const double busy =
+        k.units_available > 0 ? std::clamp(k.units_allocated / k.units_available, 0.0, 1.0) : 1.0;
+    const double busy_units_w = t.active_power_w * busy;
+    const double idle_units_w = t.active_power_w * (1 - busy) * (1 - t.power_gating);
+    e.static_power_w = t.idle_power_w + busy_units_w + idle_units_w;
+    if (e.latency_s > 0 && t.power_limit_w > 0 &&
+        e.dynamic_j / e.latency_s + e.static_power_w > t.power_limit_w) {
+        // Throttled: the dynamic work stays, the time grows until the power meets the limit.
+        e.latency_s = e.dynamic_j / (t.power_limit_w - e.static_power_w);
+        e.throttled = true;
+    }
+    const double idle_j = t.idle_power_w * e.latency_s;
+    const double busy_j = busy_units_w * e.latency_s;
+    const double clocked_j = idle_units_w * e.latency_s;
+    e.entries.push_back({"static", "idle_power", idle_j});
+    e.entries.push_back({"static", "busy_units", busy_j});
+    e.entries.push_back({"static", "clocked_idle_units", clocked_j});
+    e.static_j = idle_j + busy_j + clocked_j;
+    e.energy_j = e.dynamic_j + e.static_j;
+    e.power_w = e.latency_s > 0 ? e.energy_j / e.latency_s : 0.0;
+    // Static energy spent beyond what the kernel would need at peak rate and bandwidth.
+    const double ideal = std::clamp(k.ideal_time_s, 0.0, e.latency_s);
+    e.underutilization_j = e.static_power_w * (e.latency_s - ideal);
+}
+
+/// Kernels (their indices) by energy-delay product, largest first, and how many of them make
+/// each share of the sum.
+struct edp_ranking {
+    std::vector<uint32_t> order;
+    std::vector<double> cumulative_share;  ///< by position in `order`
+    size_t kernels_for(double share) const noexcept {
+        for (size_t i = 0; i < cumulative_share.size(); ++i)
+            if (cumulative_share[i] >= share - 1e-12) return i + 1;
+        return cumulative_share.size();
+    }
+};
+
+inline edp_ranking rank_by_edp(const std::vector<double>& edp) {
+    edp_ranking r;
+    r.order.resize(edp.size());
+    for (uint32_t i = 0; i < edp.size(); ++i) r.order[i] = i;
+    std::stable_sort(r.order.begin(), r.order.end(),
+                     [&](uint32_t a, uint32_t b) { return edp[a] > edp[b]; });
+    double sum = 0;
+    for (double x : edp) sum += x;
+    double run = 0;
+    r.cumulative_share.reserve(edp.size());
+    for (uint32_t k : r.order) {
+        run += edp[k];
+        r.cumulative_share.push_back(sum > 0 ? run / sum : 1.0);
+    }
+    return r;
+}
+
+/// The model's latency once throttled kernels are stretched by `stretch_s` in all: a
+/// device-bound run grows by the stretch, a host-bound one only by what the device's idle time
+/// cannot absorb.
+inline double throttled_latency(double latency_s, double stretch_s, bool host_bound,
+                                double device_idle_s) {
+    if (stretch_s <= 0) return latency_s;
+    return latency_s + (host_bound ? std::max(0.0, stretch_s - device_idle_s) : stretch_s);
+}
+
+}  // namespace nnergy::energy

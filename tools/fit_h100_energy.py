@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Fits the H100's energy coefficients ([energy] of configs/hardware/h100-sxm5.toml) to the
+microbenchmarks of the shared H100 validation set (micro.json), never to model measurements.
+
+The physics is the energy estimator's (plugins/estimators/energy/energy_model.hpp):
+  E(call) = P_static x period + sum(count(event) x pJ(event))
+with events as the GPU architecture counts them: FLOPs per unit and precision (CUDA-core fp32,
+TF32/fp16/bf16 tensor cores), bytes through L2, bytes from HBM. `period` is the time one call
+occupies in the measured loop (energy per call / power). Which level the bytes come from
+follows the L2's capacity (50 MB): a streaming add or GEMM whose operands fit stays in L2 across
+the loop's calls, one that does not streams from HBM. That is what separates the two levels:
+L2-resident calls price L2 bytes, larger ones L2 plus HBM bytes.
+
+A non-negative least-squares fit on relative error. Coefficients the data cannot identify (no
+benchmark exercises them) are not fitted: the file states their basis as "scaled" or
+"theoretical". Leave-one-out: each benchmark is refitted without it and predicted, so a fit that
+only matches its own points shows.
+
+usage: tools/fit_h100_energy.py [--validation DIR] [--check|--write TOML]
+"""
+import argparse
+import difflib
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+L2_BYTES = 50e6  # [WP] H100 SXM5 L2 cache size 50 MB
+
+FITTED = ["static", "cuda_core.float32", "tensor_core.tfloat32", "tensor_core.float16",
+          "tensor_core.bfloat16", "l2", "dram_extra"]
+
+
+def samples(validation):
+    micro = json.load(open(os.path.join(validation, "micro.json")))
+    out = []
+    for g in micro["gemm"]:
+        n = g["m"]
+        size = 4 if g["dtype"] == "float32" else 2
+        if g["dtype"] == "float32":
+            unit = "tensor_core.tfloat32" if g["tf32"] else "cuda_core.float32"
+        else:
+            unit = "tensor_core." + g["dtype"]
+        moved = 3.0 * n * n * size
+        x = {"static": g["energy_j"] / g["power_w"], unit: 2.0 * n ** 3, "l2": moved}
+        if moved > L2_BYTES:
+            x["dram_extra"] = moved
+        out.append(("gemm %s%s %d^3" % (g["dtype"], " tf32" if g["tf32"] else "", n), x,
+                    g["energy_j"]))
+    for e in micro["elementwise"]:
+        moved = float(e["bytes_moved"])
+        x = {"static": e["energy_j"] / e["power_w"], "l2": moved}
+        if moved > L2_BYTES:
+            x["dram_extra"] = moved
+        out.append(("add %s %d" % (e["dtype"], e["numel"]), x, e["energy_j"]))
+    return out
+
+
+def solve(m, b):
+    n = len(b)
+    a = [row[:] + [b[i]] for i, row in enumerate(m)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(a[r][c]))
+        a[c], a[p] = a[p], a[c]
+        for r in range(n):
+            if r != c and a[c][c] != 0:
+                f = a[r][c] / a[c][c]
+                for k in range(c, n + 1):
+                    a[r][k] -= f * a[c][k]
+    return [a[i][n] / a[i][i] if a[i][i] != 0 else 0.0 for i in range(n)]
+
+
+def nnls(rows, keys):
+    """Least squares on relative error with every coefficient >= 0 (active set)."""
+    active = list(keys)
+    while True:
+        scale = {k: max(abs(x.get(k, 0.0)) / y for _, x, y in rows) or 1.0 for k in active}
+        a = [[x.get(k, 0.0) / y / scale[k] for k in active] for _, x, y in rows]
+        m = [[sum(r[i] * r[j] for r in a) for j in range(len(active))] for i in range(len(active))]
+        v = [sum(r[i] for r in a) for i in range(len(active))]
+        s = solve(m, v)
+        coef = {k: s[i] / scale[k] for i, k in enumerate(active)}
+        negative = [k for k in active if coef[k] < 0]
+        if not negative:
+            return {k: coef.get(k, 0.0) for k in keys}
+        active.remove(min(negative, key=lambda k: coef[k]))
+
+
+def predict(coef, x):
+    return sum(coef.get(k, 0.0) * v for k, v in x.items())
+
+
+def table(coef, rows, loo_mape, mape):
+    pj = 1e12
+    n = len(rows)
+    fit = "fitted: tools/fit_h100_energy.py to shared validation h100 micro.json (%d GEMM and " \
+          "streaming-add calls, in-sample %.1f%%, leave-one-out %.1f%%)" % (n, mape, loo_mape)
+    lines = [
+        "[energy]",
+        "# Regenerate with tools/fit_h100_energy.py --write (a test checks it). Events are the GPU",
+        "# architecture's: FLOPs per unit and precision, bytes through L2 and from HBM, launches.",
+        "",
+        "[energy.static]",
+        'idle_power = { value = %.1f, unit = "W", source = "%s: power of the clocked GPU '
+        'between and around kernels, with nothing to compute", note = "the idle power with '
+        'clocks down is 73 W ([power] idle); in a forward pass the clocks stay up" }'
+        % (coef["static"], fit),
+        'idle_power_provenance = "fitted"',
+        'active_power = { value = 0, unit = "W", source = "%s: no extra static power of busy '
+        'SMs is identified beyond the FLOP and byte terms" }' % fit,
+        'active_power_provenance = "fitted"',
+        'power_gating = { value = 0, unit = "%", source = "assumed: idle SMs of a running '
+        'kernel stay clocked (no per-SM power gating is documented for the H100)" }',
+        'power_gating_provenance = "theoretical"',
+        "",
+        "[energy.compute]",
+    ]
+    for key in ("cuda_core.float32", "tensor_core.tfloat32", "tensor_core.float16",
+                "tensor_core.bfloat16"):
+        lines.append('"%s" = { value = %.3f, unit = "pJ/FLOP", source = "%s" }'
+                     % (key, coef[key] * pj, fit))
+        lines.append('"%s_provenance" = "fitted"' % key)
+    half = coef["cuda_core.float32"] * pj / 2
+    fp16 = coef["tensor_core.float16"] * pj
+    lines += [
+        '"cuda_core.float16" = { value = %.3f, unit = "pJ/FLOP", source = "scaled: half the '
+        'fitted fp32 CUDA-core energy (a 16-bit operation moves and multiplies half the bits); '
+        'elementwise work in the micro set is too small to show its own" }' % half,
+        '"cuda_core.float16_provenance" = "scaled"',
+        '"cuda_core.bfloat16" = { value = %.3f, unit = "pJ/FLOP", source = "scaled: as '
+        'cuda_core.float16" }' % half,
+        '"cuda_core.bfloat16_provenance" = "scaled"',
+        '"cuda_core.tfloat32" = { value = %.3f, unit = "pJ/FLOP", source = "equal to '
+        'cuda_core.float32: work without MACs in a TF32 run executes in fp32 on CUDA cores" }'
+        % (coef["cuda_core.float32"] * pj),
+        '"cuda_core.tfloat32_provenance" = "fitted"',
+        '"tensor_core.float8_e4m3" = { value = %.3f, unit = "pJ/FLOP", source = "scaled: half '
+        'the fitted fp16 tensor-core energy (8-bit operands, twice the rate at the same '
+        'power); FP8 not measured" }' % (fp16 / 2),
+        '"tensor_core.float8_e4m3_provenance" = "scaled"',
+        '"tensor_core.float8_e5m2" = { value = %.3f, unit = "pJ/FLOP", source = "scaled: as '
+        'tensor_core.float8_e4m3" }' % (fp16 / 2),
+        '"tensor_core.float8_e5m2_provenance" = "scaled"',
+        '"tensor_core.int8" = { value = %.3f, unit = "pJ/op", source = "scaled: as '
+        'tensor_core.float8_e4m3 (same peak rate, 8-bit operands); INT8 not measured" }'
+        % (fp16 / 2),
+        '"tensor_core.int8_provenance" = "scaled"',
+        '"tensor_core.float64" = { value = %.3f, unit = "pJ/FLOP", source = "scaled: twice '
+        'the fitted fp32 CUDA-core energy (64-bit operands); FP64 not measured" }'
+        % (2 * coef["cuda_core.float32"] * pj),
+        '"tensor_core.float64_provenance" = "scaled"',
+        '"fp64_core.float64" = { value = %.3f, unit = "pJ/FLOP", source = "scaled: as '
+        'tensor_core.float64" }' % (2 * coef["cuda_core.float32"] * pj),
+        '"fp64_core.float64_provenance" = "scaled"',
+        "",
+        "[energy.memory]",
+        'l2 = { value = %.2f, unit = "pJ/B", source = "%s: a byte between L2 and the SMs and '
+        'back, with the SM work that moves it (calls whose operands fit in the 50 MB L2)" }'
+        % (coef["l2"] * pj, fit),
+        'l2_provenance = "fitted"',
+        'dram = { value = %.2f, unit = "pJ/B", source = "%s: a byte from HBM3 on top of its L2 '
+        'path (calls whose operands exceed the L2)" }' % (coef["dram_extra"] * pj, fit),
+        'dram_provenance = "fitted"',
+        "",
+        "[energy.control]",
+        'launch = { value = 0, unit = "uJ", source = "%s: per-kernel energy beyond static power '
+        'is not identified (tiny kernels cost their time at the idle power)" }' % fit,
+        'launch_provenance = "fitted"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--validation", default=os.path.join(ROOT, "tests/data/validation/h100"))
+    action = ap.add_mutually_exclusive_group()
+    action.add_argument("--check", metavar="TOML")
+    action.add_argument("--write", metavar="TOML")
+    args = ap.parse_args()
+
+    rows = samples(args.validation)
+    coef = nnls(rows, FITTED)
+    errors = [(predict(coef, x) - y) / y for _, x, y in rows]
+    mape = 100 * sum(abs(e) for e in errors) / len(errors)
+    loo = []
+    for i in range(len(rows)):
+        c = nnls(rows[:i] + rows[i + 1:], FITTED)
+        _, x, y = rows[i]
+        loo.append((predict(c, x) - y) / y)
+    loo_mape = 100 * sum(abs(e) for e in loo) / len(loo)
+    report = sys.stderr if (args.check or args.write) else sys.stdout
+    for (name, x, y), e, l in zip(rows, errors, loo):
+        print("%-22s measured %9.5f J  fitted %+6.1f%%  held out %+6.1f%%" %
+              (name, y, 100 * e, 100 * l), file=report)
+    print("energy fit: in-sample MAPE %.1f%%, leave-one-out MAPE %.1f%% over %d calls" %
+          (mape, loo_mape, len(rows)), file=report)
+    text = table(coef, rows, loo_mape, mape)
+    if not (args.check or args.write):
+        sys.stdout.write(text)
+        return 0
+    path = args.check or args.write
+    current = open(path).read()
+    first = current.find("[energy]\n")
+    last = current.find("launch_provenance = \"fitted\"\n", first)
+    if first < 0 or last < 0:
+        if args.check:
+            print("%s: no [energy] table written by this tool" % path, file=sys.stderr)
+            return 1
+        with open(path, "a") as f:
+            f.write("\n" + text)
+        return 0
+    last += len("launch_provenance = \"fitted\"\n")
+    if args.write:
+        with open(path, "w") as f:
+            f.write(current[:first] + text + current[last:])
+        return 0
+    if current[first:last] == text:
+        print("%s: [energy] is the fit's output" % path)
+        return 0
+    sys.stderr.writelines(difflib.unified_diff(
+        current[first:last].splitlines(True), text.splitlines(True), path + " (committed)",
+        "tools/fit_h100_energy.py (fitted)"))
+    print("%s: [energy] differs from the fit's output; regenerate with --write" % path,
+          file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

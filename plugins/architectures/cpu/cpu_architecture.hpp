@@ -4,6 +4,8 @@
 /// the arithmetic; this class reads the graph and the runtime and writes mappings).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
@@ -47,10 +49,33 @@ private:
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
-        // Events for the energy estimator: the FLOPs on the unit that ran them, the bytes at the
-        // level that serves the working set, and the dispatch of one op.
-        out.add_event("compute", modeling::unit_event(m.unit, units.precision), k.flops);
-        out.add_event("memory", m.memory_level, m.memory_bytes);
+        add_events(k, m, units.precision, out);
+    }
+
+    /// Bytes one instruction of a vector unit works on: the register width.
+    static double vector_bytes(std::string_view unit) noexcept {
+        if (unit == "avx512") return 64;
+        if (unit == "amx") return 1024;  // one 16 x 64-byte tile register
+        if (unit == "neon" || unit == "neon_dot") return 16;
+        return 32;  // avx2 and units without a known width
+    }
+
+    /// Events for the energy estimator (docs/hardware.md, "Energy"): the FLOPs on the unit
+    /// that ran them; the bytes through the register file and L1 (every operand passes them)
+    /// and at the level that serves the working set; vector instructions fetched, decoded and
+    /// issued (FMAs at 2 FLOP per lane, loads and stores one register width each); the
+    /// dispatch of one op.
+    static void add_events(const cpu_kernel& k, const cpu_mapping& m, std::string_view precision,
+                           sdk::mapping_writer& out) {
+        out.add_event("compute", modeling::unit_event(m.unit, precision), k.flops);
+        out.add_event("memory", "register_file", m.memory_bytes);
+        out.add_event("memory", "l1", m.memory_bytes);
+        if (m.memory_level != "l1") out.add_event("memory", m.memory_level, m.memory_bytes);
+        double element = modeling::precision_storage_bytes(precision);
+        if (element <= 0) element = 4;
+        const double width = vector_bytes(m.unit);
+        const double lanes = std::max(1.0, width / element);
+        out.add_event("control", "instruction", k.flops / (2 * lanes) + m.memory_bytes / width);
         out.add_event("control", "launch", 1);
     }
 

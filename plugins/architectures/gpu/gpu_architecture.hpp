@@ -62,14 +62,31 @@ private:
         if (m.splits > 1) out.set("split_k", m.splits);
         out.set("memory_efficiency", hw_.base.memory_efficiency);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
-        // Events for the energy estimator: the FLOPs on the unit and precision that ran them,
-        // the bytes from HBM, which all cross L2 on their way to the SMs, and one launch.
-        std::string unit = m.unit;
-        unit += '.';
-        unit += m.unit_precision;
-        out.add_event("compute", unit, k.flops);
+        add_events(k, m, out);
+    }
+
+    /// Events for the energy estimator (docs/hardware.md, "Energy"): the FLOPs on the unit and
+    /// precision that ran them; the bytes from HBM, which all cross L2 on their way to the SMs;
+    /// operand tiles staged in shared memory (each MAC's operands are reused across a tile's
+    /// columns and rows); bytes through the register file; warp instructions (one tensor-core
+    /// MMA per 4096 FLOP, one CUDA-core FMA per 64, one 16-byte-per-lane load or store per 512
+    /// bytes); one launch.
+    void add_events(const gpu_kernel& k, const gpu_mapping& m, sdk::mapping_writer& out) const {
+        out.add_event("compute", modeling::unit_event(m.unit, m.unit_precision), k.flops);
         out.add_event("memory", "dram", m.dram_bytes);
         out.add_event("memory", "l2", m.dram_bytes);
+        double shared = 0;
+        if (modeling::uses_matrix_tiles(k.cls) && k.macs > 0) {
+            const class_params& cp = hw_.params(k.cls, m.unit_precision);
+            double element = modeling::precision_storage_bytes(m.unit_precision);
+            if (element <= 0) element = 4;
+            shared = k.macs * element * (1 / cp.tile_m + 1 / cp.tile_n);
+            out.add_event("memory", "shared", shared);
+        }
+        out.add_event("memory", "register_file", shared + m.dram_bytes);
+        const double flops_per_instruction = m.unit == "tensor_core" ? 4096.0 : 64.0;
+        out.add_event("control", "warp_instruction",
+                      k.flops / flops_per_instruction + (shared + m.dram_bytes) / 512);
         out.add_event("control", "launch", 1);
     }
 

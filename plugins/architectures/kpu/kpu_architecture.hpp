@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -45,12 +46,22 @@ private:
         if (m.sram_bandwidth > 0) out.add_level("tile_sram", m.sram_bytes, m.sram_bandwidth);
         if (m.noc_bandwidth > 0) out.add_level("noc", m.noc_bytes, m.noc_bandwidth);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth);
-        // Events for the energy estimator: tile FLOPs, tile-memory, NoC and DRAM bytes, and the
-        // kernel's launch.
-        out.add_event("compute", modeling::unit_event(m.unit, units.precision), k.flops);
+        add_events(k, m, units.precision, out);
+    }
+
+    /// Events for the energy estimator (docs/hardware.md, "Energy"): tile FLOPs; tile-memory
+    /// bytes; NoC byte-hops (operands travel from the fabric's edge to the busy tiles, half the
+    /// side of the busy block on average); tokens routed (one per operand element on the NoC);
+    /// DRAM bytes and their DMA transfers of 4 KiB; the kernel's launch.
+    static void add_events(const kpu_kernel& k, const kpu_mapping& m, std::string_view precision,
+                           sdk::mapping_writer& out) {
+        out.add_event("compute", modeling::unit_event(m.unit, precision), k.flops);
         out.add_event("memory", "tile_sram", m.sram_bytes);
-        out.add_event("memory", "noc", m.noc_bytes);
+        const double hops = std::max(1.0, std::sqrt(std::max(1.0, m.units_allocated)) / 2);
+        out.add_event("memory", "noc", m.noc_bytes * hops);
+        out.add_event("control", "token_routing", m.noc_bytes / std::max(1.0, k.element_bytes));
         out.add_event("memory", "dram", m.dram_bytes);
+        out.add_event("control", "dma", std::ceil(m.dram_bytes / 4096));
         out.add_event("control", "launch", 1);
     }
 };

@@ -4,6 +4,8 @@
 /// the arithmetic; this class reads the graph and writes mappings).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
@@ -50,11 +52,25 @@ private:
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         if (hw_.on_chip && hw_.on_chip->bandwidth > 0)
             out.add_level(hw_.on_chip->name, m.on_chip_bytes, hw_.on_chip->bandwidth);
-        // Events for the energy estimator: the FLOPs on the unit that ran them (the systolic
-        // array or the vector unit), the bytes of every level, and the kernel's launch.
-        out.add_event("compute", modeling::unit_event(m.unit, units.precision), k.flops);
+        add_events(k, m, units.precision, out);
+    }
+
+    /// Events for the energy estimator (docs/hardware.md, "Energy"): the FLOPs on the unit that
+    /// ran them (the systolic array or the vector unit); DRAM and on-chip bytes; the weights
+    /// shifted into the arrays (once per copy of a tile); the accumulators' partial sums (4-byte
+    /// sums, written and read once per reduction tile); DMA transfers of 4 KiB between DRAM and
+    /// on-chip memory; the kernel's launch.
+    void add_events(const tpu_kernel& k, const tpu_mapping& m, std::string_view precision,
+                    sdk::mapping_writer& out) const {
+        out.add_event("compute", modeling::unit_event(m.unit, precision), k.flops);
         out.add_event("memory", "dram", m.dram_bytes);
         if (hw_.on_chip) out.add_event("memory", hw_.on_chip->name, m.on_chip_bytes);
+        if (m.plan) {
+            out.add_event("memory", "weight_load", k.weight_bytes * m.plan->splits);
+            const double outputs = m.plan->m * m.plan->n * m.plan->groups;
+            out.add_event("memory", "accumulator", outputs * 4 * 2 * m.plan->k_tiles);
+        }
+        out.add_event("control", "dma", std::ceil(m.dram_bytes / 4096));
         out.add_event("control", "launch", 1);
     }
 };

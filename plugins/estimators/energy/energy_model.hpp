@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -117,7 +118,8 @@ struct energy_table {
             if (!std::isfinite(x) || x < 0)
                 throw sdk::error(where + ": '" + std::string(key) +
                                      "' must be a finite non-negative energy or power, got " +
-                                     std::to_string(x),
+                                     modeling::format("%g", x) +
+                                     " (in SI units: J, J/B, J/FLOP or W)",
                                  NNERGY_CODE_INVALID_ARGUMENT);
             if (category == "static") {
                 if (event == "idle_power")
@@ -158,9 +160,10 @@ struct energy_table {
                                                                       : hw.number("power.tdp"))
                 t.power_limit_w = *tdp;
         if (t.present && t.power_limit_w > 0 && t.power_limit_w <= t.idle_power_w)
-            throw sdk::error(t.hardware + ": the power limit (" + std::to_string(t.power_limit_w) +
+            throw sdk::error(t.hardware + ": the power limit (" +
+                                 modeling::format("%g", t.power_limit_w) +
                                  " W) must exceed energy.static.idle_power (" +
-                                 std::to_string(t.idle_power_w) + " W)",
+                                 modeling::format("%g", t.idle_power_w) + " W)",
                              NNERGY_CODE_INVALID_ARGUMENT);
         return t;
     }

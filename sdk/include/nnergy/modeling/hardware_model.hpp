@@ -84,6 +84,15 @@ inline double storage_bytes(nnergy_dtype d) noexcept {
     }
 }
 
+/// Bytes one element of a precision named as in hardware files ("float16", "tfloat32")
+/// occupies; 0 for an unknown name.
+inline double precision_storage_bytes(std::string_view precision) noexcept {
+    for (int d = NNERGY_DTYPE_FLOAT32; d <= NNERGY_DTYPE_TFLOAT32; ++d)
+        if (precision_name(static_cast<nnergy_dtype>(d)) == precision)
+            return storage_bytes(static_cast<nnergy_dtype>(d));
+    return 0;
+}
+
 inline bool is_floating(nnergy_dtype d) noexcept {
     return d == NNERGY_DTYPE_FLOAT32 || d == NNERGY_DTYPE_FLOAT16 || d == NNERGY_DTYPE_BFLOAT16 ||
            d == NNERGY_DTYPE_FLOAT64 || d == NNERGY_DTYPE_FLOAT8_E4M3 ||

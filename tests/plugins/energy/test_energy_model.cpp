@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// The energy model of one kernel, with expected values worked out by hand in the comments.
+#include <catch2/catch.hpp>
+
+#include "energy_model.hpp"
+#include "fake_host.hpp"
+
+using namespace nnergy::energy;
+
+namespace {
+
+// idle 100 W, busy units 50 W, half of an idle unit's power gated, limit 1000 W;
+// 1 pJ per tensor-core FLOP, 10 pJ per DRAM byte, 1 uJ per launch.
+fake::config device() {
+    fake::config hw;
+    hw.text("name", "toy")
+        .number("energy.static.idle_power", 100, 3)
+        .number("energy.static.active_power", 50, 4)
+        .number("energy.static.power_gating", 0.5, 5)
+        .number("energy.static.power_limit", 1000, 6)
+        .number("energy.compute.tensor_core", 1e-12, 7)
+        .text("energy.compute.tensor_core_provenance", "measured", 8)
+        .number("energy.memory.dram", 10e-12, 9)
+        .number("energy.control.launch", 1e-6, 10);
+    return hw;
+}
+
+kernel_input gemm_kernel() {
+    kernel_input k;
+    k.label = "kernel 'mm' (#0)";
+    k.latency_s = 1e-3;
+    k.units_allocated = 50;
+    k.units_available = 100;
+    k.events = {
+        {"compute", "tensor_core.float16", 2e9}, {"memory", "dram", 1e8}, {"control", "launch", 1}};
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("energy: one kernel by hand", "[energy]") {
+    fake::install();
+    const fake::config hw = device();
+    const energy_table t = energy_table::from_config(hw.view(), "hardware 'toy'");
+    REQUIRE(t.present);
+    CHECK(t.find("compute", "tensor_core.float16")->provenance == "measured");
+    kernel_energy e;
+    estimate_kernel(t, gemm_kernel(), e);
+    // dynamic: 2e9 x 1 pJ + 1e8 x 10 pJ + 1 uJ = 2 mJ + 1 mJ + 0.001 mJ
+    CHECK(e.dynamic_j == Approx(3.001e-3));
+    // static: 100 W + 50 W x 0.5 busy + 50 W x 0.5 idle x (1 - 0.5 gated) = 137.5 W over 1 ms
+    CHECK(e.static_power_w == Approx(137.5));
+    CHECK(e.static_j == Approx(0.1375));
+    CHECK(e.energy_j == Approx(0.140501));
+    CHECK(e.power_w == Approx(140.501));
+    CHECK_FALSE(e.throttled);
+    // The entries are the breakdown: they sum to the kernel's energy.
+    double sum = 0;
+    for (const breakdown_entry& b : e.entries) sum += b.joules;
+    CHECK(sum == Approx(e.energy_j).epsilon(1e-15));
+    REQUIRE(e.entries.size() == 6);
+    CHECK(e.entries[0].event == "tensor_core.float16");
+    CHECK(e.entries[3].event == "idle_power");
+    CHECK(e.entries[3].joules == Approx(0.1));
+    CHECK(e.entries[4].joules == Approx(0.025));   // busy units
+    CHECK(e.entries[5].joules == Approx(0.0125));  // clocked-but-idle units, half gated
+}
+
+TEST_CASE("energy: a kernel over the power limit is throttled", "[energy]") {
+    fake::install();
+    fake::config hw;
+    hw.number("energy.static.idle_power", 100)
+        .number("energy.static.power_limit", 200)
+        .number("energy.compute.tensor_core", 1e-12);
+    const energy_table t = energy_table::from_config(hw.view(), "toy");
+    kernel_input k;
+    k.latency_s = 1e-3;
+    k.events = {{"compute", "tensor_core", 2e11}};  // 0.2 J in 1 ms: 200 W + 100 W static
+    kernel_energy e;
+    estimate_kernel(t, k, e);
+    // At the 200 W limit the 0.2 J of work takes 0.2 J / (200 - 100) W = 2 ms.
+    CHECK(e.throttled);
+    CHECK(e.latency_s == Approx(2e-3));
+    CHECK(e.energy_j == Approx(0.4));
+    CHECK(e.power_w == Approx(200));
+}
+
+TEST_CASE("energy: an event the file does not price is an error naming the key", "[energy]") {
+    fake::install();
+    const fake::config hw = device();
+    const energy_table t = energy_table::from_config(hw.view(), "hardware 'toy' (toy.toml)");
+    kernel_input k = gemm_kernel();
+    k.events.push_back({"memory", "l2", 10});
+    kernel_energy e;
+    CHECK_THROWS_WITH(estimate_kernel(t, k, e), Catch::Contains("hardware 'toy' (toy.toml)") &&
+                                                    Catch::Contains("kernel 'mm' (#0)") &&
+                                                    Catch::Contains("no energy.memory.l2"));
+}
+
+TEST_CASE("energy: malformed tables are errors naming the file, line and key", "[energy]") {
+    fake::install();
+    auto error_of = [](const fake::config& hw) {
+        try {
+            energy_table::from_config(hw.view(), "toy");
+        } catch (const nnergy::sdk::error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    fake::config negative;
+    negative.number("energy.memory.dram", -1e-12, 12);
+    CHECK_THAT(error_of(negative), Catch::Contains("toy.toml:12") &&
+                                       Catch::Contains("energy.memory.dram") &&
+                                       Catch::Contains("non-negative"));
+    fake::config level;
+    level.number("energy.memory.l7", 1e-12, 4);
+    CHECK_THAT(error_of(level),
+               Catch::Contains("toy.toml:4") && Catch::Contains("unknown memory level 'l7'"));
+    fake::config declared;  // a level the file declares is known
+    declared.number("memory.l7.bandwidth", 1e12).number("energy.memory.l7", 1e-12, 4);
+    CHECK(error_of(declared) == "no error");
+    fake::config static_key;
+    static_key.number("energy.static.leakage", 3, 7);
+    CHECK_THAT(error_of(static_key), Catch::Contains("unknown key 'energy.static.leakage'"));
+    fake::config provenance;
+    provenance.number("energy.memory.dram", 1e-12)
+        .text("energy.memory.dram_provenance", "guess", 9);
+    CHECK_THAT(error_of(provenance),
+               Catch::Contains("toy.toml:9") && Catch::Contains("\"measured\", \"fitted\""));
+    fake::config gating;
+    gating.number("energy.static.power_gating", 1.5, 2);
+    CHECK_THAT(error_of(gating), Catch::Contains("fraction"));
+    fake::config limit;
+    limit.number("energy.static.idle_power", 100).number("power.tdp", 80);
+    CHECK_THAT(error_of(limit), Catch::Contains("power limit (80") &&
+                                    Catch::Contains("must exceed energy.static.idle_power"));
+    fake::config bare;
+    bare.number("energy.dram", 1e-12, 3);
+    CHECK_THAT(error_of(bare), Catch::Contains("energy.<category>.<event>"));
+}
+
+TEST_CASE("energy: kernels ranked by energy-delay product", "[energy]") {
+    const edp_ranking r = rank_by_edp({1, 6, 3});  // sum 10: 6 (60%), 3 (90%), 1 (100%)
+    CHECK(r.order == std::vector<uint32_t>{1, 2, 0});
+    CHECK(r.cumulative_share[0] == Approx(0.6));
+    CHECK(r.kernels_for(0.5) == 1);
+    CHECK(r.kernels_for(0.8) == 2);
+    CHECK(r.kernels_for(0.9) == 2);
+    CHECK(r.kernels_for(0.99) == 3);
+}
+
+TEST_CASE("energy: a throttled run grows by what the device cannot absorb", "[energy]") {
+    CHECK(throttled_latency(10, 2, false, 5) == 12);  // device-bound: every stretch shows
+    CHECK(throttled_latency(10, 2, true, 5) == 10);   // host-bound: the device had 5 idle
+    CHECK(throttled_latency(10, 7, true, 5) == 12);
+    CHECK(throttled_latency(10, 0, false, 0) == 10);
+}

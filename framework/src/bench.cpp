@@ -121,16 +121,19 @@ const component_entry& need(const registry& reg, nnergy_component_kind kind, con
 }
 
 /// The default pipeline's partitioner (with the bundled fusion rules), reference architecture
-/// (the synthetic-graph benchmark's) and roofline estimator.
+/// (the synthetic-graph benchmark's), roofline estimator and the estimators that build on its
+/// latencies (energy).
 struct default_components {
     const component_entry& partitioner;
     const component_entry& architecture;
     const component_entry& estimator;
+    const component_entry& energy;
     config_value rules;
     explicit default_components(const registry& reg)
         : partitioner(need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion")),
           architecture(need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference")),
-          estimator(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline")) {
+          estimator(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline")),
+          energy(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.energy")) {
         rules.name = "rules";
         rules.kind = NNERGY_VALUE_STRING;
         rules.string_value = find_config("fusion/default.toml").string();
@@ -259,10 +262,11 @@ struct sweep_device {
 struct sweep_worker {
     component_instance partitioner;
     component_instance estimator;
+    component_instance energy;
     std::vector<std::unique_ptr<component_instance>> architectures;  ///< one per device
 
     sweep_worker(const default_components& c, const std::vector<sweep_device>& devices)
-        : partitioner(c.partitioner, {c.rules}), estimator(c.estimator, {}) {
+        : partitioner(c.partitioner, {c.rules}), estimator(c.estimator, {}), energy(c.energy, {}) {
         for (const sweep_device& d : devices)
             architectures.push_back(
                 std::make_unique<component_instance>(*d.architecture, config_values{}, d.hardware));
@@ -340,7 +344,8 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         "float32/float16/bfloat16/int8 where offered\n"
         "architectures: %s\n"
         "%zu evaluations per sweep (%zu combinations not offered); each binds and partitions "
-        "the model once per batch, then maps and estimates; median of %d sweeps\n\n",
+        "the model once per batch, then maps and estimates latency and energy; median of %d "
+        "sweeps\n\n",
         file.filename().string().c_str(), g.nodes.size(), devices.size(), plugins.c_str(),
         evaluations, skipped, repeats);
     std::printf("%8s %14s %9s\n", "threads", "evaluations/s", "speedup");
@@ -368,6 +373,8 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
                                  auto mappings = map_kernels(arch, bound[b], parts[b], precision);
                                  nnergy_results results;
                                  run_estimator(w.estimator, arch, bound[b], parts[b], mappings,
+                                               precision, results);
+                                 run_estimator(w.energy, arch, bound[b], parts[b], mappings,
                                                precision, results);
                              }
                          });

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "advice.hpp"
 #include "energy_model.hpp"
 
 namespace nnergy::energy {
@@ -54,6 +55,15 @@ public:
         kernel_energy e;
         std::string label, key;
         std::vector<double> edp(kernels, 0.0);
+        std::vector<kernel_summary> summaries(kernels);
+        // Kernels that read a given kernel's output, for the fusion advice.
+        std::vector<uint32_t> consumers(kernels, 0);
+        std::vector<std::vector<uint32_t>> producers(kernels);
+        for (uint32_t k = 0; k < kernels; ++k) {
+            producers[k] = partition.dependencies(k);
+            for (uint32_t p : producers[k])
+                if (p < kernels) ++consumers[p];
+        }
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
         double underutilized = 0, flops = 0;
         size_t throttled = 0;
@@ -109,6 +119,10 @@ public:
                 out.kernel_text(k, "throttled", "power limit");
                 ++throttled;
             }
+            summarize(table, partition.name(k), mapping, in, e, summaries[k]);
+            summaries[k].single_consumer_of_producer = producers[k].size() == 1 &&
+                                                       producers[k][0] < kernels &&
+                                                       consumers[producers[k][0]] == 1;
             edp[k] = e.energy_j * e.latency_s;
             out.kernel(k, "edp_j_s", edp[k]);
             energy += e.energy_j;
@@ -151,6 +165,16 @@ public:
             out.total_text("throttled", "yes");
         }
 
+        const std::vector<advice_item> advice =
+            advise(summaries, energy, static_j, idle_j, underutilized);
+        std::string advice_text;
+        for (const advice_item& a : advice) {
+            out.total("advice." + a.kind + "_saving_j", a.saving_j);
+            if (!advice_text.empty()) advice_text += '\n';
+            advice_text += a.text;
+        }
+        if (!advice_text.empty()) out.total_text("advice", advice_text);
+
         const edp_ranking ranking = rank_by_edp(edp);
         for (size_t i = 0; i < ranking.order.size(); ++i) {
             out.kernel(ranking.order[i], "edp_rank", static_cast<double>(i + 1));
@@ -184,6 +208,32 @@ private:
             if (l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
                 t = std::max(t, l.bytes / l.bandwidth_bytes_per_s);
         return t;
+    }
+
+    /// What the advisor needs of a kernel: its mapping's class, bottleneck and utilization, its
+    /// energy by part, and its compute energy at the cheapest narrower precision.
+    static void summarize(const energy_table& table, std::string_view name,
+                          const sdk::mapping_view& mapping, const kernel_input& in,
+                          const kernel_energy& e, kernel_summary& s) {
+        s.name = std::string(name);
+        s.op_class = std::string(mapping.text("op_class").value_or(""));
+        s.bottleneck = std::string(mapping.text("bottleneck").value_or(""));
+        s.utilization = mapping.number_or("utilization", 0.0);
+        s.energy_j = e.energy_j;
+        s.static_j = e.static_j;
+        s.underutilization_j = e.underutilization_j;
+        for (const breakdown_entry& b : e.entries) {
+            if (b.category == "memory") s.memory_j += b.joules;
+            if (b.category == "control") s.control_j += b.joules;
+            if (b.category == "compute") s.compute_j += b.joules;
+        }
+        for (const kernel_event& ev : in.events) {
+            if (ev.category != "compute") continue;
+            const coefficient* cheaper = cheaper_precision(table, ev.event);
+            const coefficient* own = table.find(ev.category, ev.event);
+            if (s.compute_lower_precision_j < 0) s.compute_lower_precision_j = 0;
+            s.compute_lower_precision_j += ev.count * (cheaper ? cheaper : own)->joules;
+        }
     }
 
     /// A category's energy so far in this kernel (several events share one category).

@@ -134,6 +134,17 @@ inline std::string energy_text(const sdk::value_view& totals) {
         s += "  energy-delay: " + plural(*k50, "kernel makes", "kernels make") + " 50%, " +
              format("%.0f", number(totals["edp_kernels_80pct"]).value_or(0)) + " make 80%, " +
              format("%.0f", number(totals["edp_kernels_90pct"]).value_or(0)) + " make 90%\n";
+    if (const sdk::value_view advice = totals["advice"]; advice.kind() == NNERGY_VALUE_STRING) {
+        s += "  to spend less:\n";
+        std::string_view rest = advice.as_string();
+        while (!rest.empty()) {
+            const size_t end = rest.find('\n');
+            s += "    - ";
+            s += rest.substr(0, end);
+            s += '\n';
+            rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+        }
+    }
     return s;
 }
 

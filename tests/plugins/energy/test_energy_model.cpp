@@ -2,6 +2,7 @@
 // The energy model of one kernel, with expected values worked out by hand in the comments.
 #include <catch2/catch.hpp>
 
+#include "advice.hpp"
 #include "energy_model.hpp"
 #include "fake_host.hpp"
 
@@ -154,4 +155,45 @@ TEST_CASE("energy: a throttled run grows by what the device cannot absorb", "[en
     CHECK(throttled_latency(10, 2, true, 5) == 10);   // host-bound: the device had 5 idle
     CHECK(throttled_latency(10, 7, true, 5) == 12);
     CHECK(throttled_latency(10, 0, false, 0) == 10);
+}
+
+TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
+    using nnergy::energy::advise;
+    using nnergy::energy::kernel_summary;
+    kernel_summary conv;
+    conv.name = "conv";
+    conv.op_class = "conv";
+    conv.bottleneck = "compute";
+    conv.utilization = 0.1;
+    conv.energy_j = 1.0;
+    conv.static_j = 0.7;
+    conv.memory_j = 0.1;
+    conv.compute_j = 0.2;
+    conv.compute_lower_precision_j = 0.05;
+    conv.underutilization_j = 0.6;
+    kernel_summary relu;
+    relu.name = "relu";
+    relu.op_class = "elementwise";
+    relu.bottleneck = "memory:dram";
+    relu.energy_j = 0.2;
+    relu.static_j = 0.1;
+    relu.memory_j = 0.09;
+    relu.control_j = 0.01;
+    relu.compute_lower_precision_j = 0;
+    relu.underutilization_j = 0.05;
+    relu.single_consumer_of_producer = true;
+    // 1.2 J in all, 0.8 J static (0.1 J of it between kernels), 0.75 J under-utilized.
+    const auto items = advise({conv, relu}, 1.3, 0.9, 0.1, 0.75);
+    REQUIRE(items.size() == 5);
+    CHECK(items[0].kind == "static");
+    CHECK(items[0].saving_j == Approx(0.75));
+    CHECK(items[1].kind == "utilization");
+    CHECK(items[1].saving_j == Approx(0.65));  // conv 0.6 + relu 0.05
+    CHECK_THAT(items[1].text, Catch::Contains("conv (conv, 10% of the device's slots busy"));
+    CHECK(items[2].kind == "precision");
+    CHECK(items[2].saving_j == Approx(0.15 + 0.5 * 0.19));  // compute 0.2 -> 0.05, memory / 2
+    CHECK(items[3].kind == "fusion");
+    CHECK(items[3].saving_j == Approx(0.2));  // relu's memory, control and static energy
+    CHECK(items[4].kind == "memory_bound");
+    CHECK(items[4].saving_j == Approx(0.05));
 }

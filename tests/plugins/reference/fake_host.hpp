@@ -40,6 +40,7 @@ struct kernel {
     std::string pattern;
     std::vector<uint32_t> nodes;
     nnergy_kernel_stats stats{};
+    std::vector<uint32_t> dependencies{};
 };
 
 struct partition {
@@ -187,6 +188,12 @@ inline const nnergy_host_api& api() {
         };
         a.kernel_node = [](const nnergy_partition* p, uint32_t k, size_t i) {
             return as<partition>(p)->kernels.at(k).nodes.at(i);
+        };
+        a.kernel_dependency_count = [](const nnergy_partition* p, uint32_t k) {
+            return as<partition>(p)->kernels.at(k).dependencies.size();
+        };
+        a.kernel_dependency = [](const nnergy_partition* p, uint32_t k, size_t i) {
+            return as<partition>(p)->kernels.at(k).dependencies.at(i);
         };
         a.kernel_stats = [](const nnergy_partition* p, uint32_t k, nnergy_kernel_stats* out) {
             const size_t size = out->struct_size;

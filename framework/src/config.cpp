@@ -164,6 +164,7 @@ std::string_view energy_units_for(std::string_view name, std::string_view unit) 
             if (u == unit) return {};
         return what;
     };
+    if (rest.substr(0, 6) == "fused.") return one_of({"%", "1"}, "a fraction: \"%\" or \"1\"");
     if (rest.substr(0, 7) == "static.") {
         if (rest == "static.power_gating") return one_of({"%", "1"}, "a fraction: \"%\" or \"1\"");
         return one_of({"W", "mW", "kW"}, "a power: \"W\", \"mW\" or \"kW\"");

@@ -17,6 +17,7 @@
 
 #include "advice.hpp"
 #include "energy_model.hpp"
+#include "fused_ops.hpp"
 
 namespace nnergy::energy {
 
@@ -65,7 +66,7 @@ public:
                 if (p < kernels) ++consumers[p];
         }
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
-        double underutilized = 0, flops = 0;
+        double underutilized = 0, flops = 0, fusion_saving = 0;
         size_t throttled = 0;
         for (uint32_t k = 0; k < kernels; ++k) {
             const sdk::mapping_view mapping = input.mapping(k);
@@ -123,6 +124,7 @@ public:
             summaries[k].single_consumer_of_producer = producers[k].size() == 1 &&
                                                        producers[k][0] < kernels &&
                                                        consumers[producers[k][0]] == 1;
+            fusion_saving += split_fused(input.graph(), partition, k, table, mapping, e, out);
             edp[k] = e.energy_j * e.latency_s;
             out.kernel(k, "edp_j_s", edp[k]);
             energy += e.energy_j;
@@ -159,6 +161,7 @@ public:
         if (energy > 0) out.total("tflops_per_w", flops / energy / 1e12);
         if (table.power_limit_w > 0) out.total("power_limit_w", table.power_limit_w);
         out.total("throttled_kernels", static_cast<double>(throttled));
+        out.total("fusion_saving_j", fusion_saving);
         if (throttled > 0) {
             out.total("latency_unthrottled_s", latency);
             out.total("latency_s", total_latency);
@@ -208,6 +211,67 @@ private:
             if (l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
                 t = std::max(t, l.bytes / l.bandwidth_bytes_per_s);
         return t;
+    }
+
+    /// Energy, delay and EDP of each op of a fused kernel (op.<node>.energy_j, .latency_s,
+    /// .edp_j_s) and what fusing them saved (fusion_saving_j); returns that saving.
+    static double split_fused(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                              uint32_t k, const energy_table& table,
+                              const sdk::mapping_view& mapping, const kernel_energy& e,
+                              sdk::results_writer& out) {
+        const std::vector<uint32_t> nodes = partition.nodes(k);
+        if (nodes.size() < 2 || e.energy_j <= 0) return 0;
+        const nnergy_kernel_stats stats = partition.stats(k);
+        const double scale = mapping.number_or("bytes_scale", 1.0);
+        std::vector<fused_op> ops(nodes.size());
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            const nnergy_op_counts c = graph.counts(nodes[i]);
+            fused_op& o = ops[i];
+            o.name = std::string(graph.node_name(nodes[i]));
+            o.op_type = std::string(graph.op_type(nodes[i]));
+            o.flops = c.flops;
+            o.bytes = (c.input_bytes + c.output_bytes + c.weight_bytes) * scale;
+            o.anchor = nodes[i] == stats.anchor_node;
+            const std::string_view kind = fused_kind(o.op_type);
+            o.weight = o.anchor || kind.empty() ? 1.0 : table.fused_modifier(kind);
+        }
+        double compute = 0, memory = 0;
+        for (const breakdown_entry& b : e.entries) {
+            if (b.category == "compute") compute += b.joules;
+            if (b.category == "memory") memory += b.joules;
+        }
+        standalone_costs c;
+        double dram_bytes = 0;
+        for (const sdk::mapping_view::level& l : mapping.levels())
+            if (l.name == "dram") {
+                dram_bytes = l.bytes;
+                c.bytes_per_s = l.bandwidth_bytes_per_s;
+            }
+        c.joules_per_byte = dram_bytes > 0 ? memory / dram_bytes : 0.0;
+        if (const coefficient* launch = table.find("control", "launch"))
+            c.launch_j = launch->joules;
+        c.launch_s = mapping.number_or("launch_overhead_s", 0.0);
+        c.static_power_w = e.static_power_w;
+        const std::vector<fused_op_estimate> split =
+            split_kernel(ops, compute, e.energy_j - compute, e.latency_s, c);
+        double saving = 0;
+        std::string key;
+        for (size_t i = 0; i < ops.size(); ++i) {
+            key.assign("op.");
+            key += ops[i].name;
+            const size_t base = key.size();
+            key += ".energy_j";
+            out.kernel(k, key, split[i].energy_j);
+            key.resize(base);
+            key += ".latency_s";
+            out.kernel(k, key, split[i].latency_s);
+            key.resize(base);
+            key += ".edp_j_s";
+            out.kernel(k, key, split[i].edp_j_s);
+            if (!ops[i].anchor) saving += std::max(0.0, split[i].standalone_j - split[i].energy_j);
+        }
+        out.kernel(k, "fusion_saving_j", saving);
+        return saving;
     }
 
     /// What the advisor needs of a kernel: its mapping's class, bottleneck and utilization, its

@@ -49,6 +49,16 @@ struct energy_table {
     double power_gating = 0;   ///< share of an idle unit's active power that gating saves
     double power_limit_w = 0;  ///< 0: no limit
     std::vector<coefficient> coefficients;
+    /// energy.fused.<kind>: the share of a kernel's data movement and time an op of that kind
+    /// costs when fused next to the kernel's anchor (fused_ops.hpp).
+    std::vector<std::pair<std::string, double>> fused_modifiers;
+
+    /// The modifier of a fused op kind; 1 (an equal share) when the file gives none.
+    double fused_modifier(std::string_view kind) const noexcept {
+        for (const auto& [k, v] : fused_modifiers)
+            if (k == kind) return v;
+        return 1.0;
+    }
 
     /// The coefficient of an event: energy.<category>.<event>, or for an event named
     /// "<unit>.<precision>" the unit's own energy.<category>.<unit>.
@@ -121,6 +131,14 @@ struct energy_table {
                                      modeling::format("%g", x) +
                                      " (in SI units: J, J/B, J/FLOP or W)",
                                  NNERGY_CODE_INVALID_ARGUMENT);
+            if (category == "fused") {
+                if (x > 1)
+                    throw sdk::error(where + ": '" + std::string(key) +
+                                         "' is a fraction in [0, 1] (unit \"%\" or \"1\")",
+                                     NNERGY_CODE_INVALID_ARGUMENT);
+                t.fused_modifiers.emplace_back(std::move(event), x);
+                continue;
+            }
             if (category == "static") {
                 if (event == "idle_power")
                     t.idle_power_w = x;

@@ -4,6 +4,7 @@
 
 #include "advice.hpp"
 #include "energy_model.hpp"
+#include "fused_ops.hpp"
 #include "fake_host.hpp"
 
 using namespace nnergy::energy;
@@ -196,4 +197,30 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     CHECK(items[3].saving_j == Approx(0.2));  // relu's memory, control and static energy
     CHECK(items[4].kind == "memory_bound");
     CHECK(items[4].saving_j == Approx(0.05));
+}
+
+TEST_CASE("energy: a fused kernel's energy and time shared among its ops", "[energy]") {
+    using namespace nnergy::energy;
+    CHECK(fused_kind("Relu") == "activation");
+    CHECK(fused_kind("BatchNormalization") == "normalization");
+    CHECK(fused_kind("Conv").empty());
+    fused_op conv{"conv", "Conv", 9e9, 1e6, true, 1.0};
+    fused_op relu{"relu", "Relu", 1e9, 2e6, false, 0.25};
+    standalone_costs c;
+    c.joules_per_byte = 1e-9;
+    c.launch_j = 1e-3;
+    c.launch_s = 1e-3;
+    c.bytes_per_s = 1e9;
+    c.static_power_w = 10;
+    // 1 J of compute shared 9:1 by FLOPs; 0.5 J of the rest and 1 s shared 1:0.25 (0.8, 0.2).
+    const auto s = split_kernel({conv, relu}, 1.0, 0.5, 1.0, c);
+    CHECK(s[0].energy_j == Approx(0.9 + 0.4));
+    CHECK(s[1].energy_j == Approx(0.1 + 0.1));
+    CHECK(s[0].energy_j + s[1].energy_j == Approx(1.5));
+    CHECK(s[0].latency_s == Approx(0.8));
+    CHECK(s[1].latency_s == Approx(0.2));
+    CHECK(s[1].edp_j_s == Approx(0.2 * 0.2));
+    CHECK(s[0].standalone_j == 0);
+    // On its own: 0.1 J compute + 2e6 B x 1 nJ + 1 mJ launch + 10 W x (1 ms + 2 ms).
+    CHECK(s[1].standalone_j == Approx(0.1 + 2e-3 + 1e-3 + 10 * 3e-3));
 }

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file fused_ops.hpp
+/// \brief Energy, delay and EDP per operator inside a fused kernel, and what fusing them saved
+/// (docs/report.md, "Energy keys"). Without host calls, so it can be tested alone.
+///
+/// A fused kernel's compute energy is shared by FLOPs. Its other energy (memory, control,
+/// static) and its time belong to the anchor (the op with most FLOPs) and to each fused op in
+/// proportion to a weight: 1 for the anchor and for ops of no known kind, and the hardware file's
+/// modifier energy.fused.<kind> for the others: how much of a kernel's data movement and time a
+/// fused op of that kind costs next to its anchor. A ReLU applied as results leave a systolic
+/// array or a domain-flow tile costs almost nothing; on a GPU it is a few instructions of the
+/// epilogue. The benefit of fusion is what each fused op would cost as a kernel of its own (its
+/// bytes to and from memory, a launch, static power over its own time) minus what it costs fused.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nnergy::energy {
+
+/// Kinds of ops that fuse into a kernel's epilogue or prologue.
+inline std::string_view fused_kind(std::string_view op) noexcept {
+    for (std::string_view a :
+         {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "Tanh", "Gelu", "Elu", "Selu",
+          "Celu", "Softplus", "Softsign", "HardSwish", "Mish", "Clip", "ThresholdedRelu"})
+        if (op == a) return "activation";
+    for (std::string_view n : {"BatchNormalization", "LayerNormalization", "InstanceNormalization",
+                               "GroupNormalization", "RMSNormalization", "LpNormalization"})
+        if (op == n) return "normalization";
+    for (std::string_view p : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                               "Softmax", "LogSoftmax", "ReduceMean", "ReduceSum", "ReduceMax"})
+        if (op == p) return "pooling";
+    for (std::string_view e :
+         {"Add", "Sub", "Mul",   "Div",  "Pow",     "Sqrt",  "Reciprocal", "Neg",
+          "Abs", "Exp", "Log",   "Erf",  "Cast",    "Where", "Max",        "Min",
+          "Sin", "Cos", "Equal", "Less", "Greater", "Not"})
+        if (op == e) return "elementwise";
+    return {};
+}
+
+/// One member op of a fused kernel.
+struct fused_op {
+    std::string name;
+    std::string op_type;
+    double flops = 0;
+    double bytes = 0;  ///< its own input and output bytes, as a kernel of its own would move them
+    bool anchor = false;
+    double weight = 1;  ///< share of the kernel's non-compute energy and time
+};
+
+struct fused_op_estimate {
+    double energy_j = 0;
+    double latency_s = 0;
+    double edp_j_s = 0;
+    double standalone_j = 0;  ///< the op as a kernel of its own (0 for the anchor)
+};
+
+/// What a kernel of its own costs per byte and per launch, and its static power.
+struct standalone_costs {
+    double joules_per_byte = 0;  ///< the kernel's memory energy per byte it moves
+    double launch_j = 0;
+    double launch_s = 0;
+    double bytes_per_s = 0;  ///< the kernel's bandwidth
+    double static_power_w = 0;
+};
+
+/// Shares the kernel's energy and time among its ops; the shares sum to the kernel's.
+inline std::vector<fused_op_estimate> split_kernel(const std::vector<fused_op>& ops,
+                                                   double compute_j, double other_j,
+                                                   double latency_s, const standalone_costs& c) {
+    std::vector<fused_op_estimate> out(ops.size());
+    double flops = 0, weights = 0;
+    for (const fused_op& o : ops) {
+        flops += o.flops;
+        weights += o.weight;
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const fused_op& o = ops[i];
+        const double w = weights > 0 ? o.weight / weights : 1.0 / static_cast<double>(ops.size());
+        const double f = flops > 0 ? o.flops / flops : w;
+        fused_op_estimate& e = out[i];
+        e.energy_j = compute_j * f + other_j * w;
+        e.latency_s = latency_s * w;
+        e.edp_j_s = e.energy_j * e.latency_s;
+        if (!o.anchor) {
+            const double time = c.launch_s + (c.bytes_per_s > 0 ? o.bytes / c.bytes_per_s : 0.0);
+            e.standalone_j =
+                compute_j * f + o.bytes * c.joules_per_byte + c.launch_j + c.static_power_w * time;
+        }
+    }
+    return out;
+}
+
+}  // namespace nnergy::energy

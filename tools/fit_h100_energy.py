@@ -4,10 +4,12 @@
 microbenchmarks of the shared H100 validation set (micro.json), never to model measurements.
 
 The physics is the energy estimator's (plugins/estimators/energy/energy_model.hpp):
-  E(call) = P_static x period + sum(count(event) x pJ(event))
-with events as the GPU architecture counts them: FLOPs per unit and precision (CUDA-core fp32,
-TF32/fp16/bf16 tensor cores), bytes through L2, bytes from HBM. `period` is the time one call
-occupies in the measured loop (energy per call / power). Which level the bytes come from
+  E(call) = P_idle x period + P_active x busy share x kernel time + sum(count(event) x pJ(event))
+with the events, kernel time and busy share of SMs exactly as the GPU architecture maps the call
+(each call is analyzed by the nnergy binary as a one-node graph): FLOPs per unit and precision
+(CUDA-core fp32, TF32/fp16/bf16 tensor cores), bytes through L2, bytes from HBM. `period` is the
+time one call occupies in the measured loop (energy per call / power); kernels shorter than it
+leave the GPU idle for the rest. Which level the bytes come from
 follows the L2's capacity (50 MB): a streaming add or GEMM whose operands fit stays in L2 across
 the loop's calls, one that does not streams from HBM. That is what separates the two levels:
 L2-resident calls price L2 bytes, larger ones L2 plus HBM bytes.
@@ -17,18 +19,20 @@ benchmark exercises them) are not fitted: the file states their basis as "scaled
 "theoretical". Leave-one-out: each benchmark is refitted without it and predicted, so a fit that
 only matches its own points shows.
 
-usage: tools/fit_h100_energy.py [--validation DIR] [--check|--write TOML]
+usage: tools/fit_h100_energy.py [--validation DIR] [--nnergy BIN] [--check|--write TOML]
 """
 import argparse
 import difflib
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 L2_BYTES = 50e6  # [WP] H100 SXM5 L2 cache size 50 MB
 
-FITTED = ["static", "cuda_core.float32", "tensor_core.tfloat32", "tensor_core.float16",
+FITTED = ["static", "busy", "clocked_idle", "cuda_core.float32", "tensor_core.tfloat32", "tensor_core.float16",
           "tensor_core.bfloat16", "l2", "dram_extra"]
 
 # Events the micro benchmarks cannot separate from the fitted ones: priced from first
@@ -49,60 +53,92 @@ THEORETICAL = {
 }
 
 
-def tiles(toml_path):
-    """tile_m, tile_n of [gpu.kernels.gemm.<precision>] in the hardware file (the GPU model's
-    tiles), so that shared-memory traffic is counted as the architecture counts it."""
-    import tomllib
-    with open(toml_path, "rb") as f:
-        hw = tomllib.load(f)
-    kernels = hw["gpu"]["kernels"]
-    out = {}
-    for p in ("float32", "tfloat32", "float16", "bfloat16"):
-        t = kernels["gemm"].get(p, kernels["gemm"])
-        out[p] = (t["tile_m"]["value"], t["tile_n"]["value"])
-    return out
+def model_runs(nnergy, hardware, micro, workdir):
+    """Each micro-benchmark call as the GPU architecture maps it: one JSON graph per call (a
+    MatMul of two n x n inputs, or an add of a scalar to a vector) analyzed by `nnergy` with the
+    CUDA-graph runtime (TF32 matmuls for the TF32 GEMMs). Returns, per call, the kernel's events,
+    its latency and the busy share of its SMs."""
+    root = ROOT
+    runtime = os.path.join(root, "configs/runtimes/cuda-graph.toml")
+    text = open(runtime).read()
+    tf32 = os.path.join(workdir, "cuda-graph-tf32.toml")
+    with open(tf32, "w") as f:
+        f.write(text.replace('float32_matmul = "float32"', 'float32_matmul = "tfloat32"')
+                .replace('fusion_rules = "../fusion/', 'fusion_rules = "%s/configs/fusion/' % root))
 
+    def graph(name, tensors, node):
+        path = os.path.join(workdir, name + ".json")
+        with open(path, "w") as f:
+            json.dump({"schema": "nnergy.graph/1", "name": name,
+                       "inputs": [t["name"] for t in tensors if not t.get("initializer")
+                                  and t["name"] != "y"],
+                       "outputs": ["y"], "tensors": tensors, "nodes": [node]}, f)
+        return path
 
-def theoretical_energy(counts):
-    return sum(THEORETICAL[k][0] * v for k, v in counts.items())
+    def analyze(path, precision, runtime_file):
+        out = path + ".report.json"
+        subprocess.run([nnergy, "--quiet", "analyze", path, "--hw", hardware, "--precision",
+                        precision, "--runtime", runtime_file, "--format", "json", "-o", out],
+                       check=True)
+        run = json.load(open(out))["runs"][0]
+        kernel = [k for k in run["kernels"] if k["mapping"].get("unit") != "none"][0]
+        m = kernel["mapping"]
+        events = {(e["category"], e["event"]): e["count"] for e in m.get("events", [])}
+        share = m["units_allocated"] / m["units_available"]
+        # The latency estimator's time: the energy estimator's throttling depends on this file.
+        metrics = kernel["metrics"]
+        return events, metrics.get("latency_unthrottled_s", metrics["latency_s"]), share
 
-
-def samples(validation, tile_sizes):
-    """(name, fitted features, energy left for them) per call, the theoretical events' energy
-    taken off."""
-    micro = json.load(open(os.path.join(validation, "micro.json")))
-    out = []
+    runs = []
     for g in micro["gemm"]:
-        n = g["m"]
-        size = 4 if g["dtype"] == "float32" else 2
-        if g["dtype"] == "float32":
-            precision = "tfloat32" if g["tf32"] else "float32"
-            unit = "tensor_core.tfloat32" if g["tf32"] else "cuda_core.float32"
-        else:
-            precision = g["dtype"]
-            unit = "tensor_core." + g["dtype"]
-        moved = 3.0 * n * n * size
-        flops = 2.0 * n ** 3
-        tm, tn = tile_sizes[precision]
-        shared = n ** 3 * size * (1 / tm + 1 / tn)
-        per_instruction = 4096 if unit.startswith("tensor_core") else 64
-        counts = {"shared": shared, "register_file": shared + moved,
-                  "warp_instruction": flops / per_instruction + (shared + moved) / 512}
-        x = {"static": g["energy_j"] / g["power_w"], unit: flops, "l2": moved}
-        if moved > L2_BYTES:
-            x["dram_extra"] = moved
-        out.append(("gemm %s%s %d^3" % (g["dtype"], " tf32" if g["tf32"] else "", n), x,
-                    g["energy_j"] - theoretical_energy(counts), g["energy_j"]))
+        n, dt = g["m"], g["dtype"]
+        t = [{"name": "a", "dtype": dt, "shape": [n, n]}, {"name": "b", "dtype": dt, "shape": [n, n]},
+             {"name": "y", "dtype": dt, "shape": [n, n]}]
+        path = graph("mm_%s_%d" % (dt, n), t, {"name": "mm", "op": "MatMul",
+                                                "inputs": ["a", "b"], "outputs": ["y"]})
+        runs.append(analyze(path, dt, tf32 if g["tf32"] else runtime))
     for e in micro["elementwise"]:
-        moved = float(e["bytes_moved"])
-        # One FLOP per element on CUDA cores; 16-bit work at half the fp32 energy.
-        flops = float(e["numel"]) * (1.0 if e["dtype"] == "float32" else 0.5)
-        counts = {"register_file": moved, "warp_instruction": e["numel"] / 64 + moved / 512}
-        x = {"static": e["energy_j"] / e["power_w"], "cuda_core.float32": flops, "l2": moved}
+        n, dt = e["numel"], e["dtype"]
+        t = [{"name": "x", "dtype": dt, "shape": [n]},
+             {"name": "one", "dtype": dt, "shape": [1], "initializer": True},
+             {"name": "y", "dtype": dt, "shape": [n]}]
+        path = graph("add_%s_%d" % (dt, n), t, {"name": "add", "op": "Add",
+                                                 "inputs": ["x", "one"], "outputs": ["y"]})
+        runs.append(analyze(path, dt, runtime))
+    return runs
+
+
+def theoretical_energy(events):
+    return sum(THEORETICAL[name][0] * count for (category, name), count in events.items()
+               if name in THEORETICAL)
+
+
+def samples(validation, nnergy, hardware):
+    """(name, fitted features, energy left for them, measured energy) per call. The events are
+    the GPU architecture's own for the call; the theoretical events' energy is taken off."""
+    micro = json.load(open(os.path.join(validation, "micro.json")))
+    with tempfile.TemporaryDirectory() as workdir:
+        runs = model_runs(nnergy, hardware, micro, workdir)
+    calls = [("gemm %s%s %d^3" % (g["dtype"], " tf32" if g["tf32"] else "", g["m"]), g)
+             for g in micro["gemm"]]
+    calls += [("add %s %d" % (e["dtype"], e["numel"]), e) for e in micro["elementwise"]]
+    out = []
+    for (name, call), (events, latency, share) in zip(calls, runs):
+        period = call["energy_j"] / call["power_w"]  # the call's share of the measured loop
+        busy_time = min(latency, period)
+        x = {"static": period, "busy": busy_time * share, "clocked_idle": busy_time * (1 - share)}
+        for (category, event), count in events.items():
+            if category == "compute":
+                # 16-bit CUDA-core work is priced at half the fp32 energy (the file says so).
+                if event in ("cuda_core.float16", "cuda_core.bfloat16"):
+                    x["cuda_core.float32"] = x.get("cuda_core.float32", 0) + count / 2
+                else:
+                    x[event] = x.get(event, 0) + count
+        moved = events.get(("memory", "l2"), 0.0)
+        x["l2"] = moved
         if moved > L2_BYTES:
             x["dram_extra"] = moved
-        out.append(("add %s %d" % (e["dtype"], e["numel"]), x,
-                    e["energy_j"] - theoretical_energy(counts), e["energy_j"]))
+        out.append((name, x, call["energy_j"] - theoretical_energy(events), call["energy_j"]))
     return out
 
 
@@ -140,6 +176,13 @@ def predict(coef, x):
     return sum(coef.get(k, 0.0) * v for k, v in x.items())
 
 
+def gating(coef):
+    """The share of an idle SM's active power saved while another kernel runs."""
+    if coef["busy"] <= 0:
+        return 0.0
+    return min(1.0, max(0.0, 1 - coef["clocked_idle"] / coef["busy"]))
+
+
 def table(coef, rows, loo_mape, mape):
     pj = 1e12
     n = len(rows)
@@ -156,12 +199,14 @@ def table(coef, rows, loo_mape, mape):
         'clocks down is 73 W ([power] idle); in a forward pass the clocks stay up" }'
         % (coef["static"], fit),
         'idle_power_provenance = "fitted"',
-        'active_power = { value = 0, unit = "W", source = "%s: no extra static power of busy '
-        'SMs is identified beyond the FLOP and byte terms" }' % fit,
+        'active_power = { value = %.1f, unit = "W", source = "%s: power of the SMs a kernel '
+        'keeps busy, all of them, over the kernel\'s time as the GPU architecture models it" }'
+        % (coef["busy"], fit),
         'active_power_provenance = "fitted"',
-        'power_gating = { value = 0, unit = "%", source = "assumed: idle SMs of a running '
-        'kernel stay clocked (no per-SM power gating is documented for the H100)" }',
-        'power_gating_provenance = "theoretical"',
+        'power_gating = { value = %.0f, unit = "%%", source = "%s: the SMs a running kernel '
+        'leaves idle draw %.1f W of the %.1f W they would draw busy" }'
+        % (100 * gating(coef), fit, coef["clocked_idle"], coef["busy"]),
+        'power_gating_provenance = "fitted"',
         "",
         "[energy.compute]",
     ]
@@ -231,13 +276,15 @@ def table(coef, rows, loo_mape, mape):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--validation", default=os.path.join(ROOT, "tests/data/validation/h100"))
+    ap.add_argument("--nnergy", default=os.path.join(ROOT, "build/bin/nnergy"),
+                    help="the nnergy binary whose GPU architecture maps each benchmark call")
     action = ap.add_mutually_exclusive_group()
     action.add_argument("--check", metavar="TOML")
     action.add_argument("--write", metavar="TOML")
     args = ap.parse_args()
 
     hardware = args.check or args.write or os.path.join(ROOT, "configs/hardware/h100-sxm5.toml")
-    rows = samples(args.validation, tiles(hardware))
+    rows = samples(args.validation, args.nnergy, hardware)
     coef = nnls(rows, FITTED)
     # Errors are relative to the measured energy of the call (theoretical events included).
     errors = [(predict(coef, x) - y) / total for _, x, y, total in rows]

@@ -316,6 +316,8 @@ int main(int argc, char** argv) {
             est.plugin = "nnergy.estimator.roofline";
             est.where = {"default pipeline", 0};
             spec.estimators.push_back(est);
+            est.plugin = "nnergy.estimator.memory";
+            spec.estimators.push_back(est);
             nnergy::reporter_spec rep;
             rep.plugin = reporter_for_format(format);
             rep.where = {"--format", 0};

@@ -10,6 +10,7 @@
 
 #include "graph_host.hpp"
 #include "memory_estimator.hpp"
+#include "text_reporter.hpp"
 
 namespace {
 
@@ -387,4 +388,21 @@ TEST_CASE("memory: configuration", "[memory]") {
     CHECK_THROWS_WITH(memory_estimator{nnergy::sdk::context(args)},
                       "pipe.toml:21: unknown key 'capacity' for nnergy.estimator.memory (it takes "
                       "no keys)");
+}
+
+TEST_CASE("memory: the text reporter's peak memory line", "[memory]") {
+    memfake::install();
+    const nlohmann::ordered_json totals = {{"params", 10},
+                                           {"peak_memory_bytes", 12.5e6},
+                                           {"weight_bytes", 2e6},
+                                           {"activations_at_peak_bytes", 10e6},
+                                           {"workspace_at_peak_bytes", 0.5e6},
+                                           {"peak_kernel_name", "block.2.conv"},
+                                           {"fits", "l2"}};
+    const fake::value v = fake::value::from(totals);
+    CHECK(nnergy::text::detail::memory_text(nnergy::sdk::value_view(v.handle())) ==
+          "  peak memory 12.5 MB (weights 2.00 MB, activations 10.0 MB, workspace 500 kB) at "
+          "kernel block.2.conv, fits in l2\n");
+    const fake::value none = fake::value::from(nlohmann::ordered_json{{"params", 10}});
+    CHECK(nnergy::text::detail::memory_text(nnergy::sdk::value_view(none.handle())).empty());
 }

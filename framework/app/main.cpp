@@ -319,6 +319,8 @@ int main(int argc, char** argv) {
             // Energy reads the roofline's latencies, so it comes after it.
             est.plugin = "nnergy.estimator.energy";
             spec.estimators.push_back(est);
+            est.plugin = "nnergy.estimator.memory";
+            spec.estimators.push_back(est);
             nnergy::reporter_spec rep;
             rep.plugin = reporter_for_format(format);
             rep.where = {"--format", 0};

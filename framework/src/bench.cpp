@@ -128,12 +128,14 @@ struct default_components {
     const component_entry& architecture;
     const component_entry& estimator;
     const component_entry& energy;
+    const component_entry& memory;
     config_value rules;
     explicit default_components(const registry& reg)
         : partitioner(need(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion")),
           architecture(need(reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.reference")),
           estimator(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.roofline")),
-          energy(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.energy")) {
+          energy(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.energy")),
+          memory(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.memory")) {
         rules.name = "rules";
         rules.kind = NNERGY_VALUE_STRING;
         rules.string_value = find_config("fusion/default.toml").string();
@@ -263,10 +265,14 @@ struct sweep_worker {
     component_instance partitioner;
     component_instance estimator;
     component_instance energy;
+    component_instance memory;
     std::vector<std::unique_ptr<component_instance>> architectures;  ///< one per device
 
     sweep_worker(const default_components& c, const std::vector<sweep_device>& devices)
-        : partitioner(c.partitioner, {c.rules}), estimator(c.estimator, {}), energy(c.energy, {}) {
+        : partitioner(c.partitioner, {c.rules}),
+          estimator(c.estimator, {}),
+          energy(c.energy, {}),
+          memory(c.memory, {}) {
         for (const sweep_device& d : devices)
             architectures.push_back(
                 std::make_unique<component_instance>(*d.architecture, config_values{}, d.hardware));
@@ -344,7 +350,8 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         "float32/float16/bfloat16/int8 where offered\n"
         "architectures: %s\n"
         "%zu evaluations per sweep (%zu combinations not offered); each binds and partitions "
-        "the model once per batch, then maps and estimates latency and energy; median of %d "
+        "the model once per batch, then maps and estimates latency, energy (with EDP) and memory; "
+        "median of %d "
         "sweeps\n\n",
         file.filename().string().c_str(), g.nodes.size(), devices.size(), plugins.c_str(),
         evaluations, skipped, repeats);
@@ -375,6 +382,8 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
                                  run_estimator(w.estimator, arch, bound[b], parts[b], mappings,
                                                precision, results);
                                  run_estimator(w.energy, arch, bound[b], parts[b], mappings,
+                                               precision, results);
+                                 run_estimator(w.memory, arch, bound[b], parts[b], mappings,
                                                precision, results);
                              }
                          });

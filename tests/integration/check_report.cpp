@@ -11,6 +11,9 @@
 // model's `num_params` must equal totals.params exactly, and totals.macs (conv, linear and
 // matmul MACs: the only ops with MACs, docs/counting.md) must be within 0.5% of `gmacs`, or
 // within its rounding (it is published to 0.001 GMACs) where that is wider.
+// --memory 1 requires the memory estimator's totals; --peak-memory B also its exact peak. A
+// report with totals.peak_memory_bytes must have it equal weight_bytes plus the peak kernel's
+// live_activation_bytes and workspace_bytes, and no kernel's memory_in_use_bytes above it.
 // Totals must equal the sums of their kernels, every kernel must carry a mapping and a positive
 // latency, and the keys of docs/report.md must be present.
 #include <toml++/toml.h>
@@ -44,7 +47,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     double batch = -1, kernel_batch = -1, macs = -1, params = -1, reference_macs = -1;
-    double run_count = -1;
+    double run_count = -1, peak_memory = -1;
+    bool need_memory = false;
     std::vector<double> run_batches;
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string k = argv[i];
@@ -83,6 +87,10 @@ int main(int argc, char** argv) {
             macs = v;
         else if (k == "--params")
             params = v;
+        else if (k == "--memory")
+            need_memory = v != 0;
+        else if (k == "--peak-memory")
+            peak_memory = v;
     }
     std::ifstream f(argv[1]);
     if (!f) {
@@ -163,6 +171,46 @@ int main(int argc, char** argv) {
             expect(c.at("speedup_bound").get<double>() >= 1 - 1e-9, "speedup bound >= 1");
             expect(close(c.at("serial_latency_s").get<double>(), sum_latency),
                    "concurrency.serial_latency_s equals the sum of kernel latencies");
+        }
+        const bool has_memory = t.contains("peak_memory_bytes");
+        if (need_memory || peak_memory >= 0)
+            expect(has_memory, "totals.peak_memory_bytes present (memory estimator)");
+        if (has_memory) {
+            const double peak = t.at("peak_memory_bytes").get<double>();
+            const double weights = t.value("weight_bytes", -1.0);
+            const auto& kernels = run.at("kernels");
+            const double at = t.value("peak_kernel", -1.0);
+            expect(weights >= 0 && at >= 0 && at < static_cast<double>(kernels.size()),
+                   "totals.weight_bytes and a valid totals.peak_kernel");
+            if (weights >= 0 && at >= 0 && at < static_cast<double>(kernels.size())) {
+                const auto& pk = kernels.at(static_cast<std::size_t>(at));
+                const auto& m = pk.at("metrics");
+                expect(close(peak, weights + m.value("live_activation_bytes", -1.0) +
+                                       m.value("workspace_bytes", -1.0)),
+                       "totals.peak_memory_bytes equals weight_bytes + the peak kernel's "
+                       "live_activation_bytes + workspace_bytes");
+                expect(close(peak, weights + t.value("activations_at_peak_bytes", -1.0) +
+                                       t.value("workspace_at_peak_bytes", -1.0)),
+                       "totals.peak_memory_bytes equals weights + activations + workspace at "
+                       "the peak");
+                expect(t.value("peak_kernel_name", "") == pk.at("name").get<std::string>(),
+                       "totals.peak_kernel_name names the peak kernel");
+                for (const auto& k : kernels) {
+                    const auto& km = k.at("metrics");
+                    const double in_use = km.value("memory_in_use_bytes", -1.0);
+                    expect(in_use >= 0 && in_use <= peak * (1 + 1e-12),
+                           "kernel " + k.at("name").get<std::string>() +
+                               " memory_in_use_bytes within the peak");
+                    expect(close(in_use, weights + km.value("live_activation_bytes", -1.0) +
+                                             km.value("workspace_bytes", -1.0)),
+                           "kernel " + k.at("name").get<std::string>() +
+                               " memory_in_use_bytes = weights + live activations + workspace");
+                }
+            }
+            if (peak_memory >= 0)
+                expect(close(peak, peak_memory),
+                       "totals.peak_memory_bytes " + std::to_string(peak) +
+                           " equals the expected " + std::to_string(peak_memory));
         }
         if (macs > 0) expect(close(macs, t.at("macs")), "totals.macs equals the expected value");
         if (params > 0)

@@ -28,9 +28,10 @@ TEST_CASE("the quickstart pipeline parses", "[pipeline]") {
     CHECK(spec.architectures[0].precision == "float16");
     CHECK(spec.architectures[0].hardware_file.filename() == "h100-sxm5.toml");
     CHECK(spec.architectures[0].config.empty());
-    REQUIRE(spec.estimators.size() == 2);
+    REQUIRE(spec.estimators.size() == 3);
     CHECK(spec.estimators[0].plugin == "nnergy.estimator.roofline");
     CHECK(spec.estimators[1].plugin == "nnergy.estimator.energy");
+    CHECK(spec.estimators[2].plugin == "nnergy.estimator.memory");
     REQUIRE(spec.reporters.size() == 2);
     CHECK(spec.reporters[0].output == "-");
     CHECK(spec.reporters[1].output.ends_with("quickstart-report.json"));

@@ -148,6 +148,32 @@ inline std::string energy_text(const sdk::value_view& totals) {
     return s;
 }
 
+/// One line of peak memory: "peak memory 12.3 MB (weights 1.20 MB, activations 10.1 MB,
+/// workspace 1.00 MB), fits in l2"; the parts an estimator did not write are left out.
+inline std::string memory_text(const sdk::value_view& totals) {
+    auto peak = number(totals["peak_memory_bytes"]);
+    if (!peak) return {};
+    std::string s = "  peak memory " + si_unit(*peak, "B");
+    std::string parts;
+    static constexpr std::string_view keys[][2] = {{"weight_bytes", "weights"},
+                                                   {"activations_at_peak_bytes", "activations"},
+                                                   {"workspace_at_peak_bytes", "workspace"}};
+    for (const auto& key : keys)
+        if (auto v = number(totals[key[0]]))
+            parts += (parts.empty() ? "" : ", ") + std::string(key[1]) + " " + si_unit(*v, "B");
+    if (!parts.empty()) s += " (" + parts + ")";
+    const std::string kernel = text(totals["peak_kernel_name"]);
+    if (!kernel.empty()) s += " at kernel " + kernel;
+    const std::string fits = text(totals["fits"]);
+    if (fits == "does not fit")
+        s += ", does not fit in device memory";
+    else if (fits == "unknown")
+        s += ", device memory capacity not given";
+    else if (!fits.empty())
+        s += ", fits in " + fits;
+    return s + "\n";
+}
+
 inline std::string totals_text(const sdk::value_view& totals, const sdk::value_view& dims,
                                bool estimated) {
     std::string s = "  params " + count(totals["params"]) + "   MACs " + count(totals["macs"]) +
@@ -155,7 +181,6 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
     auto latency = number(totals["latency_s"]);
     if (latency) s += "   latency " + seconds(*latency);
     if (auto e = number(totals["energy_j"])) s += "   energy " + format("%.3g J", *e);
-    if (auto m = number(totals["peak_memory_bytes"])) s += "   peak memory " + si_unit(*m, "B");
     s += "\n";
     if (latency && *latency > 0) {
         auto batch = number(dims["batch"]);
@@ -179,6 +204,7 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
     if (c && m && o)
         s += "  summed over kernels: compute " + seconds(*c) + ", memory " + seconds(*m) +
              ", launch overhead " + seconds(*o) + "\n";
+    s += memory_text(totals);
     s += energy_text(totals);
     return s;
 }

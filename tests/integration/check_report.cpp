@@ -7,6 +7,8 @@
 // --batch checks the bound dimension; --kernel-batch also checks that every kernel's
 // parallelism.batch is N (true of batch-first models such as CNNs, not of attention blocks
 // whose heads or sequence lead some tensors).
+// --energy 1 checks the energy estimate of every run: totals.energy_j positive and finite, equal
+// to its kernels' energy_j plus the device idle energy, and no kernel with negative energy.
 // --reference reads a published count (tests/data/reference/torchvision_counts.toml): the
 // model's `num_params` must equal totals.params exactly, and totals.macs (conv, linear and
 // matmul MACs: the only ops with MACs, docs/counting.md) must be within 0.5% of `gmacs`, or
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     double batch = -1, kernel_batch = -1, macs = -1, params = -1, reference_macs = -1;
     double run_count = -1, peak_memory = -1;
     bool need_memory = false;
+    bool energy = false;
     std::vector<double> run_batches;
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string k = argv[i];
@@ -91,6 +94,8 @@ int main(int argc, char** argv) {
             need_memory = v != 0;
         else if (k == "--peak-memory")
             peak_memory = v;
+        else if (k == "--energy")
+            energy = v != 0;
     }
     std::ifstream f(argv[1]);
     if (!f) {
@@ -211,6 +216,20 @@ int main(int argc, char** argv) {
                 expect(close(peak, peak_memory),
                        "totals.peak_memory_bytes " + std::to_string(peak) +
                            " equals the expected " + std::to_string(peak_memory));
+        }
+        if (energy) {
+            const double e = t.value("energy_j", -1.0);
+            expect(std::isfinite(e) && e > 0, "totals.energy_j present, finite and positive");
+            expect(t.value("dynamic_energy_j", -1.0) > 0, "totals.dynamic_energy_j positive");
+            double sum_energy = 0;
+            for (const auto& k : run.at("kernels")) {
+                const double ke = k.at("metrics").value("energy_j", -1.0);
+                expect(std::isfinite(ke) && ke >= 0,
+                       "kernel " + k.at("name").get<std::string>() + " has energy_j >= 0");
+                sum_energy += ke;
+            }
+            expect(close(sum_energy + t.value("device_idle_energy_j", 0.0), e),
+                   "totals.energy_j equals the kernels' energy_j plus the device idle energy");
         }
         if (macs > 0) expect(close(macs, t.at("macs")), "totals.macs equals the expected value");
         if (params > 0)

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The bundled hardware catalog: every file reads, is named after itself, and the datasheet
-// figures below (dense rates, no sparsity) stay what their sources say.
+// The bundled hardware catalog: every file reads, is named after itself, the datasheet figures
+// below (dense rates, no sparsity) stay what their sources say, and every [energy] table prices
+// every event its architecture class counts.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -109,5 +112,86 @@ TEST_CASE("hardware catalog: every promised product is present", "[hardware]") {
                           "tpu-v5e", "coral-edge-tpu", "kpu-t64", "kpu-t256", "kpu-t768"}) {
         INFO(n);
         CHECK(std::find(names.begin(), names.end(), n) != names.end());
+    }
+}
+
+namespace {
+
+bool has(const nnergy::config_values& v, const std::string& key) {
+    return nnergy::find_value(v, key) != nullptr;
+}
+
+std::string text(const nnergy::config_values& v, const std::string& key, std::string fallback) {
+    const nnergy::config_value* x = nnergy::find_value(v, key);
+    return x && x->kind == NNERGY_VALUE_STRING ? x->string_value : fallback;
+}
+
+struct class_events {
+    std::vector<std::string> memory, control;
+    bool pe_stream = false;  ///< KPU: elementwise work streams through the PEs
+};
+
+/// What each class architecture counts, now or once every event of docs/hardware.md is counted
+/// ("Energy coefficients in the catalog"): a table must price all of them.
+class_events events_of(const std::string& cls) {
+    if (cls == "gpu")
+        return {{"dram", "l2", "shared", "register_file"}, {"launch", "warp_instruction"}};
+    if (cls == "cpu") return {{"register_file", "l1"}, {"launch", "instruction"}};
+    if (cls == "tpu") return {{"dram", "weight_load", "accumulator"}, {"launch", "dma"}};
+    if (cls == "kpu")
+        return {{"tile_sram", "noc", "dram"}, {"launch", "token_routing", "dma"}, true};
+    return {{"dram"}, {"launch"}};
+}
+
+}  // namespace
+
+TEST_CASE("hardware catalog: every [energy] table prices every event of its class",
+          "[hardware][energy]") {
+    for (const auto& e : std::filesystem::directory_iterator(catalog_dir)) {
+        if (e.path().extension() != ".toml") continue;
+        const std::string name = e.path().stem().string();
+        INFO(name);
+        const nnergy::config_values v = nnergy::read_hardware_file(e.path());
+        REQUIRE(has(v, "energy.static.idle_power"));
+        const class_events ce = events_of(text(v, "class", "reference"));
+
+        std::vector<std::pair<std::string, std::string>> wanted;  // (category, event)
+        for (const nnergy::config_value& x : v) {
+            const std::string& n = x.name;
+            if (n.rfind("compute.", 0) == 0 && n.size() > 13 &&
+                n.compare(n.size() - 5, 5, ".peak") == 0) {
+                std::string p = n.substr(8, n.size() - 13);
+                const bool vector = p.size() > 7 && p.compare(p.size() - 7, 7, ".vector") == 0;
+                if (vector) p.resize(p.size() - 7);
+                const std::string base = "compute." + p + (vector ? ".vector" : "");
+                wanted.emplace_back(
+                    "compute", text(v, base + ".unit", vector ? "vector" : "compute") + "." + p);
+                if (ce.pe_stream && !vector) wanted.emplace_back("compute", "pe_stream." + p);
+            }
+            if (n.rfind("memory.", 0) == 0) {
+                const size_t dot = n.find('.', 7);
+                if (dot != std::string::npos) wanted.emplace_back("memory", n.substr(7, dot - 7));
+            }
+        }
+        for (const std::string& m : ce.memory) wanted.emplace_back("memory", m);
+        for (const std::string& c : ce.control) wanted.emplace_back("control", c);
+
+        for (const auto& [category, event] : wanted) {
+            const std::string id = category + "." + event;
+            INFO("energy." << id);
+            // The estimator falls back from <unit>.<precision> to <unit>.
+            std::string key = "energy." + id;
+            if (!has(v, key) && category == "compute")
+                key = "energy.compute." + event.substr(0, event.rfind('.'));
+            CHECK(has(v, key));
+            CHECK(has(v, key + "_provenance"));
+        }
+        // Every coefficient says where it comes from.
+        for (const nnergy::config_value& x : v)
+            if (x.name.rfind("energy.", 0) == 0 && !x.unit.empty()) {
+                INFO(x.name);
+                CHECK(has(v, x.name + "_provenance"));
+                CHECK(!x.source.empty());
+            }
     }
 }

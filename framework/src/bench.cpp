@@ -236,7 +236,7 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
             graph g = load_model(frontend, file);
             t_load.push_back(seconds_since(t0));
             t0 = clock_type::now();
-            bound_graph b = bind(g, dims);
+            bound_graph b = nnergy::bind(g, dims);
             t_infer.push_back(seconds_since(t0));
             nodes = g.nodes.size();
         }

@@ -576,10 +576,15 @@ void api_mapping_event(const nnergy_mapping* m, size_t i, nnergy_string_view* ca
 
 bool api_results_get_kernel_number(const nnergy_results* r, uint32_t k, nnergy_string_view key,
                                    double* out) noexcept {
-    const double* v =
-        r && k < r->kernel_numbers.size() ? lookup(r->kernel_numbers[k], sv(key)) : nullptr;
-    if (v && out) *out = *v;
-    return v != nullptr;
+    if (!r || k >= r->kernel_numbers.size()) return false;
+    const std::optional<uint32_t> id = r->kernel_keys.find(sv(key));
+    if (!id) return false;
+    for (const auto& [kid, v] : r->kernel_numbers[k])
+        if (kid == *id) {
+            if (out) *out = v;
+            return true;
+        }
+    return false;
 }
 bool api_results_get_total(const nnergy_results* r, nnergy_string_view key, double* out) noexcept {
     const double* v = r ? lookup(r->totals, sv(key)) : nullptr;
@@ -597,7 +602,36 @@ void api_results_set_kernel_number(nnergy_results* r, uint32_t k, nnergy_string_
                                    double value) noexcept {
     if (!r || k >= r->kernel_numbers.size()) return;
     try {
-        upsert(r->kernel_numbers[k], sv(key), value, 8);
+        auto& list = r->kernel_numbers[k];
+        const std::string_view name = sv(key);
+        const size_t position = list.size();
+        uint32_t id = 0;
+        if (position < r->key_sequence.size() &&
+            r->kernel_keys.name(r->key_sequence[position]) == name) {
+            id = r->key_sequence[position];
+        } else {
+            id = r->kernel_keys.intern(name);
+        }
+        // Which kernels hold the key: a set key is overwritten in place, a new one appended,
+        // without scanning the kernel's keys for every write.
+        if (id >= r->key_kernels.size()) r->key_kernels.resize(id + 1);
+        std::vector<uint64_t>& holders = r->key_kernels[id];
+        if (holders.empty()) holders.resize(r->kernel_numbers.size() / 64 + 1, 0);
+        const uint64_t bit = uint64_t{1} << (k % 64);
+        if (holders[k / 64] & bit) {
+            for (auto& kv : list)
+                if (kv.first == id) {
+                    kv.second = value;
+                    return;
+                }
+        }
+        holders[k / 64] |= bit;
+        if (list.size() == list.capacity()) list.reserve(list.empty() ? 16 : 2 * list.size());
+        list.emplace_back(id, value);
+        if (position < r->key_sequence.size())
+            r->key_sequence[position] = id;
+        else
+            r->key_sequence.push_back(id);
     } catch (...) {
     }
 }
@@ -866,6 +900,9 @@ component_instance::~component_instance() {
 
 nnergy_host_context* component_instance::context() const noexcept { return &state_->ctx; }
 const config_values& component_instance::hardware() const noexcept { return state_->hardware; }
+const std::vector<nnergy_named_value>& component_instance::hardware_views() const noexcept {
+    return state_->hardware_views;
+}
 
 graph load_model(component_instance& frontend, const std::filesystem::path& path) {
     const component_entry& e = frontend.entry();
@@ -944,7 +981,7 @@ void run_estimator(const component_instance& estimator, const component_instance
     std::vector<const nnergy_mapping*> ptrs;
     ptrs.reserve(mappings.size());
     for (const auto& m : mappings) ptrs.push_back(&m);
-    std::vector<nnergy_named_value> hw = named_value_views(architecture.hardware());
+    const std::vector<nnergy_named_value>& hw = architecture.hardware_views();
     nnergy_map_options options{};
     options.struct_size = sizeof options;
     options.precision = precision;

@@ -54,9 +54,11 @@ report_value integer(int64_t v) { return report_value::of(v); }
 /// critical path weighs kernels by their latency_s when every kernel has one.
 report_value concurrency_document(const partition& part, const nnergy_results& results) {
     std::vector<double> latency;
+    const std::optional<uint32_t> latency_key = results.kernel_keys.find("latency_s");
     for (const auto& numbers : results.kernel_numbers) {
-        auto it = std::find_if(numbers.begin(), numbers.end(),
-                               [](const auto& kv) { return kv.first == "latency_s"; });
+        auto it = std::find_if(numbers.begin(), numbers.end(), [&](const auto& kv) {
+            return latency_key && kv.first == *latency_key;
+        });
         if (it == numbers.end()) break;
         latency.push_back(it->second);
     }
@@ -423,7 +425,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 report_value kd = kernel_document(bg, part, k);
                 kd.set("mapping", mapping_document(mappings[k]));
                 report_value metrics = report_value::object();
-                for (const auto& [key, v] : results.kernel_numbers[k]) metrics.set(key, number(v));
+                for (const auto& [key, v] : results.kernel_numbers[k])
+                    metrics.set(results.kernel_keys.name(key), number(v));
                 for (const auto& [key, v] : results.kernel_texts[k])
                     metrics.set(key, report_value::of(v));
                 kd.set("metrics", std::move(metrics));

@@ -18,10 +18,11 @@ namespace nnergy::energy {
 
 /// What the advisor needs of one kernel.
 struct kernel_summary {
-    std::string name;
-    std::string op_class;    ///< mapping's op_class ("elementwise", "conv", ...)
-    std::string bottleneck;  ///< mapping's bottleneck ("compute", "memory:dram", "overhead")
-    double utilization = 0;  ///< mapping's utilization
+    // Views of the host's partition and mapping, which outlive the estimate.
+    std::string_view name;
+    std::string_view op_class;    ///< mapping's op_class ("elementwise", "conv", ...)
+    std::string_view bottleneck;  ///< mapping's bottleneck ("compute", "memory:dram", "overhead")
+    double utilization = 0;       ///< mapping's utilization
     double energy_j = 0;
     double static_j = 0;
     double memory_j = 0;   ///< energy.memory_j of the kernel
@@ -105,9 +106,9 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
         for (size_t i = 0; i < std::min<size_t>(3, by_waste.size()); ++i) {
             const kernel_summary& k = *by_waste[i];
             a.saving_j += k.underutilization_j;
-            a.text += (i ? "; " : " ") + k.name + " (" + k.op_class + ", " +
-                      modeling::percent(k.utilization) + " of the device's slots busy, " +
-                      k.bottleneck + "-bound) wastes " + joules(k.underutilization_j);
+            a.text += (i ? "; " : " ") + std::string(k.name) + " (" + std::string(k.op_class) +
+                      ", " + modeling::percent(k.utilization) + " of the device's slots busy, " +
+                      std::string(k.bottleneck) + "-bound) wastes " + joules(k.underutilization_j);
         }
         a.text += ": reshaping or batching them would save up to " + joules(a.saving_j);
         items.push_back(std::move(a));

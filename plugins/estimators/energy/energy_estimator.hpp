@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
@@ -29,7 +31,7 @@ public:
 
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
         const sdk::config_view hw = input.hardware();
-        const energy_table table = energy_table::from_config(hw, hardware_context(hw));
+        const energy_table& table = table_for(hw);
         if (!table.present) {
             if (!warned_.exchange(true))
                 ctx().warn(table.hardware +
@@ -54,16 +56,23 @@ public:
 
         kernel_input in;
         kernel_energy e;
-        std::string label, key;
+        std::string key;
+        std::vector<std::pair<std::string_view, double>> categories;
+        lower_precision_cache lower;
+        scratch work;
         std::vector<double> edp(kernels, 0.0);
         std::vector<kernel_summary> summaries(kernels);
         // Kernels that read a given kernel's output, for the fusion advice.
         std::vector<uint32_t> consumers(kernels, 0);
-        std::vector<std::vector<uint32_t>> producers(kernels);
+        std::vector<uint32_t> single_producer(kernels, NNERGY_NO_NODE);  // when it has one
         for (uint32_t k = 0; k < kernels; ++k) {
-            producers[k] = partition.dependencies(k);
-            for (uint32_t p : producers[k])
-                if (p < kernels) ++consumers[p];
+            const size_t n = sdk::host().kernel_dependency_count(partition.handle(), k);
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t p = sdk::host().kernel_dependency(partition.handle(), k, i);
+                if (p >= kernels) continue;
+                ++consumers[p];
+                if (n == 1) single_producer[k] = p;
+            }
         }
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
         double underutilized = 0, flops = 0, fusion_saving = 0;
@@ -72,11 +81,6 @@ public:
             const sdk::mapping_view mapping = input.mapping(k);
             const nnergy_kernel_stats stats = partition.stats(k);
             flops += stats.flops;
-            label.assign("kernel '");
-            label += partition.name(k);
-            label += "' (#";
-            label += std::to_string(k);
-            label += ')';
             const std::optional<double> latency = out.kernel_number(k, "latency_s");
             if (!latency)
                 throw sdk::error(
@@ -84,22 +88,41 @@ public:
                     "estimator that runs before it: list nnergy.estimator.roofline before "
                     "nnergy.estimator.energy in the pipeline's [[estimator]] tables",
                     NNERGY_CODE_FAILED_PRECONDITION);
-            in.label = label;
+            in.name = partition.name(k);
+            in.index = k;
             in.latency_s = *latency;
             in.units_allocated = mapping.number_or("units_allocated", 0.0);
             in.units_available = mapping.number_or("units_available", 0.0);
-            in.ideal_time_s = ideal_time(mapping, stats.flops);
-            in.events.clear();
-            for (const sdk::mapping_view::event& ev : mapping.events())
-                in.events.push_back({ev.category, ev.name, ev.count});
+            in.ideal_time_s =
+                ideal_time(mapping, stats.flops, work.dram_bytes, work.dram_bandwidth);
+            in.events.resize(sdk::host().mapping_event_count(mapping.handle()));
+            for (size_t i = 0; i < in.events.size(); ++i) {
+                nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
+                sdk::host().mapping_event(mapping.handle(), i, &category, &name,
+                                          &in.events[i].count);
+                in.events[i].category = sdk::from_sv(category);
+                in.events[i].event = sdk::from_sv(name);
+            }
 
             estimate_kernel(table, in, e);
+            // Categories first, each summed over its events, then the events.
+            categories.clear();
             for (const breakdown_entry& b : e.entries) {
+                auto c = std::find_if(categories.begin(), categories.end(),
+                                      [&](const auto& x) { return x.first == b.category; });
+                if (c == categories.end())
+                    categories.emplace_back(b.category, b.joules);
+                else
+                    c->second += b.joules;
+            }
+            for (const auto& [category, joules] : categories) {
                 key.assign("energy.");
-                key += b.category;
+                key += category;
                 key += "_j";
-                out.kernel(k, key, kernel_sum(k, out, key) + b.joules);
-                add_total(key, b.joules);
+                out.kernel(k, key, joules);
+                add_total(key, joules);
+            }
+            for (const breakdown_entry& b : e.entries) {
                 key.assign("energy.");
                 key += b.category;
                 key += '.';
@@ -109,8 +132,6 @@ public:
                 add_total(key, b.joules);
             }
             out.kernel(k, "energy_j", e.energy_j);
-            out.kernel(k, "dynamic_energy_j", e.dynamic_j);
-            out.kernel(k, "static_energy_j", e.static_j);
             out.kernel(k, "power_w", e.power_w);
             out.kernel(k, "underutilization_energy_j", e.underutilization_j);
             if (e.throttled) {
@@ -120,11 +141,10 @@ public:
                 out.kernel_text(k, "throttled", "power limit");
                 ++throttled;
             }
-            summarize(table, partition.name(k), mapping, in, e, summaries[k]);
-            summaries[k].single_consumer_of_producer = producers[k].size() == 1 &&
-                                                       producers[k][0] < kernels &&
-                                                       consumers[producers[k][0]] == 1;
-            fusion_saving += split_fused(input.graph(), partition, k, table, mapping, e, out);
+            summarize(table, partition.name(k), mapping, in, e, lower, summaries[k]);
+            summaries[k].single_consumer_of_producer =
+                single_producer[k] != NNERGY_NO_NODE && consumers[single_producer[k]] == 1;
+            fusion_saving += split_fused(input.graph(), partition, k, table, mapping, e, work, out);
             edp[k] = e.energy_j * e.latency_s;
             out.kernel(k, "edp_j_s", edp[k]);
             energy += e.energy_j;
@@ -190,6 +210,23 @@ public:
     }
 
 private:
+    /// The hardware file's energy table, read once per hardware description: the host hands
+    /// the same values to every estimate of an architecture, and reading them is not free.
+    const energy_table& table_for(const sdk::config_view& hw) const {
+        // The values' strings live in the host's copy of the file for the whole run: their
+        // addresses identify the description.
+        const nnergy_named_value* first = hw.size() ? &hw[0] : nullptr;
+        const void* name = first ? static_cast<const void*>(first->name.data) : nullptr;
+        const void* file = first ? static_cast<const void*>(first->file.data) : nullptr;
+        std::lock_guard<std::mutex> lock(tables_mutex_);
+        for (const cached_table& c : tables_)
+            if (c.name == name && c.file == file && c.count == hw.size()) return *c.table;
+        tables_.push_back(
+            {name, file, hw.size(),
+             std::make_unique<energy_table>(energy_table::from_config(hw, hardware_context(hw)))});
+        return *tables_.back().table;
+    }
+
     static std::string hardware_context(const sdk::config_view& hw) {
         std::string s = "hardware '" + hw.string("name").value_or("<unnamed>") + "'";
         for (const nnergy_named_value& v : hw)
@@ -203,35 +240,58 @@ private:
     }
 
     /// The kernel's time at its unit's peak rate and at the bandwidth of its slowest level.
-    static double ideal_time(const sdk::mapping_view& m, double flops) {
+    /// The kernel's time at its unit's peak rate and at the bandwidth of its slowest level; also
+    /// reports the DRAM level's bytes and bandwidth (0 without one).
+    static double ideal_time(const sdk::mapping_view& m, double flops, double& dram_bytes,
+                             double& dram_bandwidth) {
         double t = 0;
         const double peak = m.number_or("peak_flops_per_s", 0.0);
         if (flops > 0 && peak > 0) t = flops / peak;
-        for (const sdk::mapping_view::level& l : m.levels())
-            if (l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
-                t = std::max(t, l.bytes / l.bandwidth_bytes_per_s);
+        dram_bytes = dram_bandwidth = 0;
+        const size_t levels = sdk::host().mapping_level_count(m.handle());
+        for (size_t i = 0; i < levels; ++i) {
+            nnergy_string_view name{nullptr, 0};
+            double bytes = 0, bandwidth = 0;
+            sdk::host().mapping_level(m.handle(), i, &name, &bytes, &bandwidth);
+            if (bytes > 0 && bandwidth > 0) t = std::max(t, bytes / bandwidth);
+            if (sdk::from_sv(name) == "dram") {
+                dram_bytes = bytes;
+                dram_bandwidth = bandwidth;
+            }
+        }
         return t;
     }
 
-    /// Energy, delay and EDP of each op of a fused kernel (op.<node>.energy_j, .latency_s,
-    /// .edp_j_s) and what fusing them saved (fusion_saving_j); returns that saving.
+    /// Buffers reused from kernel to kernel.
+    struct scratch {
+        std::vector<fused_op> ops;
+        std::vector<fused_op_estimate> split;
+        std::string key;
+        double dram_bytes = 0, dram_bandwidth = 0;
+    };
+
+    /// Energy, delay and EDP of each op of a fused kernel (op.<i>.energy_j, .latency_s, .edp_j_s
+    /// for the kernel's i-th node, in the order of the report's `nodes`) and what fusing them
+    /// saved (fusion_saving_j); returns that saving. Keys by position, not by node name, so that
+    /// every kernel writes the same few keys.
     static double split_fused(const sdk::graph_view& graph, const sdk::partition_view& partition,
                               uint32_t k, const energy_table& table,
                               const sdk::mapping_view& mapping, const kernel_energy& e,
-                              sdk::results_writer& out) {
-        const std::vector<uint32_t> nodes = partition.nodes(k);
-        if (nodes.size() < 2 || e.energy_j <= 0) return 0;
+                              scratch& work, sdk::results_writer& out) {
+        const size_t count = sdk::host().kernel_node_count(partition.handle(), k);
+        if (count < 2 || e.energy_j <= 0) return 0;
         const nnergy_kernel_stats stats = partition.stats(k);
         const double scale = mapping.number_or("bytes_scale", 1.0);
-        std::vector<fused_op> ops(nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            const nnergy_op_counts c = graph.counts(nodes[i]);
+        std::vector<fused_op>& ops = work.ops;
+        ops.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+            const uint32_t node = sdk::host().kernel_node(partition.handle(), k, i);
+            const nnergy_op_counts c = graph.counts(node);
             fused_op& o = ops[i];
-            o.name = std::string(graph.node_name(nodes[i]));
-            o.op_type = std::string(graph.op_type(nodes[i]));
+            o.op_type = graph.op_type(node);
             o.flops = c.flops;
             o.bytes = (c.input_bytes + c.output_bytes + c.weight_bytes) * scale;
-            o.anchor = nodes[i] == stats.anchor_node;
+            o.anchor = node == stats.anchor_node;
             const std::string_view kind = fused_kind(o.op_type);
             o.weight = o.anchor || kind.empty() ? 1.0 : table.fused_modifier(kind);
         }
@@ -241,24 +301,19 @@ private:
             if (b.category == "memory") memory += b.joules;
         }
         standalone_costs c;
-        double dram_bytes = 0;
-        for (const sdk::mapping_view::level& l : mapping.levels())
-            if (l.name == "dram") {
-                dram_bytes = l.bytes;
-                c.bytes_per_s = l.bandwidth_bytes_per_s;
-            }
-        c.joules_per_byte = dram_bytes > 0 ? memory / dram_bytes : 0.0;
+        c.bytes_per_s = work.dram_bandwidth;
+        c.joules_per_byte = work.dram_bytes > 0 ? memory / work.dram_bytes : 0.0;
         if (const coefficient* launch = table.find("control", "launch"))
             c.launch_j = launch->joules;
         c.launch_s = mapping.number_or("launch_overhead_s", 0.0);
         c.static_power_w = e.static_power_w;
-        const std::vector<fused_op_estimate> split =
-            split_kernel(ops, compute, e.energy_j - compute, e.latency_s, c);
+        split_kernel(ops, compute, e.energy_j - compute, e.latency_s, c, work.split);
+        const std::vector<fused_op_estimate>& split = work.split;
         double saving = 0;
-        std::string key;
+        std::string& key = work.key;
         for (size_t i = 0; i < ops.size(); ++i) {
             key.assign("op.");
-            key += ops[i].name;
+            key += std::to_string(i);
             const size_t base = key.size();
             key += ".energy_j";
             out.kernel(k, key, split[i].energy_j);
@@ -276,12 +331,26 @@ private:
 
     /// What the advisor needs of a kernel: its mapping's class, bottleneck and utilization, its
     /// energy by part, and its compute energy at the cheapest narrower precision.
+    /// The price of each compute event at the cheapest narrower precision, looked up once per
+    /// event name in a run.
+    struct lower_precision_cache {
+        std::vector<std::pair<std::string, double>> joules;
+        double price(const energy_table& table, std::string_view event) {
+            for (const auto& [name, j] : joules)
+                if (name == event) return j;
+            const coefficient* cheaper = cheaper_precision(table, event);
+            const coefficient* own = table.find("compute", event);
+            joules.emplace_back(std::string(event), (cheaper ? cheaper : own)->joules);
+            return joules.back().second;
+        }
+    };
+
     static void summarize(const energy_table& table, std::string_view name,
                           const sdk::mapping_view& mapping, const kernel_input& in,
-                          const kernel_energy& e, kernel_summary& s) {
-        s.name = std::string(name);
-        s.op_class = std::string(mapping.text("op_class").value_or(""));
-        s.bottleneck = std::string(mapping.text("bottleneck").value_or(""));
+                          const kernel_energy& e, lower_precision_cache& lower, kernel_summary& s) {
+        s.name = name;
+        s.op_class = mapping.text("op_class").value_or("");
+        s.bottleneck = mapping.text("bottleneck").value_or("");
         s.utilization = mapping.number_or("utilization", 0.0);
         s.energy_j = e.energy_j;
         s.static_j = e.static_j;
@@ -293,19 +362,20 @@ private:
         }
         for (const kernel_event& ev : in.events) {
             if (ev.category != "compute") continue;
-            const coefficient* cheaper = cheaper_precision(table, ev.event);
-            const coefficient* own = table.find(ev.category, ev.event);
             if (s.compute_lower_precision_j < 0) s.compute_lower_precision_j = 0;
-            s.compute_lower_precision_j += ev.count * (cheaper ? cheaper : own)->joules;
+            s.compute_lower_precision_j += ev.count * lower.price(table, ev.event);
         }
     }
 
-    /// A category's energy so far in this kernel (several events share one category).
-    static double kernel_sum(uint32_t k, const sdk::results_writer& out, const std::string& key) {
-        return out.kernel_number(k, key).value_or(0.0);
-    }
-
     mutable std::atomic<bool> warned_{false};
+    mutable std::mutex tables_mutex_;
+    struct cached_table {
+        const void* name;
+        const void* file;
+        size_t count;
+        std::unique_ptr<energy_table> table;
+    };
+    mutable std::vector<cached_table> tables_;
 };
 
 }  // namespace nnergy::energy

@@ -196,18 +196,20 @@ struct kernel_event {
 
 /// What the energy of one kernel depends on.
 struct kernel_input {
-    std::string_view label;  ///< "kernel 'conv1' (#0)", for messages
-    double latency_s = 0;    ///< from the latency estimator
+    std::string_view name;  ///< the kernel's name, for messages
+    uint32_t index = 0;     ///< its number
+    double latency_s = 0;   ///< from the latency estimator
     double units_allocated = 0;
     double units_available = 0;  ///< 0: unknown (every unit counted busy)
     double ideal_time_s = 0;     ///< the kernel at peak rate and bandwidth (under-utilization)
     std::vector<kernel_event> events;
 };
 
-/// One line of a kernel's breakdown: energy.<category>.<event>.
+/// One line of a kernel's breakdown: energy.<category>.<event>. The names point into the
+/// kernel's mapping (or are literals), which outlives the estimate.
 struct breakdown_entry {
     std::string_view category;
-    std::string event;
+    std::string_view event;
     double joules = 0;
 };
 
@@ -233,15 +235,15 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
     for (const kernel_event& ev : k.events) {
         const coefficient* c = t.find(ev.category, ev.event);
         if (!c)
-            throw sdk::error(t.hardware + ": " + std::string(k.label) + " counts " +
-                                 std::string(ev.category) + " event '" + std::string(ev.event) +
-                                 "' but the file prices no energy." + std::string(ev.category) +
-                                 "." + std::string(ev.event) +
-                                 " (add it as { value, unit, source } to the [energy." +
-                                 std::string(ev.category) + "] table)",
-                             NNERGY_CODE_NOT_FOUND);
+            throw sdk::error(
+                t.hardware + ": kernel '" + std::string(k.name) + "' (#" + std::to_string(k.index) +
+                    ") counts " + std::string(ev.category) + " event '" + std::string(ev.event) +
+                    "' but the file prices no energy." + std::string(ev.category) + "." +
+                    std::string(ev.event) + " (add it as { value, unit, source } to the [energy." +
+                    std::string(ev.category) + "] table)",
+                NNERGY_CODE_NOT_FOUND);
         const double j = ev.count * c->joules;
-        e.entries.push_back({ev.category, std::string(ev.event), j});
+        e.entries.push_back({ev.category, ev.event, j});
         e.dynamic_j += j;
     }
     // Static power while the kernel runs: busy units, and clocked-but-idle ones unless gated.

@@ -42,8 +42,7 @@ inline std::string_view fused_kind(std::string_view op) noexcept {
 
 /// One member op of a fused kernel.
 struct fused_op {
-    std::string name;
-    std::string op_type;
+    std::string_view op_type;  ///< a view of the host's graph
     double flops = 0;
     double bytes = 0;  ///< its own input and output bytes, as a kernel of its own would move them
     bool anchor = false;
@@ -66,11 +65,12 @@ struct standalone_costs {
     double static_power_w = 0;
 };
 
-/// Shares the kernel's energy and time among its ops; the shares sum to the kernel's.
-inline std::vector<fused_op_estimate> split_kernel(const std::vector<fused_op>& ops,
-                                                   double compute_j, double other_j,
-                                                   double latency_s, const standalone_costs& c) {
-    std::vector<fused_op_estimate> out(ops.size());
+/// Shares the kernel's energy and time among its ops; the shares sum to the kernel's. Writes
+/// into `out`, which keeps its buffer when reused.
+inline void split_kernel(const std::vector<fused_op>& ops, double compute_j, double other_j,
+                         double latency_s, const standalone_costs& c,
+                         std::vector<fused_op_estimate>& out) {
+    out.assign(ops.size(), fused_op_estimate{});
     double flops = 0, weights = 0;
     for (const fused_op& o : ops) {
         flops += o.flops;
@@ -90,6 +90,13 @@ inline std::vector<fused_op_estimate> split_kernel(const std::vector<fused_op>& 
                 compute_j * f + o.bytes * c.joules_per_byte + c.launch_j + c.static_power_w * time;
         }
     }
+}
+
+inline std::vector<fused_op_estimate> split_kernel(const std::vector<fused_op>& ops,
+                                                   double compute_j, double other_j,
+                                                   double latency_s, const standalone_costs& c) {
+    std::vector<fused_op_estimate> out;
+    split_kernel(ops, compute_j, other_j, latency_s, c, out);
     return out;
 }
 

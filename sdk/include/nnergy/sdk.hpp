@@ -530,6 +530,7 @@ public:
         double bandwidth_bytes_per_s;
     };
     explicit mapping_view(const nnergy_mapping* m) : m_(m) {}
+    const nnergy_mapping* handle() const noexcept { return m_; }
     std::optional<double> number(std::string_view key) const {
         double v = 0;
         return host().mapping_get_number(m_, to_sv(key), &v) ? std::optional<double>(v)

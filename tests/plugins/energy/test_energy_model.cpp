@@ -4,8 +4,8 @@
 
 #include "advice.hpp"
 #include "energy_model.hpp"
-#include "fused_ops.hpp"
 #include "fake_host.hpp"
+#include "fused_ops.hpp"
 
 using namespace nnergy::energy;
 
@@ -29,7 +29,7 @@ fake::config device() {
 
 kernel_input gemm_kernel() {
     kernel_input k;
-    k.label = "kernel 'mm' (#0)";
+    k.name = "mm";
     k.latency_s = 1e-3;
     k.units_allocated = 50;
     k.units_available = 100;
@@ -204,8 +204,8 @@ TEST_CASE("energy: a fused kernel's energy and time shared among its ops", "[ene
     CHECK(fused_kind("Relu") == "activation");
     CHECK(fused_kind("BatchNormalization") == "normalization");
     CHECK(fused_kind("Conv").empty());
-    fused_op conv{"conv", "Conv", 9e9, 1e6, true, 1.0};
-    fused_op relu{"relu", "Relu", 1e9, 2e6, false, 0.25};
+    fused_op conv{"Conv", 9e9, 1e6, true, 1.0};
+    fused_op relu{"Relu", 1e9, 2e6, false, 0.25};
     standalone_costs c;
     c.joules_per_byte = 1e-9;
     c.launch_j = 1e-3;

@@ -68,6 +68,8 @@ public:
     void* self() const noexcept { return self_; }
     nnergy_host_context* context() const noexcept;
     const config_values& hardware() const noexcept;
+    /// The hardware values as the ABI hands them to plugins (views into hardware()).
+    const std::vector<nnergy_named_value>& hardware_views() const noexcept;
 
 private:
     struct state;

@@ -4,8 +4,14 @@
 /// they reach them only through the functions of nnergy_host_api.
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
 #include <string>
@@ -64,7 +70,41 @@ struct nnergy_mapping {
 };
 
 struct nnergy_results {
-    std::vector<std::vector<std::pair<std::string, double>>> kernel_numbers;
+    /// Names of kernel number keys, each stored once: every kernel of a run writes the same
+    /// keys, so a kernel keeps (key id, value) pairs and no string of its own.
+    class key_table {
+    public:
+        uint32_t intern(std::string_view key) {
+            if (auto it = ids_.find(key); it != ids_.end()) return it->second;
+            const uint32_t id = static_cast<uint32_t>(names_.size());
+            names_.emplace_back(key);
+            ids_.emplace(names_.back(), id);
+            return id;
+        }
+        std::optional<uint32_t> find(std::string_view key) const {
+            if (auto it = ids_.find(key); it != ids_.end()) return it->second;
+            return std::nullopt;
+        }
+        const std::string& name(uint32_t id) const { return names_[id]; }
+
+    private:
+        struct hash {
+            using is_transparent = void;
+            size_t operator()(std::string_view s) const noexcept {
+                return std::hash<std::string_view>{}(s);
+            }
+        };
+        std::deque<std::string> names_;  // a deque never moves its strings
+        std::unordered_map<std::string_view, uint32_t, hash, std::equal_to<>> ids_;
+    };
+    key_table kernel_keys;
+    /// The ids of the keys the last kernel set, in the order it set them: the next kernel
+    /// usually sets the same keys in the same order, so a key is first checked against its
+    /// predicted id (one comparison) before it is looked up (a hash).
+    std::vector<uint32_t> key_sequence;
+    /// Per key id, a bit per kernel: the kernels that have set it.
+    std::vector<std::vector<uint64_t>> key_kernels;
+    std::vector<std::vector<std::pair<uint32_t, double>>> kernel_numbers;
     std::vector<std::vector<std::pair<std::string, std::string>>> kernel_texts;
     std::vector<std::pair<std::string, double>> totals;
     std::vector<std::pair<std::string, std::string>> total_texts;

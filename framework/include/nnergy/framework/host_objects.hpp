@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <optional>
-#include <string_view>
-#include <unordered_map>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <nnergy/framework/bench.hpp>
+#include <nnergy/framework/compare.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
@@ -109,6 +110,62 @@ std::string reporter_for_format(const std::string& format) {
     return format;  // a full component name
 }
 
+/// The default pipeline of `analyze` and `compare` without architectures and reporters: the
+/// model, the fusion partitioner with the bundled rules (or the runtime's, or --rules), the
+/// runtime profile, and the roofline, energy and memory estimators.
+nnergy::pipeline_spec default_pipeline(const std::string& model_file, const std::string& frontend,
+                                       const std::string& runtime, const std::string& rules) {
+    nnergy::pipeline_spec spec;
+    spec.base_dir = std::filesystem::current_path();
+    spec.model.path = model_file;
+    spec.model.frontend = frontend;
+    spec.model.where = {"command line", 0};
+    spec.partitioner.plugin = "nnergy.partitioner.fusion";
+    spec.partitioner.where = {"default pipeline", 0};
+    // A runtime that launches the kernels of its own fusion rules replaces the
+    // bundled default (an explicit --rules still conflicts with it, and says so).
+    bool runtime_has_rules = false;
+    if (!runtime.empty()) {
+        nnergy::runtime_spec rt;
+        rt.profile = runtime;
+        rt.where = {"--runtime", 0};
+        rt.file = nnergy::resolve_runtime(runtime, spec.base_dir, rt.where);
+        runtime_has_rules =
+            nnergy::find_value(nnergy::read_runtime_file(rt.file), "fusion_rules") != nullptr;
+        spec.runtime = std::move(rt);
+    }
+    std::filesystem::path rules_file = rules;
+    if (rules.empty() && !runtime_has_rules) {
+        for (const auto& dir : nnergy::config_dirs())
+            if (std::filesystem::is_regular_file(dir / "fusion" / "default.toml")) {
+                rules_file = dir / "fusion" / "default.toml";
+                break;
+            }
+        if (rules_file.empty())
+            throw nnergy::error(
+                "cannot find the bundled fusion rules "
+                "(configs/fusion/default.toml); pass --rules FILE");
+    }
+    if (!rules_file.empty()) {
+        nnergy::config_value rv;
+        rv.name = "rules";
+        rv.kind = NNERGY_VALUE_STRING;
+        rv.string_value = std::filesystem::absolute(rules_file).string();
+        rv.file = rules.empty() ? "default rules" : "--rules";
+        spec.partitioner.config.push_back(rv);
+    }
+    nnergy::component_spec est;
+    est.plugin = "nnergy.estimator.roofline";
+    est.where = {"default pipeline", 0};
+    spec.estimators.push_back(est);
+    // Energy reads the roofline's latencies, so it comes after it.
+    est.plugin = "nnergy.estimator.energy";
+    spec.estimators.push_back(est);
+    est.plugin = "nnergy.estimator.memory";
+    spec.estimators.push_back(est);
+    return spec;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,6 +222,32 @@ int main(int argc, char** argv) {
     analyze->add_flag("--strict", an_strict,
                       "Fail when the model has ops that cannot be counted, or declared shapes "
                       "that disagree with inferred ones");
+
+    // compare
+    auto* compare = app.add_subcommand(
+        "compare", "One model on several hardware entries side by side, ranked per metric");
+    std::string cmp_model, cmp_runtime, cmp_format = "text", cmp_output = "-", cmp_precision;
+    std::vector<std::string> cmp_hw, cmp_dims;
+    int64_t cmp_batch = 0;
+    compare->add_option("model", cmp_model, "Model file (frontend chosen by extension)")
+        ->required();
+    compare
+        ->add_option("--hw", cmp_hw,
+                     "Hardware catalog names or files, comma-separated (at least two)")
+        ->delimiter(',')
+        ->required();
+    compare->add_option("--batch", cmp_batch, "Shorthand for --dim batch=N");
+    compare->add_option("--dim", cmp_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
+    compare->add_option("--precision", cmp_precision,
+                        "Compute precision (default float32); a device without it runs at its "
+                        "own: bfloat16, float16, int8, else the first it offers");
+    compare->add_option("--runtime", cmp_runtime, "Execution runtime profile, as for analyze");
+    compare->add_option("--format", cmp_format, "text, json or csv")
+        ->check(CLI::IsMember({"text", "json", "csv"}));
+    compare->add_option("-o,--output", cmp_output, "Output file ('-' is standard output)");
+    compare->footer(
+        "Example:\n  nnergy compare configs/models/cnn_block.json --hw "
+        "h100-sxm5,a100-sxm4-80gb,xeon-8490h --batch 8");
 
     // plugins
     auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");
@@ -234,11 +317,7 @@ int main(int argc, char** argv) {
         }
 
         if (analyze->parsed()) {
-            nnergy::pipeline_spec spec;
-            spec.base_dir = std::filesystem::current_path();
-            spec.model.path = model_file;
-            spec.model.frontend = frontend;
-            spec.model.where = {"command line", 0};
+            nnergy::pipeline_spec spec = default_pipeline(model_file, frontend, runtime, rules);
             nnergy::run_options opts;
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(an_dims);
@@ -247,40 +326,6 @@ int main(int argc, char** argv) {
             if (batches.size() == 1) opts.dims["batch"] = batches.front();
             if (batches.size() > 1) opts.sweeps["batch"] = batches;
             opts.strict = an_strict;
-            spec.partitioner.plugin = "nnergy.partitioner.fusion";
-            spec.partitioner.where = {"default pipeline", 0};
-            // A runtime that launches the kernels of its own fusion rules replaces the
-            // bundled default (an explicit --rules still conflicts with it, and says so).
-            bool runtime_has_rules = false;
-            if (!runtime.empty()) {
-                nnergy::runtime_spec rt;
-                rt.profile = runtime;
-                rt.where = {"--runtime", 0};
-                rt.file = nnergy::resolve_runtime(runtime, spec.base_dir, rt.where);
-                runtime_has_rules = nnergy::find_value(nnergy::read_runtime_file(rt.file),
-                                                       "fusion_rules") != nullptr;
-                spec.runtime = std::move(rt);
-            }
-            std::filesystem::path rules_file = rules;
-            if (rules.empty() && !runtime_has_rules) {
-                for (const auto& dir : nnergy::config_dirs())
-                    if (std::filesystem::is_regular_file(dir / "fusion" / "default.toml")) {
-                        rules_file = dir / "fusion" / "default.toml";
-                        break;
-                    }
-                if (rules_file.empty())
-                    throw nnergy::error(
-                        "cannot find the bundled fusion rules "
-                        "(configs/fusion/default.toml); pass --rules FILE");
-            }
-            if (!rules_file.empty()) {
-                nnergy::config_value rv;
-                rv.name = "rules";
-                rv.kind = NNERGY_VALUE_STRING;
-                rv.string_value = std::filesystem::absolute(rules_file).string();
-                rv.file = rules.empty() ? "default rules" : "--rules";
-                spec.partitioner.config.push_back(rv);
-            }
             nnergy::architecture_spec arch;
             arch.plugin = arch_plugin;
             arch.where = {"--hw", 0};
@@ -312,15 +357,6 @@ int main(int argc, char** argv) {
                     std::string(nnergy::dtype_name(*nnergy::dtype_from_name(precision)));
                 spec.architectures.push_back(arch);
             }
-            nnergy::component_spec est;
-            est.plugin = "nnergy.estimator.roofline";
-            est.where = {"default pipeline", 0};
-            spec.estimators.push_back(est);
-            // Energy reads the roofline's latencies, so it comes after it.
-            est.plugin = "nnergy.estimator.energy";
-            spec.estimators.push_back(est);
-            est.plugin = "nnergy.estimator.memory";
-            spec.estimators.push_back(est);
             nnergy::reporter_spec rep;
             rep.plugin = reporter_for_format(format);
             rep.where = {"--format", 0};
@@ -336,6 +372,73 @@ int main(int argc, char** argv) {
                 for (nnergy::architecture_spec& a : spec.architectures) a.plugin = chosen;
             }
             nnergy::run_pipeline(spec, reg, opts);
+            return 0;
+        }
+
+        if (compare->parsed()) {
+            if (cmp_hw.size() < 2)
+                throw nnergy::error("compare needs at least two hardware entries (--hw a,b,...)",
+                                    exit_code::usage);
+            for (size_t i = 0; i < cmp_hw.size(); ++i)
+                for (size_t j = 0; j < i; ++j)
+                    if (cmp_hw[i] == cmp_hw[j])
+                        throw nnergy::error(fmt::format("--hw: '{}' is named twice", cmp_hw[i]),
+                                            exit_code::usage);
+            nnergy::pipeline_spec spec = default_pipeline(cmp_model, "", cmp_runtime, "");
+            nnergy::run_options opts;
+            opts.plugin_paths = to_paths(g.plugin_paths);
+            opts.dims = parse_dims(cmp_dims);
+            if (cmp_batch < 0 || (cmp_batch == 0 && compare->count("--batch")))
+                throw nnergy::error("--batch must be positive", exit_code::usage);
+            if (cmp_batch > 0) opts.dims["batch"] = cmp_batch;
+            if (!cmp_precision.empty() && !nnergy::dtype_from_name(cmp_precision))
+                throw nnergy::error(
+                    fmt::format("--precision: unknown precision '{}'", cmp_precision),
+                    exit_code::usage);
+            std::vector<nnergy::config_values> hardware;
+            for (const std::string& name : cmp_hw) {
+                nnergy::architecture_spec arch;
+                arch.where = {"--hw", 0};
+                arch.hardware = name;
+                arch.hardware_file = nnergy::resolve_hardware(name, spec.base_dir, arch.where);
+                hardware.push_back(nnergy::read_hardware_file(arch.hardware_file));
+                // The requested precision where the device has it, else its own.
+                const std::vector<std::string> offered =
+                    nnergy::hardware_precisions(hardware.back());
+                const std::string wanted = cmp_precision.empty() ? "float32" : cmp_precision;
+                std::string chosen;
+                for (const std::string& p :
+                     {wanted, std::string("bfloat16"), std::string("float16"), std::string("int8")})
+                    if (chosen.empty() &&
+                        std::find(offered.begin(), offered.end(), p) != offered.end())
+                        chosen = p;
+                if (chosen.empty() && !offered.empty()) chosen = offered.front();
+                if (chosen.empty())
+                    throw nnergy::error(fmt::format("{}: the hardware offers no precision",
+                                                    arch.hardware_file.string()));
+                arch.precision = chosen;
+                spec.architectures.push_back(std::move(arch));
+            }
+            nnergy::registry reg;
+            nnergy::load_plugins(reg, spec, opts);
+            for (size_t i = 0; i < spec.architectures.size(); ++i) {
+                const nnergy::config_value* cls = nnergy::find_value(hardware[i], "class");
+                spec.architectures[i].plugin = reg.architecture_for_class(
+                    cls && cls->kind == NNERGY_VALUE_STRING ? cls->string_value : "");
+            }
+            const nnergy::report_value doc = nnergy::run_pipeline(spec, reg, opts);
+            const std::vector<nnergy::compared_device> devices = nnergy::read_compared(doc);
+            const std::string bytes =
+                cmp_format == "json"  ? nnergy::compare_json(cmp_model, devices)
+                : cmp_format == "csv" ? nnergy::compare_csv(devices)
+                                      : nnergy::compare_text(cmp_model, devices);
+            if (cmp_output == "-") {
+                std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+            } else {
+                std::ofstream f(cmp_output, std::ios::binary);
+                if (!f || !(f << bytes))
+                    throw nnergy::error(fmt::format("cannot write '{}'", cmp_output));
+            }
             return 0;
         }
 

@@ -106,9 +106,11 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
         for (size_t i = 0; i < std::min<size_t>(3, by_waste.size()); ++i) {
             const kernel_summary& k = *by_waste[i];
             a.saving_j += k.underutilization_j;
-            a.text += (i ? "; " : " ") + std::string(k.name) + " (" + std::string(k.op_class) +
-                      ", " + modeling::percent(k.utilization) + " of the device's slots busy, " +
-                      std::string(k.bottleneck) + "-bound) wastes " + joules(k.underutilization_j);
+            a.text += (i ? "; " : " ") + std::string(k.name) + " (";
+            if (!k.op_class.empty()) a.text += std::string(k.op_class) + ", ";
+            a.text += modeling::percent(k.utilization) + " of the device's slots busy";
+            if (!k.bottleneck.empty()) a.text += ", " + std::string(k.bottleneck) + "-bound";
+            a.text += ") wastes " + joules(k.underutilization_j);
         }
         a.text += ": reshaping or batching them would save up to " + joules(a.saving_j);
         items.push_back(std::move(a));

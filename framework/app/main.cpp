@@ -396,16 +396,24 @@ int main(int argc, char** argv) {
                     fmt::format("--precision: unknown precision '{}'", cmp_precision),
                     exit_code::usage);
             std::vector<nnergy::config_values> hardware;
+            const std::string wanted = cmp_precision.empty() ? "float32" : cmp_precision;
             for (const std::string& name : cmp_hw) {
                 nnergy::architecture_spec arch;
                 arch.where = {"--hw", 0};
                 arch.hardware = name;
                 arch.hardware_file = nnergy::resolve_hardware(name, spec.base_dir, arch.where);
+                // A catalog name and a path to the same file are one device.
+                for (const nnergy::architecture_spec& other : spec.architectures)
+                    if (std::filesystem::weakly_canonical(other.hardware_file) ==
+                        std::filesystem::weakly_canonical(arch.hardware_file))
+                        throw nnergy::error(
+                            fmt::format("--hw: '{}' and '{}' are the same hardware file ({})",
+                                        other.hardware, name, arch.hardware_file.string()),
+                            exit_code::usage);
                 hardware.push_back(nnergy::read_hardware_file(arch.hardware_file));
                 // The requested precision where the device has it, else its own.
                 const std::vector<std::string> offered =
                     nnergy::hardware_precisions(hardware.back());
-                const std::string wanted = cmp_precision.empty() ? "float32" : cmp_precision;
                 std::string chosen;
                 for (const std::string& p :
                      {wanted, std::string("bfloat16"), std::string("float16"), std::string("int8")})
@@ -427,7 +435,8 @@ int main(int argc, char** argv) {
                     cls && cls->kind == NNERGY_VALUE_STRING ? cls->string_value : "");
             }
             const nnergy::report_value doc = nnergy::run_pipeline(spec, reg, opts);
-            const std::vector<nnergy::compared_device> devices = nnergy::read_compared(doc);
+            std::vector<nnergy::compared_device> devices = nnergy::read_compared(doc);
+            for (nnergy::compared_device& d : devices) d.requested_precision = wanted;
             const std::string bytes =
                 cmp_format == "json"  ? nnergy::compare_json(cmp_model, devices)
                 : cmp_format == "csv" ? nnergy::compare_csv(devices)

@@ -112,13 +112,22 @@ std::string compare_text(const std::string& model, const std::vector<compared_de
                      "class", "precision", "latency", "energy", "power", "EDP", "memory",
                      "bottlenecks (share of latency)");
     s += "  " + std::string(120, '-') + "\n";
-    for (const compared_device& d : devices)
+    bool substituted = false;
+    for (const compared_device& d : devices) {
+        // A device that lacks the requested precision runs at its own, marked with '*'.
+        const bool own = !d.requested_precision.empty() && d.precision != d.requested_precision;
+        substituted = substituted || own;
         s += fmt::format(
             "  {:<22} {:<6} {:<10} {:>10} {:>10} {:>10} {:>11} {:>10}  "
             "compute {:.0f}%, memory {:.0f}%, overhead {:.0f}%\n",
-            d.hardware, d.hw_class, d.precision, cell(d.latency_s, "s"), cell(d.energy_j, "J"),
-            cell(d.average_power_w, "W"), cell(d.edp_j_s, "J*s"), cell(d.peak_memory_bytes, "B"),
-            100 * d.compute_share, 100 * d.memory_share, 100 * d.overhead_share);
+            d.hardware, d.hw_class, own ? d.precision + "*" : d.precision, cell(d.latency_s, "s"),
+            cell(d.energy_j, "J"), cell(d.average_power_w, "W"), cell(d.edp_j_s, "J*s"),
+            cell(d.peak_memory_bytes, "B"), 100 * d.compute_share, 100 * d.memory_share,
+            100 * d.overhead_share);
+    }
+    if (substituted)
+        s += "  * the device does not offer " + devices.front().requested_precision +
+             "; it runs at its own precision\n";
     s += "\n";
     for (const compare_metric& m : compare_metrics()) {
         const std::vector<size_t> order = rank_devices(devices, m.value);
@@ -151,6 +160,7 @@ std::string compare_json(const std::string& model, const std::vector<compared_de
         x["hardware"] = d.hardware;
         x["class"] = d.hw_class;
         x["precision"] = d.precision;
+        x["requested_precision"] = d.requested_precision;
         for (const compare_metric& m : compare_metrics())
             x[m.key] =
                 d.*m.value ? nlohmann::ordered_json(*(d.*m.value)) : nlohmann::ordered_json();

@@ -17,6 +17,7 @@ struct compared_device {
     std::string hardware;
     std::string hw_class;
     std::string precision;
+    std::string requested_precision;  ///< when it differs, the device lacks it
     std::optional<double> latency_s, energy_j, average_power_w, edp_j_s, peak_memory_bytes;
     /// Share of the summed kernel latency per bottleneck kind (compute, memory, overhead).
     double compute_share = 0, memory_share = 0, overhead_share = 0;

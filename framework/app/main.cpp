@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The nnergy command line. Exit codes are documented in docs/cli.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -104,12 +105,6 @@ int cmd_plugins(const global_options& g) {
     return 0;
 }
 
-std::string reporter_for_format(const std::string& format) {
-    if (format == "text") return "nnergy.reporter.text";
-    if (format == "json") return "nnergy.reporter.json";
-    return format;  // a full component name
-}
-
 /// The default pipeline of `analyze` and `compare` without architectures and reporters: the
 /// model, the fusion partitioner with the bundled rules (or the runtime's, or --rules), the
 /// runtime profile, and the roofline, energy and memory estimators.
@@ -191,7 +186,8 @@ int main(int argc, char** argv) {
 
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
-    std::string model_file, hw, runtime, format = "text", output = "-", frontend, rules;
+    std::string model_file, hw, runtime, format = "auto", output = "-", frontend, rules,
+                                         kernel_rows;
     std::vector<std::string> an_dims, precisions{"float32"};
     std::vector<int64_t> batches;
     bool an_strict = false;
@@ -215,8 +211,13 @@ int main(int argc, char** argv) {
     analyze->add_option("--arch", arch_plugin,
                         "Architecture plugin (default: the one for the hardware's class, "
                         "nnergy.architecture.<class>, else nnergy.architecture.reference)");
-    analyze->add_option("--format", format, "Report format: text, json, or a reporter name");
+    analyze->add_option("--format", format,
+                        "Report format: text, json, csv, markdown, html, trace, or a reporter "
+                        "component name (default: by the -o file's extension, else text)");
     analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
+    analyze->add_option("--kernels", kernel_rows,
+                        "Text and Markdown reports: per-kernel rows to show, N (the N slowest, "
+                        "in kernel order) or 'all'");
     analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
     analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
     analyze->add_flag("--strict", an_strict,
@@ -358,9 +359,45 @@ int main(int argc, char** argv) {
                 spec.architectures.push_back(arch);
             }
             nnergy::reporter_spec rep;
-            rep.plugin = reporter_for_format(format);
+            rep.plugin = nnergy::reporter_component(format, output);
+            if (rep.plugin.empty())
+                throw nnergy::error(
+                    fmt::format("-o {}: the extension names no report format; add --format "
+                                "({})",
+                                output, fmt::join(nnergy::report_formats(), ", ")),
+                    exit_code::usage);
             rep.where = {"--format", 0};
             rep.output = output;
+            if (!kernel_rows.empty()) {
+                if (rep.plugin != "nnergy.reporter.text" &&
+                    rep.plugin != "nnergy.reporter.markdown")
+                    throw nnergy::error("--kernels applies to the text and markdown reports",
+                                        exit_code::usage);
+                nnergy::config_value v;
+                v.name = "kernels";
+                v.file = "--kernels";
+                if (kernel_rows == "all") {
+                    v.kind = NNERGY_VALUE_STRING;
+                    v.string_value = kernel_rows;
+                } else {
+                    size_t used = 0;
+                    long long n = -1;
+                    try {
+                        n = std::stoll(kernel_rows, &used);
+                    } catch (...) {
+                        used = 0;
+                    }
+                    if (used != kernel_rows.size() || n < 0)
+                        throw nnergy::error(
+                            fmt::format("--kernels '{}': expected a count (0 or more) or 'all'",
+                                        kernel_rows),
+                            exit_code::usage);
+                    v.kind = NNERGY_VALUE_INT;
+                    v.int_value = n;
+                    v.float_value = static_cast<double>(n);
+                }
+                rep.config.push_back(v);
+            }
             spec.reporters.push_back(rep);
             nnergy::registry reg;
             nnergy::load_plugins(reg, spec, opts);

@@ -2,9 +2,11 @@
 // Reading pipeline files strictly: every key is known, every type checked, every path resolved,
 // and every error names the file, line and key.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <initializer_list>
 #include <nnergy/framework/error.hpp>
@@ -102,6 +104,35 @@ std::vector<std::filesystem::path> string_paths(const reader& r, const toml::tab
 }
 
 }  // namespace
+
+std::vector<std::string> report_formats() {
+    return {"text", "json", "csv", "markdown", "html", "trace"};
+}
+
+std::string reporter_component(std::string_view format, std::string_view output) {
+    if (format == "md") format = "markdown";
+    if (!format.empty() && format != "auto") {
+        for (const std::string& f : report_formats())
+            if (format == f) return "nnergy.reporter." + f;
+        return std::string(format);  // a component name
+    }
+    if (output.empty() || output == "-") return format.empty() ? "" : "nnergy.reporter.text";
+    std::string name = std::filesystem::path(output).filename().string();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const auto ends_with = [&](std::string_view suffix) {
+        return name.size() >= suffix.size() &&
+               std::string_view(name).substr(name.size() - suffix.size()) == suffix;
+    };
+    // Longest suffixes first: a trace is JSON too.
+    static constexpr std::pair<std::string_view, std::string_view> by_suffix[] = {
+        {".trace.json", "trace"}, {".perfetto.json", "trace"}, {".json", "json"}, {".csv", "csv"},
+        {".md", "markdown"},      {".markdown", "markdown"},   {".html", "html"}, {".htm", "html"},
+        {".txt", "text"}};
+    for (const auto& [suffix, f] : by_suffix)
+        if (ends_with(suffix)) return "nnergy.reporter." + std::string(f);
+    return "";
+}
 
 pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     toml::table root = detail::parse_toml_file(file);
@@ -257,8 +288,19 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     }
     for (const toml::table* t : tables("reporter", false)) {
         reporter_spec rep;
-        r.component(*t, "reporter", rep);
+        // `plugin` may be a short format name ("html") or be left out when the output's
+        // extension says which format to write ("report.html").
+        const std::string plugin = r.string(*t, "plugin", "reporter", false, *t);
+        rep.where = r.at(*t);
         std::string out = r.string(*t, "output", "reporter", false, *t);
+        rep.plugin = reporter_component(plugin, out);
+        if (rep.plugin.empty())
+            r.fail(t->get("output") ? *t->get("output") : static_cast<const toml::node&>(*t),
+                   fmt::format("[[reporter]] needs 'plugin' (a component or one of {}) or an "
+                               "'output' whose extension names a format ({})",
+                               fmt::join(report_formats(), ", "),
+                               "report.html, report.csv, report.md, report.json, "
+                               "report.trace.json"));
         if (!out.empty()) rep.output = out == "-" ? out : r.path(spec.base_dir, out).string();
         rep.config = r.plugin_config(*t, {"plugin", "output"});
         spec.reporters.push_back(std::move(rep));

@@ -444,8 +444,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
 
     for (size_t r = 0; r < spec.reporters.size(); ++r) {
         component_instance reporter(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir);
-        std::string bytes = run_reporter(reporter, doc);
-        write_output(bytes, spec.reporters[r].output, rep_entries[r]->name);
+        for (const reporter_output& o : run_reporter(reporter, doc, spec.reporters[r].output))
+            write_output(o.bytes, o.path, rep_entries[r]->name);
     }
     return doc;
 }

@@ -72,6 +72,16 @@ struct pipeline_spec {
 /// required keys are nnergy::error naming the file, line and key.
 pipeline_spec parse_pipeline(const std::filesystem::path& file);
 
+/// The report formats with a bundled reporter, by their short names (text, json, csv, ...).
+std::vector<std::string> report_formats();
+
+/// The reporter component for a format: a short name ("html", also "md") gives
+/// nnergy.reporter.<name>; any other non-empty name is taken as a component name; an empty
+/// format or "auto" is chosen by the output file's extension (.html, .csv, .md, .json,
+/// .trace.json, .txt), text on standard output when the format is "auto". Empty when nothing
+/// decides it.
+std::string reporter_component(std::string_view format, std::string_view output);
+
 /// Directories holding the bundled configs (hardware catalog, fusion rules, pipelines): the
 /// installed share directory and the source tree's configs/ when run from a build tree.
 std::vector<std::filesystem::path> config_dirs();

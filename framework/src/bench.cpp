@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <memory>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
@@ -255,43 +255,10 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
 namespace {
 
 /// One catalog device as a sweep uses it: its values and the architecture of its class.
-struct sweep_device {
+struct bench_device {
     config_values hardware;
     const component_entry* architecture = nullptr;
 };
-
-/// Per-thread plugin instances: a worker shares only the loaded model with other workers.
-struct sweep_worker {
-    component_instance partitioner;
-    component_instance estimator;
-    component_instance energy;
-    component_instance memory;
-    std::vector<std::unique_ptr<component_instance>> architectures;  ///< one per device
-
-    sweep_worker(const default_components& c, const std::vector<sweep_device>& devices)
-        : partitioner(c.partitioner, {c.rules}),
-          estimator(c.estimator, {}),
-          energy(c.energy, {}),
-          memory(c.memory, {}) {
-        for (const sweep_device& d : devices)
-            architectures.push_back(
-                std::make_unique<component_instance>(*d.architecture, config_values{}, d.hardware));
-    }
-};
-
-/// Runs job(worker, i) for i in [0, count) over the workers' threads, each taking the next
-/// index (the jobs differ in cost: a device may offer one precision or four).
-template <class Job>
-void parallel_for(std::vector<std::unique_ptr<sweep_worker>>& workers, size_t count, Job job) {
-    std::atomic<size_t> next{0};
-    auto run = [&](sweep_worker& w) {
-        for (size_t i = next++; i < count; i = next++) job(w, i);
-    };
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < workers.size(); ++t) threads.emplace_back(run, std::ref(*workers[t]));
-    run(*workers[0]);
-    for (std::thread& t : threads) t.join();
-}
 
 }  // namespace
 
@@ -310,10 +277,10 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
     // Setup, not timed: one loaded model, every catalog device read with its class's plugin.
     const graph g = load_model(frontend, file);
     const source_location where{"bench", 0};
-    std::vector<sweep_device> devices;
+    std::vector<bench_device> devices;
     std::map<std::string, size_t> per_plugin;
     for (const std::string& name : hardware_catalog()) {
-        sweep_device d;
+        bench_device d;
         d.hardware =
             read_hardware_file(resolve_hardware(name, std::filesystem::current_path(), where));
         const config_value* cls = find_value(d.hardware, "class");
@@ -357,36 +324,39 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         evaluations, skipped, repeats);
     std::printf("%8s %14s %9s\n", "threads", "evaluations/s", "speedup");
 
+    evaluation_plan plan;
+    plan.partitioner = &c.partitioner;
+    plan.partitioner_config = {c.rules};
+    for (const component_entry* e : {&c.estimator, &c.energy, &c.memory}) {
+        plan.estimators.push_back(e);
+        plan.estimator_configs.emplace_back();
+    }
     double single = 0;
     for (int thread_count : thread_counts) {
-        std::vector<std::unique_ptr<sweep_worker>> workers;
-        for (int t = 0; t < thread_count; ++t)
-            workers.push_back(std::make_unique<sweep_worker>(c, devices));
+        std::vector<std::unique_ptr<evaluation_worker>> workers;
+        for (int t = 0; t < thread_count; ++t) {
+            workers.push_back(std::make_unique<evaluation_worker>(plan));
+            for (size_t d = 0; d < devices.size(); ++d)  // created here, not timed
+                workers.back()->architecture(d, *devices[d].architecture, {}, devices[d].hardware);
+        }
         std::vector<double> rates;
         for (int r = 0; r < repeats; ++r) {
             const auto t0 = clock_type::now();
             // Bind and partition each batch once, then spread (batch, device) pairs.
             std::vector<bound_graph> bound(std::size(batches));
             std::vector<partition> parts(std::size(batches));
-            parallel_for(workers, std::size(batches), [&](sweep_worker& w, size_t b) {
+            parallel_for(workers, std::size(batches), [&](evaluation_worker& w, size_t b) {
                 bound[b] = nnergy::bind(g, {{"batch", batches[b]}});
-                parts[b] = run_partitioner(w.partitioner, bound[b]);
+                parts[b] = run_partitioner(w.partitioner(), bound[b]);
             });
-            parallel_for(workers, std::size(batches) * devices.size(),
-                         [&](sweep_worker& w, size_t i) {
-                             const size_t b = i / devices.size(), d = i % devices.size();
-                             component_instance& arch = *w.architectures[d];
-                             for (nnergy_dtype precision : offered[d]) {
-                                 auto mappings = map_kernels(arch, bound[b], parts[b], precision);
-                                 nnergy_results results;
-                                 run_estimator(w.estimator, arch, bound[b], parts[b], mappings,
-                                               precision, results);
-                                 run_estimator(w.energy, arch, bound[b], parts[b], mappings,
-                                               precision, results);
-                                 run_estimator(w.memory, arch, bound[b], parts[b], mappings,
-                                               precision, results);
-                             }
-                         });
+            parallel_for(
+                workers, std::size(batches) * devices.size(), [&](evaluation_worker& w, size_t i) {
+                    const size_t b = i / devices.size(), d = i % devices.size();
+                    const component_instance& arch =
+                        w.architecture(d, *devices[d].architecture, {}, devices[d].hardware);
+                    for (nnergy_dtype precision : offered[d])
+                        w.evaluate(arch, bound[b], parts[b], precision);
+                });
             rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
         }
         const double rate = median(rates);

@@ -92,6 +92,14 @@ std::filesystem::path resolve_runtime(const std::string& ref, const std::filesys
 /// Names of the runtime profiles in the catalog, sorted.
 std::vector<std::string> runtime_catalog();
 
+/// The partitioner's configuration under a runtime profile: a runtime that launches the
+/// kernels of its own fusion rules (`fusion_rules`) replaces the partitioner's `rules`; setting
+/// both is an error naming them. `runtime` is the profile read from `runtime_file`.
+config_values partitioner_config_for_runtime(const config_values& partitioner_config,
+                                             const config_values& runtime,
+                                             const std::string& profile,
+                                             const std::filesystem::path& runtime_file);
+
 struct run_options {
     std::vector<std::filesystem::path> plugin_paths;  ///< --plugin-path, searched first
     dim_bindings dims;                                ///< --dim, override the pipeline's

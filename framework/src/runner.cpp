@@ -204,6 +204,12 @@ void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& o
 }
 
 report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_options& options) {
+    if (spec.model.path.empty() || spec.partitioner.plugin.empty() || spec.architectures.empty() ||
+        spec.estimators.empty())
+        throw error(fmt::format(
+            "{}: this pipeline leaves [model], [partitioner], [[architecture]] or [[estimator]] "
+            "to its [sweep] table: run it with `nnergy sweep`",
+            spec.file.string()));
     // Frontend: named, or chosen by the model file's extension.
     const component_entry* fe = nullptr;
     if (!spec.model.frontend.empty()) {

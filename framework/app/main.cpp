@@ -14,6 +14,7 @@
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/sweep.hpp>
 #include <optional>
 
 namespace {
@@ -189,6 +190,28 @@ int main(int argc, char** argv) {
                   "Fail when the model has ops that cannot be counted, or declared shapes "
                   "that disagree with inferred ones");
 
+    // sweep
+    auto* sweep = app.add_subcommand(
+        "sweep", "Every configuration of a pipeline's axes, in parallel, as CSV or JSON Lines");
+    std::string sweep_file, sweep_fmt;
+    nnergy::sweep_options sweep_opts;
+    sweep->add_option("pipeline", sweep_file, "Pipeline file with a [sweep] table, or any pipeline")
+        ->required();
+    sweep->add_option("-j,--jobs", sweep_opts.jobs, "Threads (default: all cores)");
+    sweep->add_option("-o,--output", sweep_opts.output,
+                      "Rows to this file (.csv or .jsonl; '-' is standard output), overriding "
+                      "[sweep] output");
+    sweep->add_option("--format", sweep_fmt, "csv or jsonl (default: by the file's extension)")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
+    sweep->add_flag("--resume", sweep_opts.resume,
+                    "Keep the rows already in the output file and run only the others");
+    sweep->add_option("--summary-json", sweep_opts.summary_json,
+                      "Also write the summary (best per metric, Pareto front) as JSON");
+    sweep->fallthrough();  // --quiet (no progress bar) and --verbose after the command too
+    sweep->footer(
+        "Example:\n  nnergy sweep configs/pipelines/which-gpu.toml -o which-gpu.csv --jobs 4\n"
+        "Ctrl-C stops it with every row written whole; --resume then runs the rest.");
+
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
     std::string model_file, hw, runtime, format = "text", output = "-", frontend, rules;
@@ -314,6 +337,15 @@ int main(int argc, char** argv) {
             nnergy::load_plugins(reg, spec, opts);
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
+        }
+
+        if (sweep->parsed()) {
+            sweep_opts.plugin_paths = to_paths(g.plugin_paths);
+            sweep_opts.progress = !g.quiet;
+            if (!sweep_fmt.empty())
+                sweep_opts.format =
+                    sweep_fmt == "jsonl" ? nnergy::sweep_format::jsonl : nnergy::sweep_format::csv;
+            return nnergy::run_sweep(nnergy::parse_pipeline(sweep_file), sweep_opts);
         }
 
         if (analyze->parsed()) {

@@ -299,10 +299,17 @@ int main(int argc, char** argv) {
         ->add_option("--sweep", bench_sweep,
                      "Evaluations per second of a sweep of this model over the catalog")
         ->check(CLI::ExistingFile);
+    std::string bench_sweep_command;
+    bench
+        ->add_option("--sweep-command", bench_sweep_command,
+                     "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
+                     "(1,000 configurations)")
+        ->check(CLI::ExistingFile);
     std::vector<int> bench_threads{1, 2};
     bench
         ->add_option("--threads", bench_threads,
-                     "With --sweep: thread counts to time, e.g. 1,2,4 (default 1,2)")
+                     "With --sweep or --sweep-command: thread counts to time, e.g. 1,2,4 "
+                     "(default 1,2)")
         ->delimiter(',');
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
@@ -522,6 +529,9 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            if (!bench_sweep_command.empty())
+                return nnergy::run_bench_sweep_command(bench_sweep_command, bench_threads,
+                                                       bench_repeats);
             if (!bench_sweep.empty())
                 return nnergy::run_bench_sweep(reg, bench_sweep, bench_repeats, bench_threads);
             if (!bench_models.empty()) {

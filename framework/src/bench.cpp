@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // A benchmark, not a test: prints figures so growth with graph size can be read off.
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -367,6 +370,75 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         "\nspeedup is against the first row per thread; this machine has %u hardware "
         "threads\n",
         std::thread::hardware_concurrency());
+    return 0;
+}
+
+int run_bench_sweep_command(const std::filesystem::path& model,
+                            const std::vector<int>& thread_counts, int repeats) {
+    if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
+    for (int t : thread_counts)
+        if (t < 1) throw error("bench: --threads must be at least 1", exit_code::usage);
+    // As many batch sizes as it takes for every catalog entry at every precision it offers to
+    // reach 1,000 configurations.
+    size_t pairs = 0;
+    const source_location where{"bench", 0};
+    const std::vector<std::string> catalog = hardware_catalog();
+    for (const std::string& name : catalog)
+        pairs += hardware_precisions(read_hardware_file(resolve_hardware(
+                                         name, std::filesystem::current_path(), where)))
+                     .size();
+    if (pairs == 0) throw error("bench: the hardware catalog offers no precision");
+    const size_t batches = (1000 + pairs - 1) / pairs;
+    std::string batch_list;
+    for (size_t b = 1; b <= batches; ++b) batch_list += fmt::format("{}{}", b > 1 ? ", " : "", b);
+
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / fmt::format("nnergy-bench-sweep-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path pipeline = dir / "sweep.toml", csv = dir / "sweep.csv";
+    {
+        std::ofstream f(pipeline);
+        f << fmt::format(
+            "[sweep]\nmodels = [\"{}\"]\nhardware = [\"*\"]\nbatch = [{}]\n"
+            "precision = [\"all\"]\n",
+            std::filesystem::absolute(model).generic_string(), batch_list);
+    }
+    std::error_code ec;
+    const auto exe = boost::dll::program_location(ec);
+    if (ec) throw error("bench: cannot find the nnergy executable", exit_code::internal);
+
+    std::printf(
+        "nnergy bench --sweep-command: `nnergy sweep` of %s on %zu catalog devices x every "
+        "precision offered x batch 1..%zu = %zu configurations, written to a CSV; wall time of "
+        "the whole command (process start, plugin and model loading included), median of %d "
+        "runs\n\n",
+        model.filename().string().c_str(), catalog.size(), batches, pairs * batches, repeats);
+    std::printf("%8s %10s %14s %8s\n", "threads", "seconds", "configs/s", "rows");
+    for (int threads : thread_counts) {
+        const std::string cmd = fmt::format("'{}' --quiet sweep '{}' -o '{}' --jobs {} > /dev/null",
+                                            exe.string(), pipeline.string(), csv.string(), threads);
+        std::vector<double> times;
+        size_t rows = 0;
+        for (int r = 0; r < repeats; ++r) {
+            const auto t0 = clock_type::now();
+            const int rc = std::system(cmd.c_str());
+            times.push_back(seconds_since(t0));
+            // 1: a configuration failed, its row written: still a timing.
+            if (rc == -1 || !WIFEXITED(rc) || (WEXITSTATUS(rc) != 0 && WEXITSTATUS(rc) != 1)) {
+                std::filesystem::remove_all(dir, ec);
+                throw error(fmt::format("bench: `{}` failed ({})", cmd, rc), exit_code::failure);
+            }
+            std::ifstream f(csv);
+            std::string line;
+            rows = 0;
+            while (std::getline(f, line)) ++rows;
+            rows -= rows > 0;  // the header
+        }
+        const double t = median(times);
+        std::printf("%8d %10.3f %14.0f %8zu\n", threads, t, static_cast<double>(rows) / t, rows);
+    }
+    std::filesystem::remove_all(dir, ec);
+    std::printf("\nthe goal: 1,000 configurations in under 1 s on two threads\n");
     return 0;
 }
 

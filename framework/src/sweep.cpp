@@ -883,7 +883,9 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
     };
 
     // Progress on a terminal only, redrawn a few times a second.
-    const bool show_progress = options.progress && ::isatty(STDERR_FILENO) && !todo.empty();
+    // Not when the rows themselves scroll by on the same terminal.
+    const bool show_progress = options.progress && ::isatty(STDERR_FILENO) && !todo.empty() &&
+                               !(to_stdout && ::isatty(STDOUT_FILENO));
     std::mutex progress_mutex;
     std::condition_variable progress_cv;
     bool finished = false;

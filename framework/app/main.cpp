@@ -15,6 +15,7 @@
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/sweep.hpp>
 #include <optional>
 
 namespace {
@@ -184,6 +185,28 @@ int main(int argc, char** argv) {
                   "Fail when the model has ops that cannot be counted, or declared shapes "
                   "that disagree with inferred ones");
 
+    // sweep
+    auto* sweep = app.add_subcommand(
+        "sweep", "Every configuration of a pipeline's axes, in parallel, as CSV or JSON Lines");
+    std::string sweep_file, sweep_fmt;
+    nnergy::sweep_options sweep_opts;
+    sweep->add_option("pipeline", sweep_file, "Pipeline file with a [sweep] table, or any pipeline")
+        ->required();
+    sweep->add_option("-j,--jobs", sweep_opts.jobs, "Threads (default: all cores)");
+    sweep->add_option("-o,--output", sweep_opts.output,
+                      "Rows to this file (.csv or .jsonl; '-' is standard output), overriding "
+                      "[sweep] output");
+    sweep->add_option("--format", sweep_fmt, "csv or jsonl (default: by the file's extension)")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
+    sweep->add_flag("--resume", sweep_opts.resume,
+                    "Keep the rows already in the output file and run only the others");
+    sweep->add_option("--summary-json", sweep_opts.summary_json,
+                      "Also write the summary (best per metric, Pareto front) as JSON");
+    sweep->fallthrough();  // --quiet (no progress bar) and --verbose after the command too
+    sweep->footer(
+        "Example:\n  nnergy sweep configs/pipelines/which-gpu.toml -o which-gpu.csv --jobs 4\n"
+        "Ctrl-C stops it with every row written whole; --resume then runs the rest.");
+
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
     std::string model_file, hw, runtime, format = "auto", output = "-", frontend, rules,
@@ -277,10 +300,17 @@ int main(int argc, char** argv) {
         ->add_option("--sweep", bench_sweep,
                      "Evaluations per second of a sweep of this model over the catalog")
         ->check(CLI::ExistingFile);
+    std::string bench_sweep_command;
+    bench
+        ->add_option("--sweep-command", bench_sweep_command,
+                     "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
+                     "(1,000 configurations)")
+        ->check(CLI::ExistingFile);
     std::vector<int> bench_threads{1, 2};
     bench
         ->add_option("--threads", bench_threads,
-                     "With --sweep: thread counts to time, e.g. 1,2,4 (default 1,2)")
+                     "With --sweep or --sweep-command: thread counts to time, e.g. 1,2,4 "
+                     "(default 1,2)")
         ->delimiter(',');
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
@@ -315,6 +345,15 @@ int main(int argc, char** argv) {
             nnergy::load_plugins(reg, spec, opts);
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
+        }
+
+        if (sweep->parsed()) {
+            sweep_opts.plugin_paths = to_paths(g.plugin_paths);
+            sweep_opts.progress = !g.quiet;
+            if (!sweep_fmt.empty())
+                sweep_opts.format =
+                    sweep_fmt == "jsonl" ? nnergy::sweep_format::jsonl : nnergy::sweep_format::csv;
+            return nnergy::run_sweep(nnergy::parse_pipeline(sweep_file), sweep_opts);
         }
 
         if (analyze->parsed()) {
@@ -527,6 +566,9 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            if (!bench_sweep_command.empty())
+                return nnergy::run_bench_sweep_command(bench_sweep_command, bench_threads,
+                                                       bench_repeats);
             if (!bench_sweep.empty())
                 return nnergy::run_bench_sweep(reg, bench_sweep, bench_repeats, bench_threads);
             if (!bench_models.empty()) {

@@ -49,6 +49,9 @@ nav.runs button[aria-pressed=true]{background:var(--accent);color:#fff;border-co
 .filter{margin:8px 0;display:flex;gap:10px;align-items:center}
 .filter input{font:inherit;padding:4px 8px;border:1px solid var(--line);border-radius:4px;width:260px}
 .table-wrap{overflow-x:auto;max-height:640px;overflow-y:auto;border:1px solid var(--line);border-radius:6px}
+/* Off-screen charts and tables skip layout until scrolled to: a 500-row table otherwise
+   dominates the page's load time. */
+.table-wrap,figure.chart{content-visibility:auto;contain-intrinsic-size:auto 420px}
 table.kernels{border-collapse:collapse;width:100%;font-size:12.5px}
 table.kernels th,table.kernels td{padding:3px 8px;border-bottom:1px solid #eceff2;text-align:left;white-space:nowrap}
 table.kernels th{position:sticky;top:0;background:var(--panel);cursor:pointer;user-select:none}

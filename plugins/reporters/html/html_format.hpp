@@ -5,12 +5,14 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace nnergy::html {
@@ -172,20 +174,33 @@ inline std::string percent(double fraction) {
     return format("%.0f%%", p);
 }
 
-/// A number as the sort key of a table cell: enough digits to order any two different doubles
-/// the way the doubles order; empty (sorted last) when missing.
+/// A number as the sort key of a table cell: the shortest text that reads back as the same
+/// double, so keys order the way the doubles do; empty (sorted last) when missing.
 inline std::string sort_key(double v) {
     if (!std::isfinite(v)) return {};
+#if defined(__cpp_lib_to_chars)
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    if (ec == std::errc()) return std::string(buf, end);
+#endif
     return format("%.17g", v);
 }
 
-/// An SVG coordinate or length with one decimal; a non-finite value (which callers filter out
-/// before) becomes 0 rather than "nan", which would make the SVG invalid.
+/// An SVG coordinate or length with at most one decimal ("12", "12.3", "-3.3"); a non-finite
+/// value (which callers filter out before) becomes 0 rather than "nan", which would make the SVG
+/// invalid. Integer arithmetic rather than printf: a large page has tens of thousands of them.
 inline std::string coord(double v) {
     if (!std::isfinite(v)) return "0";
-    const std::string s = format("%.1f", v);
-    if (s == "-0.0") return "0";
-    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) return s.substr(0, s.size() - 2);
+    if (std::fabs(v) > 1e15) return format("%.0f", v);
+    long long tenths = std::llround(v * 10);
+    if (tenths == 0) return "0";
+    std::string s = tenths < 0 ? "-" : "";
+    if (tenths < 0) tenths = -tenths;
+    s += std::to_string(tenths / 10);
+    if (tenths % 10) {
+        s += '.';
+        s += static_cast<char>('0' + tenths % 10);
+    }
     return s;
 }
 

@@ -100,13 +100,18 @@ TEST_CASE("sort keys order like the numbers", "[html][numbers]") {
     CHECK(std::stod(sort_key(1.663e-6)) == 1.663e-6);
     CHECK(std::stod(sort_key(0.1 + 0.2)) == 0.1 + 0.2);
     CHECK(std::stod(sort_key(9.894e14)) == 9.894e14);
+    CHECK(std::stod(sort_key(-2.5e-300)) == -2.5e-300);
+    CHECK(sort_key(0.5) == "0.5");
 }
 
 TEST_CASE("coordinates: one decimal, no trailing .0, no -0", "[html][numbers]") {
     CHECK(coord(12) == "12");
     CHECK(coord(12.34) == "12.3");
     CHECK(coord(-0.01) == "0");
-    CHECK(coord(-3.25) == "-3.2");
+    CHECK(coord(-3.26) == "-3.3");
+    CHECK(coord(0.04) == "0");
+    CHECK(coord(719.96) == "720");
+    CHECK(coord(2e15) == "2000000000000000");
 }
 
 TEST_CASE("linear ticks: 1-2-5 steps covering the range", "[html][ticks]") {

@@ -203,6 +203,12 @@ TEST_CASE("untrusted names are escaped everywhere", "[html][page]") {
     CHECK(contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;0"));
     CHECK(contains(html, "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\xEF\xBF\xBD"));
     CHECK(occurrences(html, "<script>") == 2);  // the page's own two
+    ordered_json unknown = make_doc({});
+    unknown["model"]["unknown_ops"].push_back(
+        {{"node", "<evil>"}, {"op_type", "Foo&"}, {"domain", "com.x"}});
+    const std::string listed = page(unknown);
+    CHECK(contains(listed, "id=\"unknown-ops\""));
+    CHECK(contains(listed, "<li>&lt;evil&gt; (Foo&amp;, domain com.x)</li>"));
     nnergy::html::render_options opt;
     opt.title = "</title><script>x</script>";
     const std::string titled = page(make_doc({}), opt);

@@ -210,10 +210,10 @@ inline std::string roofline_chart(const run_data& run, const std::string& id) {
         "<figure class=\"chart\" id=\"" + id + "\">\n<figcaption>Roofline</figcaption>\n";
     s += svg::open(f, "roofline: attained FLOP/s against arithmetic intensity, log-log");
     s += svg::x_axis(
-        f, sx, xt, [](double v) { return count(v); },
+        f, sx, xt, [](double v) { return v < 1 ? format("%g", v) : tick(v); },
         "arithmetic intensity (FLOP per byte of DRAM traffic)");
     s += svg::y_axis(
-        f, sy, yt, [](double v) { return si(v); }, "attained FLOP/s");
+        f, sy, yt, [](double v) { return tick(v); }, "attained FLOP/s");
     // Roofs: the DRAM slope up to the highest ridge, each unit's peak flat from its own ridge.
     if (bandwidth > 0) {
         const double x_start = sx.lo;
@@ -290,7 +290,7 @@ inline std::string stacked_bars(const std::vector<stacked_row>& rows,
     std::string s = svg::open(f, aria);
     for (double t : xt) {
         s += svg::line(sx(t), f.y1(), sx(t), f.y0(), "grid");
-        s += svg::text(sx(t), f.y0() + 16, si(t, unit), "tick", "middle");
+        s += svg::text(sx(t), f.y0() + 16, tick(t, unit), "tick", "middle");
     }
     for (size_t r = 0; r < rows.size(); ++r) {
         const stacked_row& row = rows[r];
@@ -469,7 +469,7 @@ inline std::string memory_chart(const run_data& run, const std::string& id) {
                     "\">\n<figcaption>Memory in use by kernel (in execution order)</figcaption>\n";
     s += svg::open(f, "memory in use while each kernel runs");
     s += svg::y_axis(
-        f, sy, yt, [](double v) { return si(v, "B"); }, "memory in use");
+        f, sy, yt, [](double v) { return tick(v, "B"); }, "memory in use");
     const std::vector<double> xt = linear_ticks(0, static_cast<double>(n - 1), 8);
     std::string xs;
     for (double t : xt) {
@@ -628,7 +628,7 @@ inline std::string comparison_chart(const std::vector<run_data>& runs, const com
     s += svg::open(f, m.title + " of each run");
     for (double t : xt) {
         s += svg::line(sx(t), f.y1(), sx(t), f.y0(), "grid");
-        s += svg::text(sx(t), f.y0() + 16, si(t, m.unit), "tick", "middle");
+        s += svg::text(sx(t), f.y0() + 16, tick(t, m.unit), "tick", "middle");
     }
     for (size_t i = 0; i < runs.size(); ++i) {
         const run_data& r = runs[i];

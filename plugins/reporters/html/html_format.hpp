@@ -162,6 +162,20 @@ inline std::string count(double v) {
     return si(v);
 }
 
+/// An axis tick's label: si() without trailing zeros ("10P", "2.5 kB", "0 J"), since tick
+/// values are round and their zeros only add noise.
+inline std::string tick(double v, std::string_view unit = "") {
+    const std::string s = si(v, unit);
+    const size_t dot = s.find('.');
+    if (dot == std::string::npos) return s;
+    size_t end = dot + 1;
+    while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+    size_t last = end;
+    while (last > dot + 1 && s[last - 1] == '0') --last;
+    if (last == dot + 1) last = dot;
+    return s.substr(0, last) + s.substr(end);
+}
+
 /// A duration: "850 ns", "12.3 µs", "1.23 ms", "2.05 s".
 inline std::string seconds(double s) { return si(s, "s"); }
 

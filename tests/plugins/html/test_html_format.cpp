@@ -79,6 +79,18 @@ TEST_CASE("numbers never print nan or inf", "[html][numbers]") {
     }
 }
 
+TEST_CASE("tick labels drop trailing zeros", "[html][numbers]") {
+    CHECK(tick(1e16) == "10P");
+    CHECK(tick(1e15) == "1P");
+    CHECK(tick(100e12) == "100T");
+    CHECK(tick(2500, "B") == "2.5 kB");
+    CHECK(tick(0.05, "J") == "50 mJ");
+    CHECK(tick(1.25e-6, "s") == "1.25 \xC2\xB5s");
+    CHECK(tick(0, "J") == "0 J");
+    CHECK(tick(0.1) == "100m");
+    CHECK(tick(nan_v, "B") == std::string(missing));
+}
+
 TEST_CASE("count, seconds and percent", "[html][numbers]") {
     CHECK(count(0) == "0");
     CHECK(count(42) == "42");

@@ -32,9 +32,11 @@ TEST_CASE("the quickstart pipeline parses", "[pipeline]") {
     CHECK(spec.estimators[0].plugin == "nnergy.estimator.roofline");
     CHECK(spec.estimators[1].plugin == "nnergy.estimator.energy");
     CHECK(spec.estimators[2].plugin == "nnergy.estimator.memory");
-    REQUIRE(spec.reporters.size() == 2);
+    REQUIRE(spec.reporters.size() == 3);
     CHECK(spec.reporters[0].output == "-");
     CHECK(spec.reporters[1].output.ends_with("quickstart-report.json"));
+    CHECK(spec.reporters[2].plugin == "nnergy.reporter.html");
+    CHECK(spec.reporters[2].output.ends_with("quickstart-report.html"));
 }
 
 TEST_CASE("pipeline errors name the file, line and key", "[pipeline]") {

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/suggest.hpp>
 #include <set>
 
 #include "toml_util.hpp"
@@ -206,11 +207,12 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
                 all_precisions = &n;  // every precision the hardware file offers
                 return;
             }
-            if (!dtype_from_name(*p))
-                r.fail(n, fmt::format("unknown precision '{}' (expected float32, tfloat32, "
-                                      "float16, bfloat16, float8_e4m3, float8_e5m2, int8, int4, "
-                                      "float64, or \"all\")",
-                                      *p));
+            if (!dtype_from_name(*p)) {
+                std::string expected;
+                for (const std::string& name : precision_names()) expected += name + ", ";
+                r.fail(n, fmt::format("unknown precision '{}'{} (expected {}or \"all\")", *p,
+                                      did_you_mean(*p, precision_names()), expected));
+            }
             precisions.push_back(std::string(dtype_name(*dtype_from_name(*p))));
         };
         if (const toml::node* p = t->get("precision")) {
@@ -314,10 +316,11 @@ std::filesystem::path resolve_in_catalog(std::string_view folder, std::string_vi
         std::filesystem::path p = dir / folder / (ref + ".toml");
         if (std::filesystem::is_regular_file(p, ec)) return p;
     }
+    const std::vector<std::string> known = catalog(folder);
     std::string names;
-    for (const auto& n : catalog(folder)) names += (names.empty() ? "" : ", ") + n;
-    throw error(fmt::format("{}: unknown {} '{}' (catalog: {})", where.str(), what, ref,
-                            names.empty() ? "(empty)" : names));
+    for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+    throw error(fmt::format("{}: unknown {} '{}'{} (catalog: {})", where.str(), what, ref,
+                            did_you_mean(ref, known), names.empty() ? "(empty)" : names));
 }
 
 }  // namespace

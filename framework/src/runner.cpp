@@ -11,6 +11,7 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/suggest.hpp>
 
 namespace nnergy {
 namespace {
@@ -19,8 +20,13 @@ const component_entry& require(const registry& reg, nnergy_component_kind kind,
                                const std::string& name, const source_location& where) {
     if (const component_entry* e = reg.find(kind, name)) return *e;
     std::string hint;
-    if (const component_entry* other = reg.find(name))
+    if (const component_entry* other = reg.find(name)) {
         hint = fmt::format(" ('{}' is a {})", name, kind_name(other->kind));
+    } else {
+        std::vector<std::string> names;
+        for (const component_entry* c : reg.of_kind(kind)) names.push_back(c->name);
+        hint = did_you_mean(name, names);
+    }
     throw error(fmt::format("{}: no {} plugin named '{}'{} (available: {})", where.str(),
                             kind_name(kind), name, hint, reg.names_of(kind)),
                 exit_code::plugin_missing);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/suggest.hpp>
 #include <set>
@@ -135,7 +136,10 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         spec.model.where = r.at(t);
         spec.model.frontend = r.string(t, "frontend", "model", false, t);
         const std::string p = r.string(t, "path", "model", true, t);
-        spec.model.path = r.path(spec.base_dir, p);
+        // "zoo:resnet50" names a bundled model (nnergy models).
+        spec.model.path = p.compare(0, 4, "zoo:") == 0
+                              ? resolve_model(p, spec.base_dir, r.at(*t.get("path")))
+                              : r.path(spec.base_dir, p);
         std::error_code ec;
         if (!std::filesystem::is_regular_file(spec.model.path, ec))
             r.fail(*t.get("path"),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The nnergy command line. Exit codes are documented in docs/cli.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nnergy/plugin.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -17,6 +18,7 @@
 #include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/suggest.hpp>
+#include <nnergy/framework/sweep.hpp>
 #include <optional>
 
 #include "completion.hpp"
@@ -157,9 +159,10 @@ nnergy::cli::completion_table completion_values(const global_options& g,
     t["--runtime"] = {nnergy::runtime_catalog(), true};
     t["--precision"] = {nnergy::precision_names(), false};
     t["--precision"].words.push_back("all");
-    t["--format"] = {{"text", "json"}, false};
+    t["--format"] = {nnergy::report_formats(), false};
     for (std::string& r : components(NNERGY_KIND_REPORTER)) t["--format"].words.push_back(r);
     t["compare --format"] = {compare_formats, false};
+    t["sweep --format"] = {{"csv", "jsonl"}, false};
     t["--arch"] = {{"auto"}, false};
     for (std::string& a : components(NNERGY_KIND_ARCHITECTURE)) t["--arch"].words.push_back(a);
     t["--frontend"] = {components(NNERGY_KIND_FRONTEND), false};
@@ -168,15 +171,10 @@ nnergy::cli::completion_table completion_values(const global_options& g,
     t["model"] = {models, true};
     t["--model"] = t["model"];
     t["--sweep"] = t["model"];
+    t["--sweep-command"] = t["model"];
     t["hardware show name"] = {nnergy::hardware_catalog(), true};
     t["completion shell"] = {{"bash", "zsh"}, false};
     return t;
-}
-
-std::string reporter_for_format(const std::string& format) {
-    if (format == "text") return "nnergy.reporter.text";
-    if (format == "json") return "nnergy.reporter.json";
-    return format;  // a full component name
 }
 
 /// The default pipeline of `analyze` and `compare` without architectures and reporters: the
@@ -269,9 +267,32 @@ int main(int argc, char** argv) {
         "  nnergy run configs/pipelines/quickstart.toml\n"
         "  nnergy run my-pipeline.toml --dim batch=8,seq=512 --strict");
 
+    // sweep
+    auto* sweep = app.add_subcommand(
+        "sweep", "Every configuration of a pipeline's axes, in parallel, as CSV or JSON Lines");
+    std::string sweep_file, sweep_fmt;
+    nnergy::sweep_options sweep_opts;
+    sweep->add_option("pipeline", sweep_file, "Pipeline file with a [sweep] table, or any pipeline")
+        ->required();
+    sweep->add_option("-j,--jobs", sweep_opts.jobs, "Threads (default: all cores)");
+    sweep->add_option("-o,--output", sweep_opts.output,
+                      "Rows to this file (.csv or .jsonl; '-' is standard output), overriding "
+                      "[sweep] output");
+    sweep->add_option("--format", sweep_fmt, "csv or jsonl (default: by the file's extension)")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
+    sweep->add_flag("--resume", sweep_opts.resume,
+                    "Keep the rows already in the output file and run only the others");
+    sweep->add_option("--summary-json", sweep_opts.summary_json,
+                      "Also write the summary (best per metric, Pareto front) as JSON");
+    sweep->fallthrough();  // --quiet (no progress bar) and --verbose after the command too
+    sweep->footer(
+        "Example:\n  nnergy sweep configs/pipelines/which-gpu.toml -o which-gpu.csv --jobs 4\n"
+        "Ctrl-C stops it with every row written whole; --resume then runs the rest.");
+
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
-    std::string model_file, hw, runtime, format = "text", output = "-", frontend, rules;
+    std::string model_file, hw, runtime, format = "auto", output = "-", frontend, rules,
+                                         kernel_rows;
     std::vector<std::string> an_dims, precisions{"float32"};
     std::vector<int64_t> batches;
     bool an_strict = false;
@@ -297,8 +318,13 @@ int main(int argc, char** argv) {
     analyze->add_option("--arch", arch_plugin,
                         "Architecture plugin (default: the one for the hardware's class, "
                         "nnergy.architecture.<class>, else nnergy.architecture.reference)");
-    analyze->add_option("--format", format, "Report format: text, json, or a reporter name");
+    analyze->add_option("--format", format,
+                        "Report format: text, json, csv, markdown, html, trace, or a reporter "
+                        "component name (default: by the -o file's extension, else text)");
     analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
+    analyze->add_option("--kernels", kernel_rows,
+                        "Text and Markdown reports: per-kernel rows to show, N (the N slowest, "
+                        "in kernel order) or 'all'");
     analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
     analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
     analyze->add_flag("--strict", an_strict,
@@ -375,10 +401,15 @@ int main(int argc, char** argv) {
     std::string bench_sweep;
     bench->add_option("--sweep", bench_sweep,
                       "Evaluations per second of a sweep of this model over the catalog");
+    std::string bench_sweep_command;
+    bench->add_option("--sweep-command", bench_sweep_command,
+                      "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
+                      "(1,000 configurations)");
     std::vector<int> bench_threads{1, 2};
     bench
         ->add_option("--threads", bench_threads,
-                     "With --sweep: thread counts to time, e.g. 1,2,4 (default 1,2)")
+                     "With --sweep or --sweep-command: thread counts to time, e.g. 1,2,4 "
+                     "(default 1,2)")
         ->delimiter(',');
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
@@ -466,6 +497,15 @@ int main(int argc, char** argv) {
             return 0;
         }
 
+        if (sweep->parsed()) {
+            sweep_opts.plugin_paths = to_paths(g.plugin_paths);
+            sweep_opts.progress = !g.quiet;
+            if (!sweep_fmt.empty())
+                sweep_opts.format =
+                    sweep_fmt == "jsonl" ? nnergy::sweep_format::jsonl : nnergy::sweep_format::csv;
+            return nnergy::run_sweep(nnergy::parse_pipeline(sweep_file), sweep_opts);
+        }
+
         if (analyze->parsed()) {
             nnergy::pipeline_spec spec =
                 default_pipeline(model_arg(model_file), frontend, runtime, rules);
@@ -507,9 +547,45 @@ int main(int argc, char** argv) {
                 spec.architectures.push_back(arch);
             }
             nnergy::reporter_spec rep;
-            rep.plugin = reporter_for_format(format);
+            rep.plugin = nnergy::reporter_component(format, output);
+            if (rep.plugin.empty())
+                throw nnergy::error(
+                    fmt::format("-o {}: the extension names no report format; add --format "
+                                "({})",
+                                output, fmt::join(nnergy::report_formats(), ", ")),
+                    exit_code::usage);
             rep.where = {"--format", 0};
             rep.output = output;
+            if (!kernel_rows.empty()) {
+                if (rep.plugin != "nnergy.reporter.text" &&
+                    rep.plugin != "nnergy.reporter.markdown")
+                    throw nnergy::error("--kernels applies to the text and markdown reports",
+                                        exit_code::usage);
+                nnergy::config_value v;
+                v.name = "kernels";
+                v.file = "--kernels";
+                if (kernel_rows == "all") {
+                    v.kind = NNERGY_VALUE_STRING;
+                    v.string_value = kernel_rows;
+                } else {
+                    size_t used = 0;
+                    long long n = -1;
+                    try {
+                        n = std::stoll(kernel_rows, &used);
+                    } catch (...) {
+                        used = 0;
+                    }
+                    if (used != kernel_rows.size() || n < 0)
+                        throw nnergy::error(
+                            fmt::format("--kernels '{}': expected a count (0 or more) or 'all'",
+                                        kernel_rows),
+                            exit_code::usage);
+                    v.kind = NNERGY_VALUE_INT;
+                    v.int_value = n;
+                    v.float_value = static_cast<double>(n);
+                }
+                rep.config.push_back(v);
+            }
             spec.reporters.push_back(rep);
             nnergy::registry reg;
             nnergy::load_plugins(reg, spec, opts);
@@ -644,6 +720,9 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            if (!bench_sweep_command.empty())
+                return nnergy::run_bench_sweep_command(model_arg(bench_sweep_command),
+                                                       bench_threads, bench_repeats);
             if (!bench_sweep.empty())
                 return nnergy::run_bench_sweep(reg, model_arg(bench_sweep), bench_repeats,
                                                bench_threads);

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // A benchmark, not a test: prints figures so growth with graph size can be read off.
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/pipeline.hpp>
@@ -255,43 +258,10 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
 namespace {
 
 /// One catalog device as a sweep uses it: its values and the architecture of its class.
-struct sweep_device {
+struct bench_device {
     config_values hardware;
     const component_entry* architecture = nullptr;
 };
-
-/// Per-thread plugin instances: a worker shares only the loaded model with other workers.
-struct sweep_worker {
-    component_instance partitioner;
-    component_instance estimator;
-    component_instance energy;
-    component_instance memory;
-    std::vector<std::unique_ptr<component_instance>> architectures;  ///< one per device
-
-    sweep_worker(const default_components& c, const std::vector<sweep_device>& devices)
-        : partitioner(c.partitioner, {c.rules}),
-          estimator(c.estimator, {}),
-          energy(c.energy, {}),
-          memory(c.memory, {}) {
-        for (const sweep_device& d : devices)
-            architectures.push_back(
-                std::make_unique<component_instance>(*d.architecture, config_values{}, d.hardware));
-    }
-};
-
-/// Runs job(worker, i) for i in [0, count) over the workers' threads, each taking the next
-/// index (the jobs differ in cost: a device may offer one precision or four).
-template <class Job>
-void parallel_for(std::vector<std::unique_ptr<sweep_worker>>& workers, size_t count, Job job) {
-    std::atomic<size_t> next{0};
-    auto run = [&](sweep_worker& w) {
-        for (size_t i = next++; i < count; i = next++) job(w, i);
-    };
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < workers.size(); ++t) threads.emplace_back(run, std::ref(*workers[t]));
-    run(*workers[0]);
-    for (std::thread& t : threads) t.join();
-}
 
 }  // namespace
 
@@ -310,10 +280,10 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
     // Setup, not timed: one loaded model, every catalog device read with its class's plugin.
     const graph g = load_model(frontend, file);
     const source_location where{"bench", 0};
-    std::vector<sweep_device> devices;
+    std::vector<bench_device> devices;
     std::map<std::string, size_t> per_plugin;
     for (const std::string& name : hardware_catalog()) {
-        sweep_device d;
+        bench_device d;
         d.hardware =
             read_hardware_file(resolve_hardware(name, std::filesystem::current_path(), where));
         const config_value* cls = find_value(d.hardware, "class");
@@ -357,36 +327,39 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         evaluations, skipped, repeats);
     std::printf("%8s %14s %9s\n", "threads", "evaluations/s", "speedup");
 
+    evaluation_plan plan;
+    plan.partitioner = &c.partitioner;
+    plan.partitioner_config = {c.rules};
+    for (const component_entry* e : {&c.estimator, &c.energy, &c.memory}) {
+        plan.estimators.push_back(e);
+        plan.estimator_configs.emplace_back();
+    }
     double single = 0;
     for (int thread_count : thread_counts) {
-        std::vector<std::unique_ptr<sweep_worker>> workers;
-        for (int t = 0; t < thread_count; ++t)
-            workers.push_back(std::make_unique<sweep_worker>(c, devices));
+        std::vector<std::unique_ptr<evaluation_worker>> workers;
+        for (int t = 0; t < thread_count; ++t) {
+            workers.push_back(std::make_unique<evaluation_worker>(plan));
+            for (size_t d = 0; d < devices.size(); ++d)  // created here, not timed
+                workers.back()->architecture(d, *devices[d].architecture, {}, devices[d].hardware);
+        }
         std::vector<double> rates;
         for (int r = 0; r < repeats; ++r) {
             const auto t0 = clock_type::now();
             // Bind and partition each batch once, then spread (batch, device) pairs.
             std::vector<bound_graph> bound(std::size(batches));
             std::vector<partition> parts(std::size(batches));
-            parallel_for(workers, std::size(batches), [&](sweep_worker& w, size_t b) {
+            parallel_for(workers, std::size(batches), [&](evaluation_worker& w, size_t b) {
                 bound[b] = nnergy::bind(g, {{"batch", batches[b]}});
-                parts[b] = run_partitioner(w.partitioner, bound[b]);
+                parts[b] = run_partitioner(w.partitioner(), bound[b]);
             });
-            parallel_for(workers, std::size(batches) * devices.size(),
-                         [&](sweep_worker& w, size_t i) {
-                             const size_t b = i / devices.size(), d = i % devices.size();
-                             component_instance& arch = *w.architectures[d];
-                             for (nnergy_dtype precision : offered[d]) {
-                                 auto mappings = map_kernels(arch, bound[b], parts[b], precision);
-                                 nnergy_results results;
-                                 run_estimator(w.estimator, arch, bound[b], parts[b], mappings,
-                                               precision, results);
-                                 run_estimator(w.energy, arch, bound[b], parts[b], mappings,
-                                               precision, results);
-                                 run_estimator(w.memory, arch, bound[b], parts[b], mappings,
-                                               precision, results);
-                             }
-                         });
+            parallel_for(
+                workers, std::size(batches) * devices.size(), [&](evaluation_worker& w, size_t i) {
+                    const size_t b = i / devices.size(), d = i % devices.size();
+                    const component_instance& arch =
+                        w.architecture(d, *devices[d].architecture, {}, devices[d].hardware);
+                    for (nnergy_dtype precision : offered[d])
+                        w.evaluate(arch, bound[b], parts[b], precision);
+                });
             rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
         }
         const double rate = median(rates);
@@ -397,6 +370,75 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         "\nspeedup is against the first row per thread; this machine has %u hardware "
         "threads\n",
         std::thread::hardware_concurrency());
+    return 0;
+}
+
+int run_bench_sweep_command(const std::filesystem::path& model,
+                            const std::vector<int>& thread_counts, int repeats) {
+    if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
+    for (int t : thread_counts)
+        if (t < 1) throw error("bench: --threads must be at least 1", exit_code::usage);
+    // As many batch sizes as it takes for every catalog entry at every precision it offers to
+    // reach 1,000 configurations.
+    size_t pairs = 0;
+    const source_location where{"bench", 0};
+    const std::vector<std::string> catalog = hardware_catalog();
+    for (const std::string& name : catalog)
+        pairs += hardware_precisions(read_hardware_file(resolve_hardware(
+                                         name, std::filesystem::current_path(), where)))
+                     .size();
+    if (pairs == 0) throw error("bench: the hardware catalog offers no precision");
+    const size_t batches = (1000 + pairs - 1) / pairs;
+    std::string batch_list;
+    for (size_t b = 1; b <= batches; ++b) batch_list += fmt::format("{}{}", b > 1 ? ", " : "", b);
+
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / fmt::format("nnergy-bench-sweep-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path pipeline = dir / "sweep.toml", csv = dir / "sweep.csv";
+    {
+        std::ofstream f(pipeline);
+        f << fmt::format(
+            "[sweep]\nmodels = [\"{}\"]\nhardware = [\"*\"]\nbatch = [{}]\n"
+            "precision = [\"all\"]\n",
+            std::filesystem::absolute(model).generic_string(), batch_list);
+    }
+    std::error_code ec;
+    const auto exe = boost::dll::program_location(ec);
+    if (ec) throw error("bench: cannot find the nnergy executable", exit_code::internal);
+
+    std::printf(
+        "nnergy bench --sweep-command: `nnergy sweep` of %s on %zu catalog devices x every "
+        "precision offered x batch 1..%zu = %zu configurations, written to a CSV; wall time of "
+        "the whole command (process start, plugin and model loading included), median of %d "
+        "runs\n\n",
+        model.filename().string().c_str(), catalog.size(), batches, pairs * batches, repeats);
+    std::printf("%8s %10s %14s %8s\n", "threads", "seconds", "configs/s", "rows");
+    for (int threads : thread_counts) {
+        const std::string cmd = fmt::format("'{}' --quiet sweep '{}' -o '{}' --jobs {} > /dev/null",
+                                            exe.string(), pipeline.string(), csv.string(), threads);
+        std::vector<double> times;
+        size_t rows = 0;
+        for (int r = 0; r < repeats; ++r) {
+            const auto t0 = clock_type::now();
+            const int rc = std::system(cmd.c_str());
+            times.push_back(seconds_since(t0));
+            // 1: a configuration failed, its row written: still a timing.
+            if (rc == -1 || !WIFEXITED(rc) || (WEXITSTATUS(rc) != 0 && WEXITSTATUS(rc) != 1)) {
+                std::filesystem::remove_all(dir, ec);
+                throw error(fmt::format("bench: `{}` failed ({})", cmd, rc), exit_code::failure);
+            }
+            std::ifstream f(csv);
+            std::string line;
+            rows = 0;
+            while (std::getline(f, line)) ++rows;
+            rows -= rows > 0;  // the header
+        }
+        const double t = median(times);
+        std::printf("%8d %10.3f %14.0f %8zu\n", threads, t, static_cast<double>(rows) / t, rows);
+    }
+    std::filesystem::remove_all(dir, ec);
+    std::printf("\nthe goal: 1,000 configurations in under 1 s on two threads\n");
     return 0;
 }
 

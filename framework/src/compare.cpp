@@ -22,7 +22,8 @@ std::string text_at(const report_value* obj, std::string_view key) {
     return v && v->kind == NNERGY_VALUE_STRING ? v->string_value : std::string();
 }
 
-/// "1.23 ms", "456 mJ", "12.3 GB": three significant digits with a prefix for the magnitude.
+}  // namespace
+
 std::string with_unit(double v, const char* unit) {
     static const std::pair<double, const char*> small[] = {
         {1, ""}, {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}, {1e-12, "p"}};
@@ -37,6 +38,8 @@ std::string with_unit(double v, const char* unit) {
         if (a >= f) return fmt::format("{:.3g} {}{}", v / f, p, unit);
     return fmt::format("{:.3g} {}", v, unit);
 }
+
+namespace {
 
 std::string cell(const std::optional<double>& v, const char* unit) {
     return v ? with_unit(*v, unit) : std::string("-");

@@ -3,10 +3,14 @@
 // Every function here is noexcept towards the plugin: C++ exceptions never cross the boundary.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
 
@@ -706,6 +710,36 @@ nnergy_status* api_output_write(nnergy_output* out, nnergy_string_view bytes) no
     });
 }
 
+bool api_output_allows_color(const nnergy_output* out) noexcept { return out && out->allows_color; }
+nnergy_string_view api_output_path(const nnergy_output* out) noexcept {
+    return out ? to_sv(out->path) : nnergy_string_view{nullptr, 0};
+}
+nnergy_status* api_output_companion(nnergy_output* out, nnergy_string_view suffix,
+                                    nnergy_output** out_companion) noexcept {
+    return host_guard([&] {
+        if (!out || !out_companion) throw error("output_companion: output is NULL");
+        *out_companion = nullptr;
+        const std::string_view s = sv(suffix);
+        if (s.empty() || s.find_first_of("/\\") != std::string_view::npos)
+            throw error(fmt::format(
+                "output_companion: suffix '{}' must be non-empty and hold no path separator", s));
+        for (auto& [known, companion] : out->companions)
+            if (known == s) {
+                *out_companion = companion.get();
+                return;
+            }
+        auto companion = std::make_unique<nnergy_output>();
+        if (!out->path.empty()) {
+            // "report.csv" + "-totals.csv" -> "report-totals.csv"
+            std::filesystem::path p(out->path);
+            p.replace_extension();
+            companion->path = p.string() + std::string(s);
+        }
+        *out_companion = companion.get();
+        out->companions.emplace_back(std::string(s), std::move(companion));
+    });
+}
+
 const nnergy_host_api k_host_api = [] {
     nnergy_host_api a{};
     a.struct_size = sizeof(nnergy_host_api);
@@ -728,6 +762,9 @@ const nnergy_host_api k_host_api = [] {
     a.results_get_kernel_number = api_results_get_kernel_number;
     a.results_get_total = api_results_get_total;
     a.results_get_total_text = api_results_get_total_text;
+    a.output_allows_color = api_output_allows_color;
+    a.output_path = api_output_path;
+    a.output_companion = api_output_companion;
     a.graph_add_input = api_graph_add_input;
     a.graph_add_output = api_graph_add_output;
     a.graph_add_node = api_graph_add_node;
@@ -1001,14 +1038,36 @@ void run_estimator(const component_instance& estimator, const component_instance
     if (s) fail(e, "estimate", s);
 }
 
-std::string run_reporter(component_instance& reporter, const ::nnergy_value& report) {
+namespace {
+
+// https://no-color.org: any non-empty NO_COLOR turns colour off; a dumb terminal has none.
+bool stdout_allows_color() {
+    const char* no_color = std::getenv("NO_COLOR");
+    if (no_color && *no_color) return false;
+    const char* term = std::getenv("TERM");
+    if (term && std::string_view(term) == "dumb") return false;
+    return ::isatty(::fileno(stdout)) != 0;
+}
+
+}  // namespace
+
+std::vector<reporter_output> run_reporter(component_instance& reporter,
+                                          const ::nnergy_value& report, const std::string& output) {
     const component_entry& e = reporter.entry();
     auto vtbl = static_cast<const nnergy_reporter_vtbl*>(e.vtbl);
     nnergy_output out;
+    if (output.empty() || output == "-")
+        out.allows_color = stdout_allows_color();
+    else
+        out.path = output;
     nnergy_status* s =
         call_plugin(e, "report", [&] { return vtbl->report(reporter.self(), &report, &out); });
     if (s) fail(e, "report", s);
-    return std::move(out.bytes);
+    std::vector<reporter_output> written;
+    written.push_back({out.path, std::move(out.bytes)});
+    for (auto& [suffix, companion] : out.companions)
+        written.push_back({companion->path, std::move(companion->bytes)});
+    return written;
 }
 
 }  // namespace nnergy

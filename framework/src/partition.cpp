@@ -35,10 +35,13 @@ bool is_matrix_product(const node& n) {
 // Parallelism of the anchor's output: batch = dim 0; channels = dim 1 of NCHW-like outputs
 // (rank >= 4), the last dim of [B, F] and [B, S, F] and of every matrix product (a batched
 // [B, H, S, D] product has D columns, not H); spatial = the product of the rest.
+// A dim left unknown (a host-side index tensor whose shape inference knows only its rank, as
+// in the causal-mask arithmetic of dynamo exports) counts as 1: such kernels compute shapes,
+// not device work, and a negative thread count would be nonsense.
 void set_parallelism(const std::vector<int64_t>& s, bool matrix_product, nnergy_kernel_stats& st) {
+    const auto dim = [&](size_t i) { return s[i] < 0 ? 1.0 : static_cast<double>(s[i]); };
     double total = 1;
-    for (int64_t d : s) total *= static_cast<double>(d);
-    const auto dim = [&](size_t i) { return static_cast<double>(s[i]); };
+    for (size_t i = 0; i < s.size(); ++i) total *= dim(i);
     st.batch = s.empty() ? 1 : dim(0);
     st.channels = 1;
     st.spatial = 1;

@@ -2,9 +2,11 @@
 // Reading pipeline files strictly: every key is known, every type checked, every path resolved,
 // and every error names the file, line and key.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <initializer_list>
 #include <nnergy/framework/error.hpp>
@@ -103,7 +105,188 @@ std::vector<std::filesystem::path> string_paths(const reader& r, const toml::tab
     return out;
 }
 
+// A string, or an array of strings (at least one): each with its node, for error messages.
+std::vector<std::pair<std::string, const toml::node*>> string_list(const reader& r,
+                                                                   const toml::node& n,
+                                                                   std::string_view name) {
+    std::vector<std::pair<std::string, const toml::node*>> out;
+    const std::string what =
+        fmt::format("'sweep.{}' must be a string or an array of strings", name);
+    if (const toml::array* a = n.as_array()) {
+        if (a->empty()) r.fail(n, fmt::format("'sweep.{}' sweeps over no values", name));
+        for (const toml::node& e : *a) {
+            auto v = e.value_exact<std::string>();
+            if (!v || v->empty()) r.fail(e, what);
+            out.emplace_back(*v, &e);
+        }
+        return out;
+    }
+    auto v = n.value_exact<std::string>();
+    if (!v || v->empty()) r.fail(n, what);
+    out.emplace_back(*v, &n);
+    return out;
+}
+
+// A positive integer, or an array of them (at least one).
+std::vector<int64_t> int_list(const reader& r, const toml::node& n, const std::string& name) {
+    const std::string what =
+        fmt::format("'sweep.{}' must be a positive integer or an array of them", name);
+    auto positive = [&](const toml::node& x) {
+        auto v = x.value_exact<int64_t>();
+        if (!v || *v <= 0) r.fail(x, what);
+        return *v;
+    };
+    std::vector<int64_t> out;
+    if (const toml::array* a = n.as_array()) {
+        if (a->empty()) r.fail(n, fmt::format("'sweep.{}' sweeps over no values", name));
+        for (const toml::node& e : *a) {
+            const int64_t v = positive(e);
+            if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        }
+        return out;
+    }
+    out.push_back(positive(n));
+    return out;
+}
+
+std::string class_of(const std::filesystem::path& hardware_file) {
+    const config_values v = read_hardware_file(hardware_file);
+    const config_value* c = find_value(v, "class");
+    return c && c->kind == NNERGY_VALUE_STRING ? c->string_value : std::string();
+}
+
+sweep_spec parse_sweep(const reader& r, const toml::table& t, const std::filesystem::path& base) {
+    r.only_keys(t, "sweep",
+                {"models", "hardware", "batch", "dims", "precision", "runtime", "output"});
+    sweep_spec s;
+    s.where = r.at(t);
+    if (const toml::node* n = t.get("models"))
+        for (const auto& [p, node] : string_list(r, *n, "models")) {
+            std::filesystem::path file = p.compare(0, 4, "zoo:") == 0
+                                             ? resolve_model(p, base, r.at(*node))
+                                             : r.path(base, p);
+            std::error_code ec;
+            if (!std::filesystem::is_regular_file(file, ec))
+                r.fail(*node, fmt::format("model file '{}' does not exist", file.string()));
+            if (std::find(s.models.begin(), s.models.end(), file) == s.models.end())
+                s.models.push_back(std::move(file));
+        }
+    if (const toml::node* n = t.get("hardware")) {
+        auto add = [&](std::string name, std::filesystem::path file, const toml::node& node) {
+            // A device named twice (a name, a path, or through "*" and a class) runs once.
+            std::error_code ec;
+            const auto canonical = std::filesystem::weakly_canonical(file, ec);
+            for (const sweep_hardware& h : s.hardware)
+                if (std::filesystem::weakly_canonical(h.file, ec) == canonical) return;
+            s.hardware.push_back({std::move(name), std::move(file), r.at(node)});
+        };
+        for (const auto& [ref, node] : string_list(r, *n, "hardware")) {
+            const source_location where = r.at(*node);
+            if (ref == "*" || ref == "catalog") {
+                for (const std::string& name : hardware_catalog())
+                    add(name, resolve_hardware(name, base, where), *node);
+            } else if (ref.rfind("class:", 0) == 0) {
+                const std::string wanted = ref.substr(6);
+                std::set<std::string> classes;
+                size_t found = 0;
+                for (const std::string& name : hardware_catalog()) {
+                    std::filesystem::path file = resolve_hardware(name, base, where);
+                    const std::string c = class_of(file);
+                    classes.insert(c);
+                    if (c != wanted) continue;
+                    ++found;
+                    add(name, std::move(file), *node);
+                }
+                if (!found) {
+                    std::string list;
+                    for (const std::string& c : classes) list += (list.empty() ? "" : ", ") + c;
+                    r.fail(*node, fmt::format("no catalog entry of class '{}' (classes: {})",
+                                              wanted, list));
+                }
+            } else {
+                add(ref, resolve_hardware(ref, base, where), *node);
+            }
+        }
+    }
+    if (const toml::node* n = t.get("batch")) s.dims["batch"] = int_list(r, *n, "batch");
+    if (const toml::node* n = t.get("dims")) {
+        const toml::table& dims = r.table(*n, "sweep.dims");
+        for (auto&& [k, v] : dims) {
+            const std::string name(k.str());
+            if (s.dims.count(name))
+                r.fail(v, fmt::format("'sweep.dims.{}' repeats 'sweep.{}'", name, name));
+            s.dims[name] = int_list(r, v, "dims." + name);
+        }
+    }
+    if (const toml::node* n = t.get("precision"))
+        for (const auto& [p, node] : string_list(r, *n, "precision")) {
+            std::string name = p;
+            if (p != "all") {
+                const auto dt = dtype_from_name(p);
+                if (!dt)
+                    r.fail(*node, fmt::format("unknown precision '{}' (expected float32, tfloat32, "
+                                              "float16, bfloat16, float8_e4m3, float8_e5m2, "
+                                              "int8, int4, float64, or \"all\")",
+                                              p));
+                name = std::string(dtype_name(*dt));
+            }
+            if (std::find(s.precisions.begin(), s.precisions.end(), name) == s.precisions.end())
+                s.precisions.push_back(std::move(name));
+        }
+    if (const toml::node* n = t.get("runtime"))
+        for (const auto& [p, node] : string_list(r, *n, "runtime")) {
+            runtime_spec rt;
+            rt.profile = p;
+            rt.where = r.at(*node);
+            if (p != "none") rt.file = resolve_runtime(p, base, rt.where);
+            for (const runtime_spec& other : s.runtimes)
+                if (other.profile == p)
+                    r.fail(*node, fmt::format("runtime '{}' is named twice", p));
+            s.runtimes.push_back(std::move(rt));
+        }
+    if (const toml::node* n = t.get("output")) {
+        auto v = n->value_exact<std::string>();
+        if (!v || v->empty()) r.fail(*n, "'sweep.output' must be a file name (a string)");
+        const std::string ext = std::filesystem::path(*v).extension().string();
+        if (*v != "-" && ext != ".csv" && ext != ".jsonl")
+            r.fail(*n, fmt::format("'sweep.output' = \"{}\": the format comes from the extension, "
+                                   "which must be .csv or .jsonl (or \"-\" for standard output)",
+                                   *v));
+        s.output = *v == "-" ? *v : r.path(base, *v).string();
+    }
+    return s;
+}
+
 }  // namespace
+
+std::vector<std::string> report_formats() {
+    return {"text", "json", "csv", "markdown", "html", "trace"};
+}
+
+std::string reporter_component(std::string_view format, std::string_view output) {
+    if (format == "md") format = "markdown";
+    if (!format.empty() && format != "auto") {
+        for (const std::string& f : report_formats())
+            if (format == f) return "nnergy.reporter." + f;
+        return std::string(format);  // a component name
+    }
+    if (output.empty() || output == "-") return format.empty() ? "" : "nnergy.reporter.text";
+    std::string name = std::filesystem::path(output).filename().string();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const auto ends_with = [&](std::string_view suffix) {
+        return name.size() >= suffix.size() &&
+               std::string_view(name).substr(name.size() - suffix.size()) == suffix;
+    };
+    // Longest suffixes first: a trace is JSON too.
+    static constexpr std::pair<std::string_view, std::string_view> by_suffix[] = {
+        {".trace.json", "trace"}, {".perfetto.json", "trace"}, {".json", "json"}, {".csv", "csv"},
+        {".md", "markdown"},      {".markdown", "markdown"},   {".html", "html"}, {".htm", "html"},
+        {".txt", "text"}};
+    for (const auto& [suffix, f] : by_suffix)
+        if (ends_with(suffix)) return "nnergy.reporter." + std::string(f);
+    return "";
+}
 
 pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     toml::table root = detail::parse_toml_file(file);
@@ -112,9 +295,9 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     spec.file = file;
     spec.base_dir = std::filesystem::absolute(file).parent_path();
 
-    r.only_keys(
-        root, "pipeline",
-        {"plugins", "model", "partitioner", "architecture", "estimator", "reporter", "runtime"});
+    r.only_keys(root, "pipeline",
+                {"plugins", "model", "partitioner", "architecture", "estimator", "reporter",
+                 "runtime", "sweep"});
 
     if (const toml::node* n = root.get("plugins")) {
         const toml::table& t = r.table(*n, "plugins");
@@ -128,9 +311,16 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
                        fmt::format("plugin library '{}' does not exist", spec.load[i].string()));
     }
 
+    // A sweep supplies what it sweeps over, and defaults for the partitioner and estimators.
+    if (const toml::node* n = root.get("sweep"))
+        spec.sweep = parse_sweep(r, r.table(*n, "sweep"), spec.base_dir);
+    const bool sweep_models = spec.sweep && !spec.sweep->models.empty();
+    const bool sweep_hardware = spec.sweep && !spec.sweep->hardware.empty();
+
     const toml::node* model = root.get("model");
-    if (!model) throw error(fmt::format("{}: missing required table [model]", file.string()));
-    {
+    if (!model && !sweep_models)
+        throw error(fmt::format("{}: missing required table [model]", file.string()));
+    if (model) {
         const toml::table& t = r.table(*model, "model");
         r.only_keys(t, "model", {"frontend", "path", "dims", "options"});
         spec.model.where = r.at(t);
@@ -174,8 +364,9 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     }
 
     const toml::node* part = root.get("partitioner");
-    if (!part) throw error(fmt::format("{}: missing required table [partitioner]", file.string()));
-    {
+    if (!part && !spec.sweep)
+        throw error(fmt::format("{}: missing required table [partitioner]", file.string()));
+    if (part) {
         const toml::table& t = r.table(*part, "partitioner");
         r.component(t, "partitioner", spec.partitioner);
         spec.partitioner.config = r.plugin_config(t, {"plugin"});
@@ -197,7 +388,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         return out;
     };
 
-    for (const toml::table* t : tables("architecture", true)) {
+    for (const toml::table* t : tables("architecture", !sweep_hardware)) {
         architecture_spec a;
         r.component(*t, "architecture", a);
         a.hardware = r.string(*t, "hardware", "architecture", true, *t);
@@ -246,7 +437,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
             spec.architectures.push_back(std::move(one));
         }
     }
-    for (const toml::table* t : tables("estimator", true)) {
+    for (const toml::table* t : tables("estimator", !spec.sweep)) {
         component_spec e;
         r.component(*t, "estimator", e);
         e.config = r.plugin_config(*t, {"plugin"});
@@ -263,13 +454,31 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     }
     for (const toml::table* t : tables("reporter", false)) {
         reporter_spec rep;
-        r.component(*t, "reporter", rep);
+        // `plugin` may be a short format name ("html") or be left out when the output's
+        // extension says which format to write ("report.html").
+        const std::string plugin = r.string(*t, "plugin", "reporter", false, *t);
+        rep.where = r.at(*t);
         std::string out = r.string(*t, "output", "reporter", false, *t);
+        rep.plugin = reporter_component(plugin, out);
+        if (rep.plugin.empty())
+            r.fail(t->get("output") ? *t->get("output") : static_cast<const toml::node&>(*t),
+                   fmt::format("[[reporter]] needs 'plugin' (a component or one of {}) or an "
+                               "'output' whose extension names a format ({})",
+                               fmt::join(report_formats(), ", "),
+                               "report.html, report.csv, report.md, report.json, "
+                               "report.trace.json"));
         if (!out.empty()) rep.output = out == "-" ? out : r.path(spec.base_dir, out).string();
         rep.config = r.plugin_config(*t, {"plugin", "output"});
         spec.reporters.push_back(std::move(rep));
     }
     return spec;
+}
+
+std::filesystem::path default_fusion_rules() {
+    for (const auto& dir : config_dirs())
+        if (std::filesystem::is_regular_file(dir / "fusion" / "default.toml"))
+            return dir / "fusion" / "default.toml";
+    throw error("cannot find the bundled fusion rules (configs/fusion/default.toml)");
 }
 
 std::vector<std::filesystem::path> config_dirs() {

@@ -206,6 +206,31 @@ void write_output(const std::string& bytes, const std::string& output, const std
 
 }  // namespace
 
+config_values partitioner_config_for_runtime(const config_values& partitioner_config,
+                                             const config_values& runtime,
+                                             const std::string& profile,
+                                             const std::filesystem::path& runtime_file) {
+    config_values out = partitioner_config;
+    const config_value* rules = find_value(runtime, "fusion_rules");
+    if (!rules) return out;
+    if (rules->kind != NNERGY_VALUE_STRING)
+        throw error(fmt::format("{}:{}: 'fusion_rules' must be a path (a string)", rules->file,
+                                rules->line));
+    std::filesystem::path file(rules->string_value);
+    if (file.is_relative()) file = (runtime_file.parent_path() / file).lexically_normal();
+    if (const config_value* own = find_value(out, "rules"))
+        throw error(
+            fmt::format("{}: [partitioner] rules = \"{}\" conflicts with runtime '{}', which "
+                        "launches the kernels of its own fusion rules ({}); remove one of them",
+                        own->line ? fmt::format("{}:{}", own->file, own->line) : own->file,
+                        own->string_value, profile, file.string()));
+    config_value v = *rules;
+    v.name = "rules";
+    v.string_value = std::filesystem::absolute(file).string();
+    out.push_back(std::move(v));
+    return out;
+}
+
 void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& options) {
     std::vector<std::filesystem::path> paths = options.plugin_paths;
     paths.insert(paths.end(), spec.search_paths.begin(), spec.search_paths.end());
@@ -216,6 +241,12 @@ void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& o
 }
 
 report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_options& options) {
+    if (spec.model.path.empty() || spec.partitioner.plugin.empty() || spec.architectures.empty() ||
+        spec.estimators.empty())
+        throw error(fmt::format(
+            "{}: this pipeline leaves [model], [partitioner], [[architecture]] or [[estimator]] "
+            "to its [sweep] table: run it with `nnergy sweep`",
+            spec.file.string()));
     // Frontend: named, or chosen by the model file's extension.
     const component_entry* fe = nullptr;
     if (!spec.model.frontend.empty()) {
@@ -293,24 +324,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     config_values partitioner_config = spec.partitioner.config;
     if (spec.runtime) {
         runtime = read_runtime_file(spec.runtime->file);
-        if (const config_value* rules = find_value(runtime, "fusion_rules")) {
-            if (rules->kind != NNERGY_VALUE_STRING)
-                throw error(fmt::format("{}:{}: 'fusion_rules' must be a path (a string)",
-                                        rules->file, rules->line));
-            std::filesystem::path file(rules->string_value);
-            if (file.is_relative())
-                file = (spec.runtime->file.parent_path() / file).lexically_normal();
-            if (const config_value* own = find_value(partitioner_config, "rules"))
-                throw error(fmt::format(
-                    "{}: [partitioner] rules = \"{}\" conflicts with runtime '{}', which "
-                    "launches the kernels of its own fusion rules ({}); remove one of them",
-                    own->line ? fmt::format("{}:{}", own->file, own->line) : own->file,
-                    own->string_value, spec.runtime->profile, file.string()));
-            config_value v = *rules;
-            v.name = "rules";
-            v.string_value = std::filesystem::absolute(file).string();
-            partitioner_config.push_back(std::move(v));
-        }
+        partitioner_config = partitioner_config_for_runtime(
+            spec.partitioner.config, runtime, spec.runtime->profile, spec.runtime->file);
     }
     component_instance partitioner(pe, partitioner_config, {}, spec.base_dir);
     partition part = run_partitioner(partitioner, bg);
@@ -482,8 +497,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
 
     for (size_t r = 0; r < spec.reporters.size(); ++r) {
         component_instance reporter(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir);
-        std::string bytes = run_reporter(reporter, doc);
-        write_output(bytes, spec.reporters[r].output, rep_entries[r]->name);
+        for (const reporter_output& o : run_reporter(reporter, doc, spec.reporters[r].output))
+            write_output(o.bytes, o.path, rep_entries[r]->name);
     }
     return doc;
 }

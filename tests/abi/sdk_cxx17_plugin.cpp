@@ -95,6 +95,13 @@ public:
     void report(const sdk::value_view& report, sdk::output_writer& out) override {
         out.write("schema=" + std::string(report["schema"].as_string()));
         out.write(" kernels=" + std::to_string(report["runs"].at(0)["kernels"].size()) + "\n");
+        // ABI 1.4: where the output goes, whether colour is welcome, and a companion output.
+        out.write("path=" + std::string(out.path()) + " color=" + (out.allows_color() ? "1" : "0") +
+                  "\n");
+        out.companion("-count.txt").write("kernels=");
+        out.companion("-count.txt")
+            .write(std::to_string(report["runs"].at(0)["kernels"].size()) + "\n");
+        if (report["bad_suffix"]) out.companion("sub/dir.txt");
     }
 };
 

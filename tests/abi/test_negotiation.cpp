@@ -386,7 +386,27 @@ TEST_CASE("a C++17 SDK plugin drives every kind of component through the host",
     nnergy_value& kernels = run.set("kernels", nnergy_value::array());
     kernels.push(nnergy_value::object());
     kernels.push(nnergy_value::object());
-    CHECK(nnergy::run_reporter(reporter, doc) == "schema=nnergy.report/1 kernels=2\n");
+    // Standard output (never colour here: the tests' stdout is not a terminal), its companion
+    // following it on standard output.
+    const std::vector<nnergy::reporter_output> to_stdout = nnergy::run_reporter(reporter, doc, "-");
+    REQUIRE(to_stdout.size() == 2);
+    CHECK(to_stdout[0].path.empty());
+    CHECK(to_stdout[0].bytes == "schema=nnergy.report/1 kernels=2\npath= color=0\n");
+    CHECK(to_stdout[1].path.empty());
+    CHECK(to_stdout[1].bytes == "kernels=2\n");
+    // A file: the companion beside it, its extension replaced by the suffix.
+    const std::vector<nnergy::reporter_output> to_file =
+        nnergy::run_reporter(reporter, doc, "out/report.txt");
+    REQUIRE(to_file.size() == 2);
+    CHECK(to_file[0].path == "out/report.txt");
+    CHECK(to_file[0].bytes == "schema=nnergy.report/1 kernels=2\npath=out/report.txt color=0\n");
+    CHECK(to_file[1].path == "out/report-count.txt");
+    CHECK(to_file[1].bytes == "kernels=2\n");
+    // A suffix with a path separator is refused, naming the suffix.
+    doc.set("bad_suffix", nnergy_value::of(true));
+    CHECK_THROWS_WITH(
+        nnergy::run_reporter(reporter, doc, "-"),
+        Contains("suffix 'sub/dir.txt' must be non-empty and hold no path separator"));
 }
 
 TEST_CASE("exceptions inside an SDK component become errors naming the cause", "[abi][sdk]") {

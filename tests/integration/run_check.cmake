@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs a command and checks its exit code and output, so a test fails for the right reason only.
 #   cmake -DCMD="a@@b@@c" -DEXPECT_RC=N [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re]
-#         [-DSTDERR_NOT_REGEX=re] -P run_check.cmake
+#         [-DSTDERR_NOT_REGEX=re] [-DVALIDATE="python3@@validate_report.py@@schema"]
+#         -P run_check.cmake
+# With VALIDATE, every JSON report a successful command wrote (-o/--output FILE.json, or standard
+# output under --format json) is checked against the report schema.
 string(REPLACE "@@" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("--- stdout:\n${out}\n--- stderr:\n${err}")
@@ -16,4 +19,41 @@ if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
 endif()
 if(DEFINED STDERR_NOT_REGEX AND err MATCHES "${STDERR_NOT_REGEX}")
   message(FATAL_ERROR "stderr matches '${STDERR_NOT_REGEX}'")
+endif()
+
+if(DEFINED VALIDATE AND rc STREQUAL "0")
+  string(REPLACE "@@" ";" VALIDATE "${VALIDATE}")
+  set(reports)
+  set(next_is_output FALSE)
+  set(json_format FALSE)
+  set(prev "")
+  foreach(arg IN LISTS CMD)
+    if(next_is_output)
+      if(arg MATCHES "\\.json$" AND NOT arg MATCHES "\\.(trace|perfetto)\\.json$" AND EXISTS "${arg}")
+        list(APPEND reports "${arg}")
+      endif()
+      set(next_is_output FALSE)
+    endif()
+    if(arg STREQUAL "-o" OR arg STREQUAL "--output")
+      set(next_is_output TRUE)
+    endif()
+    if(prev STREQUAL "--format" AND arg STREQUAL "json")
+      set(json_format TRUE)
+    endif()
+    set(prev "${arg}")
+  endforeach()
+  if(json_format AND NOT reports AND out MATCHES "^[ \n]*{")
+    string(MD5 tag "${CMD}")
+    set(stdout_copy "${CMAKE_CURRENT_BINARY_DIR}/stdout-${tag}.json")
+    file(WRITE "${stdout_copy}" "${out}")
+    list(APPEND reports "${stdout_copy}")
+  endif()
+  if(reports)
+    execute_process(COMMAND ${VALIDATE} --any ${reports} RESULT_VARIABLE vrc OUTPUT_VARIABLE vout
+                    ERROR_VARIABLE verr)
+    message("--- schema validation:\n${vout}${verr}")
+    if(NOT vrc STREQUAL "0")
+      message(FATAL_ERROR "a JSON report does not match docs/report.schema.json")
+    endif()
+  endif()
 endif()

@@ -6,7 +6,9 @@
 #  3. run the installed g++/libstdc++ `nnergy` on the example pipeline with --plugin-path pointing
 #     at the example's build directory: it must succeed and report acme.architecture.npu,
 #  4. run it again at a precision the example device lacks: the plugin throws inside (libc++),
-#     the SDK turns that into a status, and the host exits with "invalid input" and the message.
+#     the SDK turns that into a status, and the host exits with "invalid input" and the message;
+#  5. build sdk/examples/budget_reporter the same way and run it as a pipeline's reporter and as
+#     `analyze --format acme.reporter.budget -o FILE` (its companion output lands beside FILE).
 #
 # cmake -DNNERGY_BUILD_DIR=<nnergy build> -DNNERGY_SOURCE_DIR=<repo> -DWORK_DIR=<scratch>
 #       [-DGENERATOR=Ninja] [-DCONSUMER_CXX=clang++] [-DCONSUMER_CXX_FLAGS=-stdlib=libc++]
@@ -149,4 +151,59 @@ if(NOT rc EQUAL 3 OR NOT err MATCHES "no compute\\.float32\\.peak \\(supported: 
                       "--- stdout ---\n${out}\n--- stderr ---\n${err}")
 endif()
 
-message("sdk_consumer: OK: ${CONSUMER_CXX} ${CONSUMER_CXX_FLAGS} plugin ran in the installed host")
+# ---- 5. a reporter plugin built out of tree: sdk/examples/budget_reporter -----------------
+set(reporter_src ${NNERGY_SOURCE_DIR}/sdk/examples/budget_reporter)
+set(reporter_build ${WORK_DIR}/budget_reporter-build)
+file(REMOVE_RECURSE ${reporter_build})
+step("configuring the reporter example with ${CONSUMER_CXX} ${CONSUMER_CXX_FLAGS}"
+  ${CMAKE_COMMAND} -S ${reporter_src} -B ${reporter_build} -G "${GENERATOR}"
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DCMAKE_CXX_COMPILER=${consumer_cxx}
+    "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS} -Wall -Wextra -Wpedantic -Werror"
+    -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+step("building the reporter example" ${CMAKE_COMMAND} --build ${reporter_build})
+# Its pipeline: two runs against a budget, verdicts on standard output, then (a companion of
+# standard output) the tab-separated verdicts.
+step("running the reporter example's pipeline"
+  ${run_env} NO_COLOR=1 ${nnergy_exe} --plugin-path ${reporter_build} run
+  ${reporter_src}/configs/budget_pipeline.toml)
+if(NOT step_stdout MATCHES "run 1 h100-sxm5 float16 batch 8: [0-9.e-]+ J/inference \\(budget 0\\.001\\), [0-9.e-]+ s \\(budget 5e-05\\) (OK|OVER)\n.*run 2 l4 float16 batch 8: .*of 2 run\\(s\\) over budget\nrun\thardware\tprecision\tbatch\tenergy_per_inference_j\tlatency_s\tverdict\n1\th100-sxm5\tfloat16\t8\t[0-9.e-]+\t[0-9.e-]+\t(ok|over)\n2\tl4\t")
+  message(FATAL_ERROR "sdk_consumer: the budget reporter's output is not as expected:\n"
+                      "${step_stdout}\n--- stderr ---\n${step_stderr}")
+endif()
+string(ASCII 27 escape)
+string(FIND "${step_stdout}" "${escape}" escape_at)
+if(NOT escape_at EQUAL -1)
+  message(FATAL_ERROR "sdk_consumer: colour escapes with NO_COLOR set:\n${step_stdout}")
+endif()
+# Chosen by --format with the default pipeline, to a file: the companion lands beside it.
+step("running analyze with the example reporter"
+  ${run_env} ${nnergy_exe} --plugin-path ${reporter_build} analyze
+  ${reporter_src}/configs/tiny_cnn.json --hw l4 --batch 1 --format acme.reporter.budget
+  -o ${WORK_DIR}/budget.txt)
+if(NOT EXISTS ${WORK_DIR}/budget.txt OR NOT EXISTS ${WORK_DIR}/budget-budget.tsv)
+  message(FATAL_ERROR "sdk_consumer: analyze --format acme.reporter.budget -o budget.txt did not "
+                      "write budget.txt and its companion budget-budget.tsv:\n${step_stderr}")
+endif()
+file(READ ${WORK_DIR}/budget.txt budget_text)
+if(NOT budget_text MATCHES "run 1 l4 float32 batch 1: [0-9.e-]+ J/inference, [0-9.e-]+ s no budget\n")
+  message(FATAL_ERROR "sdk_consumer: budget.txt is not as expected:\n${budget_text}")
+endif()
+# The reporter's configuration error (a negative budget) reaches the user as invalid input,
+# naming the pipeline's file and line.
+file(READ ${reporter_src}/configs/budget_pipeline.toml pipeline)
+string(REPLACE "path = \"tiny_cnn.json\"" "path = \"${reporter_src}/configs/tiny_cnn.json\""
+  pipeline "${pipeline}")
+string(REPLACE "energy_budget_j = 1e-3" "energy_budget_j = -1" pipeline "${pipeline}")
+file(WRITE ${WORK_DIR}/negative_budget.toml "${pipeline}")
+execute_process(
+  COMMAND ${run_env} ${nnergy_exe} --plugin-path ${reporter_build} run
+    ${WORK_DIR}/negative_budget.toml
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 3 OR NOT err MATCHES "negative_budget\\.toml:[0-9]+: 'energy_budget_j' \\(joules per inference\\) must be positive")
+  message(FATAL_ERROR "sdk_consumer: a negative energy_budget_j should exit with 3 naming the "
+                      "file, line and key; it exited ${rc}\n${err}")
+endif()
+
+message("sdk_consumer: OK: ${CONSUMER_CXX} ${CONSUMER_CXX_FLAGS} plugins ran in the installed host")

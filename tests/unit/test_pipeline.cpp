@@ -32,9 +32,11 @@ TEST_CASE("the quickstart pipeline parses", "[pipeline]") {
     CHECK(spec.estimators[0].plugin == "nnergy.estimator.roofline");
     CHECK(spec.estimators[1].plugin == "nnergy.estimator.energy");
     CHECK(spec.estimators[2].plugin == "nnergy.estimator.memory");
-    REQUIRE(spec.reporters.size() == 2);
+    REQUIRE(spec.reporters.size() == 3);
     CHECK(spec.reporters[0].output == "-");
     CHECK(spec.reporters[1].output.ends_with("quickstart-report.json"));
+    CHECK(spec.reporters[2].plugin == "nnergy.reporter.html");
+    CHECK(spec.reporters[2].output.ends_with("quickstart-report.html"));
 }
 
 TEST_CASE("pipeline errors name the file, line and key", "[pipeline]") {
@@ -80,4 +82,37 @@ TEST_CASE("precision \"all\" sweeps every precision the hardware offers", "[pipe
     for (const auto& a : spec.architectures) precisions.push_back(a.precision);
     // xeon-8490h lists float64, float32, bfloat16 and int8 peaks; float32 comes once, first.
     CHECK(precisions == std::vector<std::string>{"float32", "float64", "bfloat16", "int8"});
+}
+
+TEST_CASE("a report format is chosen by short name or by the output's extension", "[pipeline]") {
+    using nnergy::reporter_component;
+    CHECK(reporter_component("html", "") == "nnergy.reporter.html");
+    CHECK(reporter_component("md", "-") == "nnergy.reporter.markdown");
+    CHECK(reporter_component("acme.reporter.budget", "x.html") == "acme.reporter.budget");
+    CHECK(reporter_component("auto", "-") == "nnergy.reporter.text");
+    CHECK(reporter_component("auto", "out/Report.HTML") == "nnergy.reporter.html");
+    CHECK(reporter_component("", "r.csv") == "nnergy.reporter.csv");
+    CHECK(reporter_component("", "r.md") == "nnergy.reporter.markdown");
+    CHECK(reporter_component("", "r.json") == "nnergy.reporter.json");
+    CHECK(reporter_component("", "run.trace.json") == "nnergy.reporter.trace");
+    CHECK(reporter_component("", "run.perfetto.json") == "nnergy.reporter.trace");
+    CHECK(reporter_component("", "notes.txt") == "nnergy.reporter.text");
+    // Nothing decides: the caller reports it.
+    CHECK(reporter_component("", "r.xlsx").empty());
+    CHECK(reporter_component("", "-").empty());
+    CHECK(reporter_component("auto", "r.xlsx").empty());
+    for (const std::string& f : nnergy::report_formats())
+        CHECK(reporter_component(f, "") == "nnergy.reporter." + f);
+}
+
+TEST_CASE("a pipeline's reporter may be named by format or by its output", "[pipeline]") {
+    auto spec = nnergy::parse_pipeline(root + "/tests/data/pipelines/reporter_formats.toml");
+    REQUIRE(spec.reporters.size() == 3);
+    CHECK(spec.reporters[0].plugin == "nnergy.reporter.html");
+    CHECK(spec.reporters[1].plugin == "nnergy.reporter.csv");
+    CHECK(spec.reporters[1].output.ends_with("kernels.csv"));
+    CHECK(spec.reporters[2].plugin == "nnergy.reporter.trace");
+    CHECK_THAT(error_of("reporter_no_format.toml"),
+               Catch::Contains("reporter_no_format.toml:16") &&
+                   Catch::Contains("[[reporter]] needs 'plugin'") && Catch::Contains("html"));
 }

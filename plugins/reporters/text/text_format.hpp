@@ -77,6 +77,22 @@ inline std::string seconds(double s) {
     return three_digits(x) + " " + units[i];
 }
 
+/// An energy in the unit that keeps three digits: "850 nJ", "12.3 uJ", "1.23 mJ", "2.05 J".
+inline std::string joules(double j) {
+    if (!std::isfinite(j)) return "-";
+    if (j == 0) return "0 J";
+    if (j < 0) return "-" + joules(-j);
+    static constexpr const char* units[] = {"pJ", "nJ", "uJ", "mJ", "J", "kJ"};
+    double x = j * 1e12;
+    size_t i = 0;
+    while (x >= 999.5 && i + 1 < std::size(units)) {
+        x /= 1000;
+        ++i;
+    }
+    if (i == 0 && x < 1) return format("%.3g ", x) + units[i];
+    return three_digits(x) + " " + units[i];
+}
+
 /// A ratio such as arithmetic intensity: "0.125", "41.2", "1.23k".
 inline std::string ratio(double v) {
     if (!std::isfinite(v)) return "-";
@@ -103,18 +119,27 @@ inline size_t display_width(std::string_view s) {
     return n;
 }
 
-/// Cuts text to `width` columns, marking the cut with "...".
-inline std::string truncate(std::string_view s, size_t width) {
-    if (width == 0 || display_width(s) <= width) return std::string(s);
-    const size_t keep = width > 3 ? width - 3 : 0;
-    size_t cols = 0, i = 0;
-    for (; i < s.size(); ++i) {
+/// Byte offset of the `cols`-th code point of UTF-8 text (its size when shorter).
+inline size_t column_offset(std::string_view s, size_t cols) {
+    size_t seen = 0;
+    for (size_t i = 0; i < s.size(); ++i)
         if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-            if (cols == keep) break;
-            ++cols;
+            if (seen == cols) return i;
+            ++seen;
         }
-    }
-    return std::string(s.substr(0, i)) + std::string("...").substr(0, width - keep);
+    return s.size();
+}
+
+/// Cuts text to `width` columns by removing its middle, marked with "...": long names differ
+/// at both ends ("model.layers.11.mlp/MatMul"), so both are kept.
+inline std::string truncate(std::string_view s, size_t width) {
+    const size_t w = display_width(s);
+    if (width == 0 || w <= width) return std::string(s);
+    if (width <= 3) return std::string("...").substr(0, width);
+    const size_t keep = width - 3;
+    const size_t head = (keep + 1) / 2, tail = keep - head;
+    return std::string(s.substr(0, column_offset(s, head))) + "..." +
+           std::string(s.substr(column_offset(s, w - tail)));
 }
 
 enum class align { left, right };

@@ -19,9 +19,19 @@
 namespace nnergy::text {
 
 struct render_options {
-    bool kernels = true;  ///< print the per-kernel table
-    int64_t top = 3;      ///< explain this many slowest kernels
+    /// Rows of the per-kernel table: the N slowest kernels, shown in kernel order; -1 for
+    /// every kernel, 0 for no table. The summary comes first whatever this is, so a
+    /// 500-kernel model reads from the top.
+    int64_t kernel_rows = 10;
+    int64_t top = 3;     ///< explain this many slowest kernels
+    bool color = false;  ///< ANSI colour (a terminal, NO_COLOR unset)
 };
+
+/// ANSI styles, applied only when colour is on; never inside aligned table cells.
+inline std::string style(bool on, std::string_view code, std::string_view s) {
+    if (!on) return std::string(s);
+    return "\033[" + std::string(code) + "m" + std::string(s) + "\033[0m";
+}
 
 namespace detail {
 
@@ -85,12 +95,21 @@ inline std::string unknown_ops_text(const sdk::value_view& unknown) {
     return s;
 }
 
+/// Colour of an energy category's bar and of a bottleneck's name.
+inline std::string_view category_color(std::string_view name) {
+    if (name == "compute") return "32";                                   // green
+    if (name == "memory" || name.substr(0, 7) == "memory:") return "33";  // yellow
+    if (name == "static") return "90";                                    // grey
+    if (name == "control" || name == "overhead") return "31";             // red
+    return "36";                                                          // cyan
+}
+
 /// The energy estimate: power, efficiency, where the joules go by category (with bars), the
 /// static energy lost to under-utilization, and how concentrated the energy-delay product is.
-inline std::string energy_text(const sdk::value_view& totals) {
+inline std::string energy_text(const sdk::value_view& totals, bool color = false) {
     const std::optional<double> energy = number(totals["energy_j"]);
     if (!energy) return {};
-    std::string s = "  energy " + format("%.3g J", *energy);
+    std::string s = "  energy " + joules(*energy);
     if (auto p = number(totals["average_power_w"])) s += ": " + format("%.3g W", *p) + " average";
     if (auto p = number(totals["peak_power_w"])) s += ", " + format("%.3g W", *p) + " peak kernel";
     if (auto p = number(totals["power_limit_w"])) s += " (limit " + format("%.3g W", *p) + ")";
@@ -121,14 +140,19 @@ inline std::string energy_text(const sdk::value_view& totals) {
         const double share = *energy > 0 ? j / *energy : 0;
         std::string line = "    " + name;
         line.resize(std::max<size_t>(line.size() + 1, 14), ' ');
-        line += format("%-10s %4.0f%%", format("%.3g J", j).c_str(), 100 * share);
-        const int cells = static_cast<int>(std::lround(share * 30));
-        if (cells > 0) line += "  ";
-        for (int c = 0; c < cells; ++c) line += "\u2588";
+        line += format("%-10s %4.0f%%", joules(j).c_str(), 100 * share);
+        // Eighths of a cell, so a 2% category still shows.
+        const long eighths = std::lround(share * 30 * 8);
+        std::string bar;
+        for (long c = 0; c < eighths / 8; ++c) bar += "\u2588";
+        static constexpr std::string_view partial[] = {"",       "\u258f", "\u258e", "\u258d",
+                                                       "\u258c", "\u258b", "\u258a", "\u2589"};
+        bar += partial[eighths % 8];
+        if (!bar.empty()) line += "  " + style(color, category_color(name), bar);
         s += line + "\n";
     }
     if (auto u = number(totals["underutilization_energy_j"]); u && *u > 0)
-        s += "  under-utilization: " + format("%.3g J", *u) +
+        s += "  under-utilization: " + joules(*u) +
              " of static energy spent beyond what the kernels need at peak rate\n";
     if (auto k50 = number(totals["edp_kernels_50pct"]))
         s += "  energy-delay: " + plural(*k50, "kernel makes", "kernels make") + " 50%, " +
@@ -175,12 +199,12 @@ inline std::string memory_text(const sdk::value_view& totals) {
 }
 
 inline std::string totals_text(const sdk::value_view& totals, const sdk::value_view& dims,
-                               bool estimated) {
+                               bool estimated, bool color = false) {
     std::string s = "  params " + count(totals["params"]) + "   MACs " + count(totals["macs"]) +
                     "   FLOPs " + count(totals["flops"]);
     auto latency = number(totals["latency_s"]);
     if (latency) s += "   latency " + seconds(*latency);
-    if (auto e = number(totals["energy_j"])) s += "   energy " + format("%.3g J", *e);
+    if (auto e = number(totals["energy_j"])) s += "   energy " + joules(*e);
     s += "\n";
     if (latency && *latency > 0) {
         auto batch = number(dims["batch"]);
@@ -205,7 +229,7 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
         s += "  summed over kernels: compute " + seconds(*c) + ", memory " + seconds(*m) +
              ", launch overhead " + seconds(*o) + "\n";
     s += memory_text(totals);
-    s += energy_text(totals);
+    s += energy_text(totals, color);
     return s;
 }
 
@@ -230,17 +254,17 @@ inline std::string concurrency_text(const sdk::value_view& c) {
 inline std::string run_text(const sdk::value_view& run, size_t index, size_t run_count,
                             const sdk::value_view& model, const render_options& opt) {
     const sdk::value_view arch = run["architecture"];
-    std::string s = "Run " + std::to_string(index + 1) + " of " + std::to_string(run_count) + ": " +
-                    text(arch["hardware"], "?");
+    std::string head = "Run " + std::to_string(index + 1) + " of " + std::to_string(run_count) +
+                       ": " + text(arch["hardware"], "?");
     const std::string cls = text(arch["class"]);
-    if (!cls.empty()) s += " (" + cls + ")";
+    if (!cls.empty()) head += " (" + cls + ")";
     const std::string precision = text(arch["precision"]);
-    if (!precision.empty()) s += ", " + precision;
+    if (!precision.empty()) head += ", " + precision;
     // The run's own bindings (a sweep binds each run differently), else the model's.
     const sdk::value_view dims = run["dims"] ? run["dims"] : model["dims"];
     for (size_t i = 0; i < dims.size(); ++i)
-        s += ", " + std::string(dims.key(i)) + "=" + text(dims.at(i));
-    s += "\n";
+        head += ", " + std::string(dims.key(i)) + "=" + text(dims.at(i));
+    std::string s = style(opt.color, "1", head) + "\n";
     std::string components = "  architecture " + text(arch["plugin"], "?");
     const sdk::value_view estimators = run["estimators"];
     if (estimators.size()) {
@@ -253,6 +277,11 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
     const sdk::value_view kernels = run["kernels"];
     const sdk::value_view totals = run["totals"];
     const std::optional<double> run_latency = number(totals["latency_s"]);
+    const bool any_energy = [&] {
+        for (size_t i = 0; i < kernels.size(); ++i)
+            if (number(kernels.at(i)["metrics"]["energy_j"])) return true;
+        return false;
+    }();
     bool any_note = false, any_metrics = false;
     double scale = 1;
     std::vector<std::vector<std::string>> rows;
@@ -295,31 +324,27 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         if (auto sc = number(mapping["bytes_scale"]); sc && *sc != 1) scale = *sc;
         std::string share = "-";
         if (latency && run_latency && *run_latency > 0) share = percent(*latency / *run_latency);
-        rows.push_back({number(k["index"]) ? text(k["index"]) : std::to_string(i), name,
-                        text(k["pattern"]), ops, count(k["macs"]), count(k["flops"]), si(bytes),
-                        ai ? ratio(*ai) : "-", text(mapping["unit"], "-"),
-                        util ? percent(*util) : "-", bottleneck, latency ? seconds(*latency) : "-",
-                        share});
+        std::vector<std::string> row = {number(k["index"]) ? text(k["index"]) : std::to_string(i),
+                                        name,
+                                        text(k["pattern"]),
+                                        ops,
+                                        count(k["macs"]),
+                                        count(k["flops"]),
+                                        si(bytes),
+                                        ai ? ratio(*ai) : "-",
+                                        text(mapping["unit"], "-"),
+                                        util ? percent(*util) : "-",
+                                        bottleneck,
+                                        latency ? seconds(*latency) : "-",
+                                        share};
+        if (any_energy) {
+            auto e = number(metrics["energy_j"]);
+            row.push_back(e ? joules(*e) : "-");
+        }
+        rows.push_back(std::move(row));
     }
 
-    if (opt.kernels && !rows.empty()) {
-        const std::vector<column> columns = {
-            {"#", align::right},      {"kernel", align::left, 32}, {"pattern", align::left, 24},
-            {"ops", align::left, 40}, {"MACs", align::right},      {"FLOPs", align::right},
-            {"bytes", align::right},  {"AI", align::right},        {"unit", align::left},
-            {"util", align::right},   {"bottleneck", align::left}, {"latency", align::right},
-            {"share", align::right}};
-        s += "\n" + render_table(columns, rows, "  ");
-        if (any_note) s += "  * contains ops that could not be counted: their work is missing\n";
-        if (scale != 1)
-            s += "  bytes and AI are the graph's; DRAM traffic is modeled in " +
-                 (precision.empty() ? std::string("the compute precision") : precision) + " at x" +
-                 format("%g", scale) + " those bytes\n";
-    } else if (rows.empty()) {
-        s += "  no kernels\n";
-    }
-
-    s += "\n" + totals_text(totals, dims, any_metrics);
+    s += totals_text(totals, dims, any_metrics, opt.color);
     if (!by_bottleneck.empty()) {
         std::vector<std::pair<std::string, std::pair<size_t, double>>> order(by_bottleneck.begin(),
                                                                              by_bottleneck.end());
@@ -352,6 +377,45 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
             s += line + "\n";
         }
     }
+
+    if (rows.empty()) return s + "  no kernels\n";
+    if (opt.kernel_rows == 0) return s;
+    // The N slowest kernels (all when N covers them), listed in kernel order.
+    std::vector<size_t> shown;
+    if (opt.kernel_rows < 0 || static_cast<size_t>(opt.kernel_rows) >= rows.size() ||
+        slowest.empty()) {
+        for (size_t i = 0; i < rows.size(); ++i) shown.push_back(i);
+        if (opt.kernel_rows >= 0 && shown.size() > static_cast<size_t>(opt.kernel_rows))
+            shown.resize(static_cast<size_t>(opt.kernel_rows));
+    } else {
+        std::vector<slow> order = slowest;
+        std::stable_sort(order.begin(), order.end(),
+                         [](const slow& a, const slow& b) { return a.latency > b.latency; });
+        for (size_t i = 0; i < static_cast<size_t>(opt.kernel_rows); ++i)
+            shown.push_back(order[i].row);
+        std::sort(shown.begin(), shown.end());
+    }
+    std::vector<std::vector<std::string>> table;
+    for (size_t i : shown) table.push_back(rows[i]);
+    std::vector<column> columns = {
+        {"#", align::right},      {"kernel", align::left, 32}, {"pattern", align::left, 20},
+        {"ops", align::left, 32}, {"MACs", align::right},      {"FLOPs", align::right},
+        {"bytes", align::right},  {"AI", align::right},        {"unit", align::left, 12},
+        {"util", align::right},   {"bottleneck", align::left}, {"latency", align::right},
+        {"share", align::right}};
+    if (any_energy) columns.push_back({"energy", align::right});
+    s += "\n";
+    if (shown.size() < rows.size())
+        s += "  the " + std::to_string(shown.size()) + " slowest of " +
+             std::to_string(rows.size()) +
+             " kernels, in kernel order (--kernels all: every "
+             "kernel)\n";
+    s += render_table(columns, table, "  ");
+    if (any_note) s += "  * contains ops that could not be counted: their work is missing\n";
+    if (scale != 1)
+        s += "  bytes and AI are the graph's; DRAM traffic is modeled in " +
+             (precision.empty() ? std::string("the compute precision") : precision) + " at x" +
+             format("%g", scale) + " those bytes\n";
     return s;
 }
 
@@ -410,7 +474,20 @@ public:
     explicit text_reporter(const sdk::context& ctx) : sdk::reporter(ctx) {
         const sdk::config_view config = ctx.config();
         config.expect_only({"kernels", "top"}, "nnergy.reporter.text");
-        options_.kernels = config.boolean("kernels").value_or(true);
+        // kernels = N (the N slowest), "all", or a boolean (true: all, false: none).
+        if (const auto* k = config.find("kernels")) {
+            if (k->kind == NNERGY_VALUE_BOOL)
+                options_.kernel_rows = k->bool_value ? -1 : 0;
+            else if (k->kind == NNERGY_VALUE_INT && k->int_value >= 0)
+                options_.kernel_rows = k->int_value;
+            else if (k->kind == NNERGY_VALUE_STRING &&
+                     sdk::from_sv(k->string_value) == std::string_view("all"))
+                options_.kernel_rows = -1;
+            else
+                throw sdk::error(sdk::config_view::where(*k) +
+                                 ": 'kernels' must be a count of kernel rows (0 or more), "
+                                 "\"all\", true or false");
+        }
         options_.top = config.integer("top").value_or(3);
         if (options_.top < 0)
             throw sdk::error(sdk::config_view::where(*config.find("top")) +
@@ -418,7 +495,9 @@ public:
     }
 
     void report(const sdk::value_view& doc, sdk::output_writer& out) override {
-        out.write(render(doc, options_));
+        render_options opt = options_;
+        opt.color = out.allows_color();
+        out.write(render(doc, opt));
     }
 
 private:

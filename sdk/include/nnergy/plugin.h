@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 3
+#define NNERGY_ABI_MINOR 4
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -465,6 +465,24 @@ typedef struct nnergy_host_api {
     bool (*results_get_total)(const nnergy_results* r, nnergy_string_view key, double* out);
     bool (*results_get_total_text)(const nnergy_results* r, nnergy_string_view key,
                                    nnergy_string_view* out);
+
+    /* ---- since 1.4: reporter outputs ---- */
+
+    /** True when the output may carry terminal colour: it is standard output, standard output
+     *  is a terminal, NO_COLOR is unset or empty (https://no-color.org) and TERM is not "dumb".
+     *  False for files and for NULL. */
+    bool (*output_allows_color)(const nnergy_output* out);
+    /** The file the output goes to; empty for standard output.
+     *  OWNERSHIP: host; valid until the report call returns. */
+    nnergy_string_view (*output_path)(const nnergy_output* out);
+    /** A second output beside `out`, for a reporter that writes several files (a CSV report's
+     *  totals): the file `<out's path without its extension><suffix>` ("report.csv" with
+     *  suffix "-totals.csv" is "report-totals.csv"); when `out` is standard output, the
+     *  companion's bytes follow out's on standard output. `suffix` must be non-empty and hold no
+     *  path separator. The same suffix twice gives the same output.
+     *  OWNERSHIP: host; *out_companion is valid until the report call returns. */
+    nnergy_status* (*output_companion)(nnergy_output* out, nnergy_string_view suffix,
+                                       nnergy_output** out_companion);
 } nnergy_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

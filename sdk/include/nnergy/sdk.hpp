@@ -663,6 +663,17 @@ public:
     void write(std::string_view bytes) {
         detail::check(host().output_write(o_, to_sv(bytes)), "output");
     }
+    /// Whether terminal colour is welcome here (a colour terminal, NO_COLOR unset). Since 1.4.
+    bool allows_color() const { return host().output_allows_color(o_); }
+    /// The file written; empty for standard output. Since 1.4.
+    std::string_view path() const { return from_sv(host().output_path(o_)); }
+    /// A second output beside this one: `<path without extension><suffix>`, or standard
+    /// output after this one's bytes. Since 1.4.
+    output_writer companion(std::string_view suffix) {
+        nnergy_output* c = nullptr;
+        detail::check(host().output_companion(o_, to_sv(suffix), &c), "output companion");
+        return output_writer(c);
+    }
 
 private:
     nnergy_output* o_;

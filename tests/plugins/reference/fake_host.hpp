@@ -118,6 +118,10 @@ struct value {
 
 struct output {
     std::string data;
+    bool color = false;
+    std::string path;
+    /// Companions by suffix (std::map keeps each one in place as others are added).
+    std::map<std::string, output> companions;
 };
 
 inline std::vector<std::string>& log_lines() {
@@ -323,6 +327,14 @@ inline const nnergy_host_api& api() {
         };
         a.output_write = [](nnergy_output* o, nnergy_string_view bytes) -> nnergy_status* {
             as<output>(o)->data += str(bytes);
+            return nullptr;
+        };
+        a.output_allows_color = [](const nnergy_output* o) { return as<output>(o)->color; };
+        a.output_path = [](const nnergy_output* o) { return sv(as<output>(o)->path); };
+        a.output_companion = [](nnergy_output* o, nnergy_string_view suffix,
+                                nnergy_output** out) -> nnergy_status* {
+            output& c = as<output>(o)->companions[str(suffix)];
+            *out = reinterpret_cast<nnergy_output*>(&c);
             return nullptr;
         };
         return a;

@@ -110,7 +110,12 @@ TEST_CASE("fixed-width table", "[text]") {
           "  name       n\n"
           "  ------------\n"
           "  a          1\n"
-          "  abc...  1000\n");
+          "  ab...h  1000\n");
+    // Long names are cut in the middle: both ends, where layer names differ, stay.
+    CHECK(nnergy::text::truncate("model.layers.11.mlp/MatMul", 16) == "model.l...MatMul");
+    CHECK(nnergy::text::truncate("short", 16) == "short");
+    CHECK(nnergy::text::truncate("\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", 5) == "\u00e9...\u00e9");
+    CHECK(display_width(nnergy::text::truncate("model.layers.11.mlp/MatMul", 16)) == 16);
 }
 
 TEST_CASE("text report of a full document", "[text]") {
@@ -265,4 +270,54 @@ TEST_CASE("text reporter options: kernels = false prints totals only", "[text]")
     CHECK(!contains(o.data, "conv_bn_relu"));
     CHECK(!contains(o.data, "slowest kernels"));
     CHECK(contains(o.data, "latency 40.0 us"));
+}
+
+TEST_CASE("text reporter options: kernels = N shows the N slowest, in kernel order", "[text]") {
+    fake::install();
+    fake::config cfg;
+    cfg.integer("kernels", 1);
+    const nnergy_create_args args = fake::create_args(cfg);
+    nnergy::text::text_reporter rep{nnergy::sdk::context(args)};
+    const fake::value doc = fake::value::from(sample_report());
+    fake::output o;
+    nnergy::sdk::output_writer w(reinterpret_cast<nnergy_output*>(&o));
+    rep.report(nnergy::sdk::value_view(doc.handle()), w);
+    // The summary comes before the table.
+    const size_t summary = o.data.find("latency 40.0 us");
+    const size_t table = o.data.find("the 1 slowest of 2 kernels, in kernel order");
+    REQUIRE(summary != std::string::npos);
+    REQUIRE(table != std::string::npos);
+    CHECK(summary < table);
+    const std::string after = o.data.substr(table);
+    CHECK(contains(after, "conv_bn_relu"));  // conv1, 30 us of 40 us
+    CHECK(!contains(after, "  fc"));
+    CHECK(o.data.find('\033') == std::string::npos);  // not a colour terminal
+}
+
+TEST_CASE("text reporter colours only where the host allows it", "[text]") {
+    fake::install();
+    fake::config cfg;
+    const nnergy_create_args args = fake::create_args(cfg);
+    nnergy::text::text_reporter rep{nnergy::sdk::context(args)};
+    const fake::value doc = fake::value::from(sample_report());
+    fake::output plain, colour;
+    colour.color = true;
+    nnergy::sdk::output_writer wp(reinterpret_cast<nnergy_output*>(&plain));
+    nnergy::sdk::output_writer wc(reinterpret_cast<nnergy_output*>(&colour));
+    rep.report(nnergy::sdk::value_view(doc.handle()), wp);
+    rep.report(nnergy::sdk::value_view(doc.handle()), wc);
+    CHECK(plain.data.find('\033') == std::string::npos);
+    CHECK(contains(colour.data, "\033[1mRun 1 of 1"));
+    // Tables stay aligned: colour never enters a cell, so the table is the same bytes.
+    const auto table_of = [](const std::string& s) { return s.substr(s.find("#  kernel")); };
+    CHECK(table_of(plain.data) == table_of(colour.data));
+}
+
+TEST_CASE("text reporter options: a bad kernels value names the key", "[text]") {
+    fake::install();
+    fake::config cfg;
+    cfg.integer("kernels", -2);
+    const nnergy_create_args args = fake::create_args(cfg);
+    CHECK_THROWS_WITH(nnergy::text::text_reporter{nnergy::sdk::context(args)},
+                      Catch::Contains("'kernels' must be a count of kernel rows"));
 }

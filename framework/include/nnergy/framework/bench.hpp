@@ -30,4 +30,11 @@ int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& fi
 int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeats,
                     const std::vector<int>& thread_counts);
 
+/// The wall time of `nnergy sweep` (a new process) on a generated pipeline: `model` on every
+/// catalog entry x every precision it offers x batch 1, 2, ... up to 1,000 configurations or
+/// more, written to a temporary CSV, once per entry of `thread_counts` (--jobs), the median of
+/// `repeats` runs.
+int run_bench_sweep_command(const std::filesystem::path& model,
+                            const std::vector<int>& thread_counts, int repeats);
+
 }  // namespace nnergy

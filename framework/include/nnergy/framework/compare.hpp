@@ -32,6 +32,9 @@ struct compare_metric {
 };
 const std::vector<compare_metric>& compare_metrics();
 
+/// "1.23 ms", "456 mJ", "12.3 GB": three significant digits with a prefix for the magnitude.
+std::string with_unit(double v, const char* unit);
+
 std::vector<compared_device> read_compared(const report_value& doc);
 
 /// Device indices best first for one metric; devices without the metric are left out.

@@ -104,7 +104,16 @@ void run_estimator(const component_instance& estimator, const component_instance
                    const std::vector<nnergy_mapping>& mappings, nnergy_dtype precision,
                    nnergy_results& out);
 
-/// Runs a reporter over a report document; returns the bytes it wrote.
-std::string run_reporter(component_instance& reporter, const ::nnergy_value& report);
+/// Bytes a reporter wrote to one output; an empty path is standard output.
+struct reporter_output {
+    std::string path;
+    std::string bytes;
+};
+
+/// Runs a reporter over a report document. `output` is the file it writes ("-" or empty:
+/// standard output). Returns its own output first, then the companions it opened (ABI 1.4)
+/// in the order it opened them; nothing is written to disk here.
+std::vector<reporter_output> run_reporter(component_instance& reporter,
+                                          const ::nnergy_value& report, const std::string& output);
 
 }  // namespace nnergy

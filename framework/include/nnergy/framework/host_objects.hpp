@@ -112,6 +112,10 @@ struct nnergy_results {
 
 struct nnergy_output {
     std::string bytes;
+    std::string path;           ///< empty: standard output
+    bool allows_color = false;  ///< standard output on a colour terminal, NO_COLOR unset
+    /// Companion outputs (since ABI 1.4) by suffix, in the order they were opened.
+    std::vector<std::pair<std::string, std::unique_ptr<nnergy_output>>> companions;
 };
 
 namespace nnergy {

@@ -55,6 +55,26 @@ struct runtime_spec {
     source_location where;
 };
 
+/// One hardware entry of a sweep, resolved: a catalog name or a file.
+struct sweep_hardware {
+    std::string name;  ///< the catalog name, or the path as written
+    std::filesystem::path file;
+    source_location where;
+};
+
+/// [sweep]: the axes `nnergy sweep` crosses (docs/pipelines.md). An empty axis is taken from
+/// the rest of the pipeline ([model] path, [model] dims, [[architecture]], [runtime]).
+struct sweep_spec {
+    std::vector<std::filesystem::path> models;
+    std::vector<sweep_hardware> hardware;
+    /// `batch` and `dims`: each name's values, replacing [model] dims of the same name.
+    std::map<std::string, std::vector<int64_t>, std::less<>> dims;
+    std::vector<std::string> precisions;  ///< canonical names, or "all"
+    std::vector<runtime_spec> runtimes;   ///< an empty `file` is "none": no runtime profile
+    std::string output;                   ///< resolved path, "-", or empty (not given)
+    source_location where;
+};
+
 struct pipeline_spec {
     std::filesystem::path file;      ///< empty when built from the command line
     std::filesystem::path base_dir;  ///< relative paths resolve here
@@ -66,11 +86,24 @@ struct pipeline_spec {
     std::vector<component_spec> estimators;
     std::vector<reporter_spec> reporters;
     std::optional<runtime_spec> runtime;
+    /// [sweep]. With it, [partitioner] and [[estimator]] may be left out (the sweep's defaults),
+    /// and so may [model] and [[architecture]] when the sweep names models and hardware.
+    std::optional<sweep_spec> sweep;
 };
 
 /// Parses and checks a pipeline file. Unknown keys, wrong types, missing files and missing
 /// required keys are nnergy::error naming the file, line and key.
 pipeline_spec parse_pipeline(const std::filesystem::path& file);
+
+/// The report formats with a bundled reporter, by their short names (text, json, csv, ...).
+std::vector<std::string> report_formats();
+
+/// The reporter component for a format: a short name ("html", also "md") gives
+/// nnergy.reporter.<name>; any other non-empty name is taken as a component name; an empty
+/// format or "auto" is chosen by the output file's extension (.html, .csv, .md, .json,
+/// .trace.json, .txt), text on standard output when the format is "auto". Empty when nothing
+/// decides it.
+std::string reporter_component(std::string_view format, std::string_view output);
 
 /// Directories holding the bundled configs (hardware catalog, fusion rules, pipelines): the
 /// installed share directory and the source tree's configs/ when run from a build tree.
@@ -91,6 +124,17 @@ std::filesystem::path resolve_runtime(const std::string& ref, const std::filesys
 
 /// Names of the runtime profiles in the catalog, sorted.
 std::vector<std::string> runtime_catalog();
+
+/// The bundled fusion rules (configs/fusion/default.toml). Throws when they cannot be found.
+std::filesystem::path default_fusion_rules();
+
+/// The partitioner's configuration under a runtime profile: a runtime that launches the
+/// kernels of its own fusion rules (`fusion_rules`) replaces the partitioner's `rules`; setting
+/// both is an error naming them. `runtime` is the profile read from `runtime_file`.
+config_values partitioner_config_for_runtime(const config_values& partitioner_config,
+                                             const config_values& runtime,
+                                             const std::string& profile,
+                                             const std::filesystem::path& runtime_file);
 
 struct run_options {
     std::vector<std::filesystem::path> plugin_paths;  ///< --plugin-path, searched first

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file evaluate.hpp
+/// \brief The fast path of sweeps (`nnergy sweep`, `nnergy bench --sweep`): a model loaded once,
+/// bound and partitioned once per (dims, runtime), then mapped and estimated on each (device,
+/// precision) by plugin instances of its own thread, keeping only the totals.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/shape_inference.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace nnergy {
+
+/// What evaluates a bound, partitioned model under one runtime profile: the resolved plugins
+/// and their configurations. Shared, read-only, by every thread.
+struct evaluation_plan {
+    const component_entry* partitioner = nullptr;
+    config_values partitioner_config;
+    std::vector<const component_entry*> estimators;  ///< run in this order
+    std::vector<config_values> estimator_configs;
+    config_values runtime;  ///< the runtime profile, read (empty: none)
+    std::filesystem::path base_dir;
+};
+
+/// One thread's instances of a plan's plugins: a plugin instance is never shared between
+/// threads, so workers share only the loaded model and its bound, partitioned forms.
+class evaluation_worker {
+public:
+    explicit evaluation_worker(const evaluation_plan& plan);
+
+    component_instance& partitioner() noexcept { return partitioner_; }
+
+    /// The architecture instance of device `device` (an index the caller chooses), created on
+    /// first use from `entry`, its configuration and the device's hardware values.
+    const component_instance& architecture(size_t device, const component_entry& entry,
+                                           const config_values& config,
+                                           const config_values& hardware);
+
+    /// Maps every kernel on `architecture` at `precision`, then runs the plan's estimators.
+    nnergy_results evaluate(const component_instance& architecture, const bound_graph& g,
+                            const partition& p, nnergy_dtype precision);
+
+private:
+    const evaluation_plan& plan_;
+    component_instance partitioner_;
+    std::vector<std::unique_ptr<component_instance>> estimators_;
+    std::unordered_map<size_t, std::unique_ptr<component_instance>> architectures_;
+};
+
+/// The totals of one evaluation that a sweep keeps. A figure no estimator wrote is empty.
+struct evaluation_totals {
+    std::optional<double> latency_s, energy_j, average_power_w, edp_j_s, peak_memory_bytes;
+    std::optional<double> inferences_per_j;  ///< the bound batch (1 without one) per joule
+    std::string fits;                        ///< the memory estimator's verdict, or empty
+    double flops = 0, macs = 0, params = 0;
+};
+
+evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g);
+
+/// Runs job(worker, i) for every i in [0, count), one thread per worker, each thread taking the
+/// next index (jobs differ in cost). Dispatching stops once `stop` reads true; jobs already
+/// started finish. The first exception a job throws is rethrown after every thread has joined.
+template <class Worker, class Job>
+void parallel_for(std::vector<std::unique_ptr<Worker>>& workers, size_t count, Job job,
+                  const std::atomic<bool>* stop = nullptr) {
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    std::atomic<bool> failed{false};
+    auto run = [&](Worker& w) {
+        for (size_t i = next++; i < count; i = next++) {
+            if (failed || (stop && stop->load())) return;
+            try {
+                job(w, i);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failure_mutex);
+                if (!failure) failure = std::current_exception();
+                failed = true;
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < workers.size(); ++t) threads.emplace_back(run, std::ref(*workers[t]));
+    if (!workers.empty()) run(*workers[0]);
+    for (std::thread& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace nnergy

@@ -2,6 +2,7 @@
 // The nnergy command line. Exit codes are documented in docs/cli.md.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nnergy/plugin.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -14,9 +15,13 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/suggest.hpp>
 #include <nnergy/framework/sweep.hpp>
 #include <optional>
+
+#include "completion.hpp"
 
 namespace {
 
@@ -106,6 +111,72 @@ int cmd_plugins(const global_options& g) {
     return 0;
 }
 
+/// A model on the command line: a file, or the name of a bundled model (nnergy models).
+std::string model_arg(const std::string& ref) {
+    return nnergy::resolve_model(ref, {}, {"model", 0}).string();
+}
+
+/// Throws a usage error, with the closest names, when `name` is not a precision.
+void check_precision(const std::string& name) {
+    if (nnergy::dtype_from_name(name)) return;
+    std::vector<std::string> known = nnergy::precision_names();
+    known.push_back("all");
+    throw nnergy::error(fmt::format("--precision: unknown precision '{}'{}", name,
+                                    nnergy::did_you_mean(name, known)),
+                        exit_code::usage);
+}
+
+/// `nnergy --version`: the version, then what the binary was built as.
+std::string version_text() {
+#if defined(__clang__)
+    const std::string compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+    const std::string compiler = "GCC " __VERSION__;
+#else
+    const std::string compiler = "an unknown compiler";
+#endif
+    return fmt::format("nnergy {}\nplugin ABI {}.{}; built with {} ({}, C++ {})", NNERGY_VERSION,
+                       NNERGY_ABI_MAJOR, NNERGY_ABI_MINOR, compiler, NNERGY_BUILD_TYPE,
+                       __cplusplus);
+}
+
+/// The words the completion scripts offer for option values: the catalogs, the precisions and
+/// the installed plugins.
+nnergy::cli::completion_table completion_values(const global_options& g,
+                                                const std::vector<std::string>& compare_formats) {
+    nnergy::registry reg;
+    auto paths = to_paths(g.plugin_paths);
+    auto defaults = nnergy::default_plugin_paths();
+    paths.insert(paths.end(), defaults.begin(), defaults.end());
+    reg.scan(paths);
+    const auto components = [&](nnergy_component_kind kind) {
+        std::vector<std::string> out;
+        for (const nnergy::component_entry* c : reg.of_kind(kind)) out.push_back(c->name);
+        return out;
+    };
+    nnergy::cli::completion_table t;
+    t["--hw"] = {nnergy::hardware_catalog(), true};
+    t["--runtime"] = {nnergy::runtime_catalog(), true};
+    t["--precision"] = {nnergy::precision_names(), false};
+    t["--precision"].words.push_back("all");
+    t["--format"] = {nnergy::report_formats(), false};
+    for (std::string& r : components(NNERGY_KIND_REPORTER)) t["--format"].words.push_back(r);
+    t["compare --format"] = {compare_formats, false};
+    t["sweep --format"] = {{"csv", "jsonl"}, false};
+    t["--arch"] = {{"auto"}, false};
+    for (std::string& a : components(NNERGY_KIND_ARCHITECTURE)) t["--arch"].words.push_back(a);
+    t["--frontend"] = {components(NNERGY_KIND_FRONTEND), false};
+    std::vector<std::string> models;
+    for (const nnergy::zoo_model& m : nnergy::model_zoo()) models.push_back(m.name);
+    t["model"] = {models, true};
+    t["--model"] = t["model"];
+    t["--sweep"] = t["model"];
+    t["--sweep-command"] = t["model"];
+    t["hardware show name"] = {nnergy::hardware_catalog(), true};
+    t["completion shell"] = {{"bash", "zsh"}, false};
+    return t;
+}
+
 /// The default pipeline of `analyze` and `compare` without architectures and reporters: the
 /// model, the fusion partitioner with the bundled rules (or the runtime's, or --rules), the
 /// runtime profile, and the roofline, energy and memory estimators.
@@ -172,7 +243,14 @@ int main(int argc, char** argv) {
     app.add_flag("-q,--quiet", g.quiet, "Log only errors");
     app.add_option("--plugin-path", g.plugin_paths,
                    "Directory or library searched for plugins first (repeatable)");
-    app.set_version_flag("--version", std::string("nnergy ") + NNERGY_VERSION);
+    app.set_version_flag("--version", version_text(), "Print the version and build, then exit");
+    app.footer(
+        "Examples:\n"
+        "  nnergy models\n"
+        "  nnergy analyze resnet50 --hw h100-sxm5\n"
+        "  nnergy compare bert_base --hw h100-sxm5,l4 --dim seq=128\n"
+        "  nnergy hardware list\n"
+        "  nnergy COMMAND --help");
 
     // run
     auto* run = app.add_subcommand("run", "Run a TOML pipeline (docs/pipelines.md)");
@@ -184,6 +262,10 @@ int main(int argc, char** argv) {
     run->add_flag("--strict", run_strict,
                   "Fail when the model has ops that cannot be counted, or declared shapes "
                   "that disagree with inferred ones");
+    run->footer(
+        "Examples:\n"
+        "  nnergy run configs/pipelines/quickstart.toml\n"
+        "  nnergy run my-pipeline.toml --dim batch=8,seq=512 --strict");
 
     // sweep
     auto* sweep = app.add_subcommand(
@@ -214,7 +296,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> an_dims, precisions{"float32"};
     std::vector<int64_t> batches;
     bool an_strict = false;
-    analyze->add_option("model", model_file, "Model file (frontend chosen by extension)")
+    analyze
+        ->add_option("model", model_file,
+                     "Model file (frontend chosen by extension) or bundled model name")
         ->required();
     analyze->add_option("--hw", hw, "Hardware catalog name or hardware TOML file")->required();
     analyze->add_option("--dim", an_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
@@ -246,6 +330,13 @@ int main(int argc, char** argv) {
     analyze->add_flag("--strict", an_strict,
                       "Fail when the model has ops that cannot be counted, or declared shapes "
                       "that disagree with inferred ones");
+    analyze->footer(
+        "Examples:\n"
+        "  nnergy analyze resnet50 --hw h100-sxm5\n"
+        "  nnergy analyze model.onnx --hw a100-sxm4-80gb --batch 1,8,64 --precision float16,int8\n"
+        "  nnergy analyze bert_base --hw h100-sxm5 --dim seq=128 --runtime cuda-graph "
+        "--format json -o report.json\n"
+        "An unbound 'batch' symbol is 1 (with a warning); other symbols need --dim NAME=N.");
 
     // compare
     auto* compare = app.add_subcommand(
@@ -253,7 +344,9 @@ int main(int argc, char** argv) {
     std::string cmp_model, cmp_runtime, cmp_format = "text", cmp_output = "-", cmp_precision;
     std::vector<std::string> cmp_hw, cmp_dims;
     int64_t cmp_batch = 0;
-    compare->add_option("model", cmp_model, "Model file (frontend chosen by extension)")
+    compare
+        ->add_option("model", cmp_model,
+                     "Model file (frontend chosen by extension) or bundled model name")
         ->required();
     compare
         ->add_option("--hw", cmp_hw,
@@ -266,23 +359,34 @@ int main(int argc, char** argv) {
                         "Compute precision (default float32); a device without it runs at its "
                         "own: bfloat16, float16, int8, else the first it offers");
     compare->add_option("--runtime", cmp_runtime, "Execution runtime profile, as for analyze");
+    const std::vector<std::string> compare_formats{"text", "json", "csv"};
     compare->add_option("--format", cmp_format, "text, json or csv")
-        ->check(CLI::IsMember({"text", "json", "csv"}));
+        ->check(CLI::IsMember(compare_formats));
     compare->add_option("-o,--output", cmp_output, "Output file ('-' is standard output)");
     compare->footer(
-        "Example:\n  nnergy compare configs/models/cnn_block.json --hw "
-        "h100-sxm5,a100-sxm4-80gb,xeon-8490h --batch 8");
+        "Examples:\n  nnergy compare configs/models/cnn_block.json --hw "
+        "h100-sxm5,a100-sxm4-80gb,xeon-8490h --batch 8\n"
+        "  nnergy compare resnet50 --hw h100-sxm5,l4,jetson-agx-orin --precision float16 "
+        "--format csv");
 
     // plugins
     auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");
+    plugins->footer(
+        "Examples:\n"
+        "  nnergy plugins\n"
+        "  nnergy --plugin-path ./my-plugins plugins");
 
     // convert
     auto* convert = app.add_subcommand("convert", "Write a model as a JSON graph");
     std::string convert_in, convert_out, convert_frontend;
-    convert->add_option("model", convert_in, "Model file")->required();
+    convert->add_option("model", convert_in, "Model file or bundled model name")->required();
     convert->add_option("-o,--output", convert_out, "Output JSON graph ('-' for stdout)")
         ->required();
     convert->add_option("--frontend", convert_frontend, "Frontend plugin (default: by extension)");
+    convert->footer(
+        "Examples:\n"
+        "  nnergy convert model.onnx -o model.json\n"
+        "  nnergy convert resnet50 -o -");
 
     // bench
     auto* bench = app.add_subcommand("bench", "Time parse, inference, partition and estimate");
@@ -291,21 +395,16 @@ int main(int argc, char** argv) {
     bench->add_option("--nodes", bench_sizes, "Synthetic graph sizes in nodes")->delimiter(',');
     bench->add_option("--repeats", bench_repeats, "Repetitions per size (median reported)");
     std::vector<std::string> bench_models, bench_dims;
-    bench
-        ->add_option("--model", bench_models,
-                     "Time loading these model files instead (load, inference, counting)")
-        ->check(CLI::ExistingFile);
+    bench->add_option("--model", bench_models,
+                      "Time loading these model files (or bundled models) instead (load, "
+                      "inference, counting)");
     std::string bench_sweep;
-    bench
-        ->add_option("--sweep", bench_sweep,
-                     "Evaluations per second of a sweep of this model over the catalog")
-        ->check(CLI::ExistingFile);
+    bench->add_option("--sweep", bench_sweep,
+                      "Evaluations per second of a sweep of this model over the catalog");
     std::string bench_sweep_command;
-    bench
-        ->add_option("--sweep-command", bench_sweep_command,
-                     "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
-                     "(1,000 configurations)")
-        ->check(CLI::ExistingFile);
+    bench->add_option("--sweep-command", bench_sweep_command,
+                      "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
+                      "(1,000 configurations)");
     std::vector<int> bench_threads{1, 2};
     bench
         ->add_option("--threads", bench_threads,
@@ -314,6 +413,11 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     bench->add_option("--dim", bench_dims,
                       "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
+    bench->footer(
+        "Examples:\n"
+        "  nnergy bench --nodes 1000,10000 --repeats 3\n"
+        "  nnergy bench --model model.onnx --dim batch=1,seq=128\n"
+        "  nnergy bench --sweep resnet50 --threads 1,2,4");
 
     // hardware
     auto* hardware = app.add_subcommand("hardware", "The hardware catalog");
@@ -323,6 +427,36 @@ int main(int argc, char** argv) {
         hardware->add_subcommand("show", "Every value of one entry, with units and sources");
     std::string hardware_name;
     hardware_show->add_option("name", hardware_name, "Catalog name or hardware file")->required();
+    hardware->footer(
+        "Examples:\n"
+        "  nnergy hardware list\n"
+        "  nnergy hardware show h100-sxm5");
+    hardware_list->footer("Example:\n  nnergy hardware list");
+    hardware_show->footer(
+        "Examples:\n"
+        "  nnergy hardware show h100-sxm5\n"
+        "  nnergy hardware show ./my-accelerator.toml");
+
+    // models
+    auto* models =
+        app.add_subcommand("models", "The bundled models: name, what it is, params, nodes, inputs");
+    models->footer(
+        "Examples:\n"
+        "  nnergy models\n"
+        "  nnergy analyze resnet50 --hw h100-sxm5   (a name that is not a file is looked up "
+        "here)");
+
+    // completion
+    auto* completion =
+        app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
+    std::string completion_shell;
+    completion->add_option("shell", completion_shell, "bash or zsh")
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh"}));
+    completion->footer(
+        "Examples:\n"
+        "  source <(nnergy completion bash)        # in ~/.bashrc\n"
+        "  nnergy completion zsh > ~/.zfunc/_nnergy  # with fpath+=(~/.zfunc) before compinit");
 
     try {
         app.parse(argc, argv);
@@ -334,6 +468,22 @@ int main(int argc, char** argv) {
 
     try {
         if (plugins->parsed()) return cmd_plugins(g);
+
+        if (models->parsed()) {
+            nnergy::registry reg;
+            auto paths = to_paths(g.plugin_paths);
+            auto defaults = nnergy::default_plugin_paths();
+            paths.insert(paths.end(), defaults.begin(), defaults.end());
+            reg.scan(paths);
+            return nnergy::print_model_list(reg, stdout);
+        }
+
+        if (completion->parsed()) {
+            const std::string script = nnergy::cli::completion_script(
+                app, completion_shell, completion_values(g, compare_formats));
+            std::fwrite(script.data(), 1, script.size(), stdout);
+            return 0;
+        }
 
         if (run->parsed()) {
             nnergy::pipeline_spec spec = nnergy::parse_pipeline(pipeline_file);
@@ -357,10 +507,12 @@ int main(int argc, char** argv) {
         }
 
         if (analyze->parsed()) {
-            nnergy::pipeline_spec spec = default_pipeline(model_file, frontend, runtime, rules);
+            nnergy::pipeline_spec spec =
+                default_pipeline(model_arg(model_file), frontend, runtime, rules);
             nnergy::run_options opts;
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(an_dims);
+            opts.default_dims["batch"] = 1;
             for (int64_t b : batches)
                 if (b <= 0) throw nnergy::error("--batch must be positive", exit_code::usage);
             if (batches.size() == 1) opts.dims["batch"] = batches.front();
@@ -389,10 +541,7 @@ int main(int argc, char** argv) {
                         expanded.push_back(std::move(p));
             }
             for (const std::string& precision : expanded) {
-                if (!nnergy::dtype_from_name(precision))
-                    throw nnergy::error(
-                        fmt::format("--precision: unknown precision '{}'", precision),
-                        exit_code::usage);
+                check_precision(precision);
                 arch.precision =
                     std::string(nnergy::dtype_name(*nnergy::dtype_from_name(precision)));
                 spec.architectures.push_back(arch);
@@ -460,17 +609,16 @@ int main(int argc, char** argv) {
                     if (cmp_hw[i] == cmp_hw[j])
                         throw nnergy::error(fmt::format("--hw: '{}' is named twice", cmp_hw[i]),
                                             exit_code::usage);
-            nnergy::pipeline_spec spec = default_pipeline(cmp_model, "", cmp_runtime, "");
+            nnergy::pipeline_spec spec =
+                default_pipeline(model_arg(cmp_model), "", cmp_runtime, "");
             nnergy::run_options opts;
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(cmp_dims);
+            opts.default_dims["batch"] = 1;
             if (cmp_batch < 0 || (cmp_batch == 0 && compare->count("--batch")))
                 throw nnergy::error("--batch must be positive", exit_code::usage);
             if (cmp_batch > 0) opts.dims["batch"] = cmp_batch;
-            if (!cmp_precision.empty() && !nnergy::dtype_from_name(cmp_precision))
-                throw nnergy::error(
-                    fmt::format("--precision: unknown precision '{}'", cmp_precision),
-                    exit_code::usage);
+            if (!cmp_precision.empty()) check_precision(cmp_precision);
             std::vector<nnergy::config_values> hardware;
             const std::string wanted = cmp_precision.empty() ? "float32" : cmp_precision;
             for (const std::string& name : cmp_hw) {
@@ -533,16 +681,22 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            convert_in = model_arg(convert_in);
             const nnergy::component_entry* fe =
                 convert_frontend.empty() ? reg.frontend_for(convert_in)
                                          : reg.find(NNERGY_KIND_FRONTEND, convert_frontend);
-            if (!fe)
+            if (!fe) {
+                std::vector<std::string> frontends;
+                for (const auto* c : reg.of_kind(NNERGY_KIND_FRONTEND))
+                    frontends.push_back(c->name);
                 throw nnergy::error(
-                    fmt::format("{}: no frontend {} (frontends: {})", convert_in,
+                    fmt::format("{}: no frontend {}{} (frontends: {})", convert_in,
                                 convert_frontend.empty() ? "reads this file type"
                                                          : "named '" + convert_frontend + "'",
+                                nnergy::did_you_mean(convert_frontend, frontends),
                                 reg.names_of(NNERGY_KIND_FRONTEND)),
                     exit_code::plugin_missing);
+            }
             nnergy::component_instance inst(*fe, {}, {}, std::filesystem::current_path());
             nnergy::graph model = nnergy::load_model(inst, convert_in);
             if (convert_out == "-") {
@@ -567,11 +721,13 @@ int main(int argc, char** argv) {
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
             if (!bench_sweep_command.empty())
-                return nnergy::run_bench_sweep_command(bench_sweep_command, bench_threads,
-                                                       bench_repeats);
+                return nnergy::run_bench_sweep_command(model_arg(bench_sweep_command),
+                                                       bench_threads, bench_repeats);
             if (!bench_sweep.empty())
-                return nnergy::run_bench_sweep(reg, bench_sweep, bench_repeats, bench_threads);
+                return nnergy::run_bench_sweep(reg, model_arg(bench_sweep), bench_repeats,
+                                               bench_threads);
             if (!bench_models.empty()) {
+                for (std::string& m : bench_models) m = model_arg(m);
                 nnergy::dim_bindings dims = parse_dims(bench_dims);
                 dims.try_emplace("batch", 1);
                 return nnergy::run_bench_models(reg, to_paths(bench_models), dims, bench_repeats);

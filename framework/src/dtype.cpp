@@ -81,4 +81,11 @@ std::optional<nnergy_dtype> dtype_from_name(std::string_view name) noexcept {
     return std::nullopt;
 }
 
+const std::vector<std::string>& precision_names() {
+    static const std::vector<std::string> names{"float32",  "tfloat32",    "float16",
+                                                "bfloat16", "float8_e4m3", "float8_e5m2",
+                                                "int8",     "int4",        "float64"};
+    return names;
+}
+
 }  // namespace nnergy

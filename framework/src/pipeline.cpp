@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/suggest.hpp>
 #include <set>
 
 #include "toml_util.hpp"
@@ -160,7 +162,9 @@ sweep_spec parse_sweep(const reader& r, const toml::table& t, const std::filesys
     s.where = r.at(t);
     if (const toml::node* n = t.get("models"))
         for (const auto& [p, node] : string_list(r, *n, "models")) {
-            std::filesystem::path file = r.path(base, p);
+            std::filesystem::path file = p.compare(0, 4, "zoo:") == 0
+                                             ? resolve_model(p, base, r.at(*node))
+                                             : r.path(base, p);
             std::error_code ec;
             if (!std::filesystem::is_regular_file(file, ec))
                 r.fail(*node, fmt::format("model file '{}' does not exist", file.string()));
@@ -322,7 +326,10 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
         spec.model.where = r.at(t);
         spec.model.frontend = r.string(t, "frontend", "model", false, t);
         const std::string p = r.string(t, "path", "model", true, t);
-        spec.model.path = r.path(spec.base_dir, p);
+        // "zoo:resnet50" names a bundled model (nnergy models).
+        spec.model.path = p.compare(0, 4, "zoo:") == 0
+                              ? resolve_model(p, spec.base_dir, r.at(*t.get("path")))
+                              : r.path(spec.base_dir, p);
         std::error_code ec;
         if (!std::filesystem::is_regular_file(spec.model.path, ec))
             r.fail(*t.get("path"),
@@ -395,11 +402,12 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
                 all_precisions = &n;  // every precision the hardware file offers
                 return;
             }
-            if (!dtype_from_name(*p))
-                r.fail(n, fmt::format("unknown precision '{}' (expected float32, tfloat32, "
-                                      "float16, bfloat16, float8_e4m3, float8_e5m2, int8, int4, "
-                                      "float64, or \"all\")",
-                                      *p));
+            if (!dtype_from_name(*p)) {
+                std::string expected;
+                for (const std::string& name : precision_names()) expected += name + ", ";
+                r.fail(n, fmt::format("unknown precision '{}'{} (expected {}or \"all\")", *p,
+                                      did_you_mean(*p, precision_names()), expected));
+            }
             precisions.push_back(std::string(dtype_name(*dtype_from_name(*p))));
         };
         if (const toml::node* p = t->get("precision")) {
@@ -521,10 +529,11 @@ std::filesystem::path resolve_in_catalog(std::string_view folder, std::string_vi
         std::filesystem::path p = dir / folder / (ref + ".toml");
         if (std::filesystem::is_regular_file(p, ec)) return p;
     }
+    const std::vector<std::string> known = catalog(folder);
     std::string names;
-    for (const auto& n : catalog(folder)) names += (names.empty() ? "" : ", ") + n;
-    throw error(fmt::format("{}: unknown {} '{}' (catalog: {})", where.str(), what, ref,
-                            names.empty() ? "(empty)" : names));
+    for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+    throw error(fmt::format("{}: unknown {} '{}'{} (catalog: {})", where.str(), what, ref,
+                            did_you_mean(ref, known), names.empty() ? "(empty)" : names));
 }
 
 }  // namespace

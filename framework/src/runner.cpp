@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/suggest.hpp>
 
 namespace nnergy {
 namespace {
@@ -19,8 +21,13 @@ const component_entry& require(const registry& reg, nnergy_component_kind kind,
                                const std::string& name, const source_location& where) {
     if (const component_entry* e = reg.find(kind, name)) return *e;
     std::string hint;
-    if (const component_entry* other = reg.find(name))
+    if (const component_entry* other = reg.find(name)) {
         hint = fmt::format(" ('{}' is a {})", name, kind_name(other->kind));
+    } else {
+        std::vector<std::string> names;
+        for (const component_entry* c : reg.of_kind(kind)) names.push_back(c->name);
+        hint = did_you_mean(name, names);
+    }
     throw error(fmt::format("{}: no {} plugin named '{}'{} (available: {})", where.str(),
                             kind_name(kind), name, hint, reg.names_of(kind)),
                 exit_code::plugin_missing);
@@ -45,6 +52,36 @@ std::vector<dim_bindings> sweep_bindings(const pipeline_spec& spec, const run_op
         out = std::move(next);
     }
     return out;
+}
+
+/// Checks the names bound against the model's symbols, then binds each default the model's
+/// inputs use and nothing else binds, saying so. A bound name the model does not use is allowed
+/// (one command line serves several models) unless it looks like a misspelt symbol left unbound.
+std::vector<dim_bindings> with_defaults(const graph& g, std::vector<dim_bindings> bindings,
+                                        const dim_bindings& defaults) {
+    const std::vector<std::string> used = symbols_of(g);
+    const dim_bindings& bound = bindings.front();  // every point binds the same names
+    std::vector<std::string> unbound;
+    for (const std::string& s : used)
+        if (!bound.count(s)) unbound.push_back(s);
+    for (const auto& [name, value] : bound) {
+        if (std::binary_search(used.begin(), used.end(), name)) continue;
+        const std::string hint = did_you_mean(name, unbound);
+        if (hint.empty()) continue;
+        std::string list;
+        for (const std::string& s : used) list += (list.empty() ? "" : ", ") + s;
+        throw error(
+            fmt::format("{}: dimension symbol '{}' is bound but the model does not use "
+                        "it{} (symbols of the model: {})",
+                        g.source_path, name, hint, list));
+    }
+    for (const auto& [name, value] : defaults) {
+        if (bound.count(name) || !std::binary_search(used.begin(), used.end(), name)) continue;
+        for (dim_bindings& b : bindings) b[name] = value;
+        spdlog::warn("{} is not bound; using {}={} ({} to choose)", name, name, value,
+                     name == "batch" ? std::string("--batch N") : "--dim " + name + "=N");
+    }
+    return bindings;
 }
 
 report_value number(double v) { return report_value::of(v); }
@@ -239,7 +276,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     spdlog::info("loaded {} ({} nodes, {} tensors) with {}", spec.model.path.string(),
                  g.nodes.size(), g.tensors.size(), fe->name);
 
-    const std::vector<dim_bindings> bindings = sweep_bindings(spec, options);
+    const std::vector<dim_bindings> bindings =
+        with_defaults(g, sweep_bindings(spec, options), options.default_dims);
     const bind_options bind_opts{options.strict};
     // Declared shapes that disagree with inferred ones: warned about once per tensor, however
     // many points the run sweeps (under --strict bind throws instead).

@@ -463,6 +463,23 @@ private:
         return true;
     }
 
+    /// A dimension expression as ONNX exporters write them and `nnergy convert` passes on
+    /// (`seq + 1`, `Max(1, seq)`, `2*s0`): names, integers, operators, parentheses, commas and
+    /// single spaces inside; the host evaluates it over the bound symbols.
+    static bool valid_expression(std::string_view s) noexcept {
+        if (s.empty() || s.front() == ' ' || s.back() == ' ') return false;
+        bool has_name = false;
+        for (char c : s) {
+            auto u = static_cast<unsigned char>(c);
+            if (u == '_' || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z'))
+                has_name = true;
+            else if (!((u >= '0' && u <= '9') ||
+                       std::string_view(" +-*/%(),.").find(c) != std::string_view::npos))
+                return false;
+        }
+        return has_name;
+    }
+
     void read_tensor(const json_value& t, std::size_t index) {
         subject_ref subject(subject_ref::kind::tensor, {}, index);
         if (t.type != json_value::kind::object)
@@ -531,11 +548,12 @@ private:
                 // unknown dimension
             } else if (d.type == json_value::kind::string) {
                 dim.symbol = std::string(d.string);
-                if (!valid_symbol(dim.symbol))
+                if (!valid_symbol(dim.symbol) && !valid_expression(dim.symbol))
                     fail(&d, subject,
                          what() + " is " + quote_name(dim.symbol) +
-                             "; a symbol starts with a letter or '_' and has no spaces (numbers "
-                             "are written without quotes)");
+                             "; a symbol starts with a letter or '_' and has no spaces, an "
+                             "expression such as \"seq + 1\" names a symbol (numbers are written "
+                             "without quotes)");
             } else if (d.is_number()) {
                 dim.value = require_int(d, subject, what);
                 if (dim.value < 0)

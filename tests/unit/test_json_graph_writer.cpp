@@ -231,6 +231,24 @@ TEST_CASE("json graph writer: the document reads back into an equal graph", "[js
     CHECK(nnergy::to_json_graph(back) == text);
 }
 
+TEST_CASE("json graph reader: dimension expressions as exporters write them", "[json_graph]") {
+    // What `nnergy convert` writes for an ONNX value_info dim such as GPT-2's `seq + 1` reads
+    // back, and binding evaluates it against the bound symbols: no disagreement here.
+    const std::string text = R"json({"schema": "nnergy.graph/1", "inputs": ["x"],
+"outputs": ["z"],
+"tensors": [{"name": "x", "dtype": "float32", "shape": ["batch", "seq"]},
+            {"name": "y", "shape": ["batch", "Max(1, seq)"]},
+            {"name": "z", "shape": ["batch", "seq + 1 - 1"]}],
+"nodes": [{"name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["y"]},
+          {"name": "i", "op": "Identity", "inputs": ["y"], "outputs": ["z"]}]})json";
+    const nnergy::graph g = load_text(text);
+    REQUIRE(g.tensors[1].shape);
+    CHECK((*g.tensors[1].shape)[1].symbol == "Max(1, seq)");
+    CHECK((*g.tensors[2].shape)[1].symbol == "seq + 1 - 1");
+    const nnergy::bound_graph b = nnergy::bind(g, {{"batch", 2}, {"seq", 4}}, {true});
+    CHECK(b.disagreements.empty());
+}
+
 TEST_CASE("json graph writer: floats round-trip exactly", "[json_graph]") {
     // Values whose shortest decimal form needs all 17 digits, or that sit at the range limits.
     const std::vector<double> values = {0.1,
@@ -424,6 +442,13 @@ TEST_CASE("json graph reader: errors name the file, the line and the culprit", "
                     {"bad.json:3: tensor 'w'", "dimension 0 of 'shape' is -1"});
     expect_rejected(with_tensor(R"({"name": "w", "shape": ["3"]})"),
                     {"dimension 0 of 'shape' is '3'"});
+    // A dimension expression needs a name in it, and no surrounding spaces.
+    expect_rejected(with_tensor(R"({"name": "w", "shape": ["3 + 1"]})"),
+                    {"dimension 0 of 'shape' is '3 + 1'", "names a symbol"});
+    expect_rejected(with_tensor(R"({"name": "w", "shape": [" seq"]})"),
+                    {"dimension 0 of 'shape' is ' seq'"});
+    expect_rejected(with_tensor(R"({"name": "w", "shape": ["seq ; 1"]})"),
+                    {"dimension 0 of 'shape' is 'seq ; 1'"});
     expect_rejected(with_tensor(R"({"name": "w", "shape": [2.0]})"), {"must be an integer"});
     expect_rejected(with_tensor(R"({"name": "w", "shape": [1e30]})"), {"must be an integer"});
     expect_rejected(with_tensor(R"({"name": "w", "shape": [99999999999999999999]})"),

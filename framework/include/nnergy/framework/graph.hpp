@@ -27,6 +27,10 @@ int dtype_bits(nnergy_dtype t) noexcept;
 std::string_view dtype_name(nnergy_dtype t) noexcept;
 /// Parses a canonical name or a common alias ("fp32", "f32", "half", "bf16", "fp16", "tf32").
 std::optional<nnergy_dtype> dtype_from_name(std::string_view name) noexcept;
+/// The compute precisions a run may ask for (--precision, [architecture] precision), by their
+/// canonical names: float32, tfloat32, float16, bfloat16, float8_e4m3, float8_e5m2, int8, int4,
+/// float64.
+const std::vector<std::string>& precision_names();
 
 /// One dimension: concrete (`value` >= 0), symbolic (`symbol` non-empty) or unknown.
 struct dim {

@@ -142,6 +142,9 @@ struct run_options {
     /// Swept dimensions from the command line (--batch 1,8,64), replacing the pipeline's.
     std::map<std::string, std::vector<int64_t>, std::less<>> sweeps;
     bool strict = false;  ///< unknown ops are an error
+    /// Symbols bound to a value when the model's inputs use them and neither the pipeline nor
+    /// the options bind them (analyze and compare: batch=1), each with a warning saying so.
+    dim_bindings default_dims;
 };
 
 /// Loads the plugins a pipeline needs into `reg` (search order of registry.hpp).

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libc++-dev libc++abi-dev
   libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev librange-v3-dev
   catch2 nlohmann-json3-dev libcli11-dev libonnx-dev libprotobuf-dev libsimdjson-dev python3
-  python3-jsonschema chromium fonts-dejavu-core
+  python3-jsonschema chromium fonts-dejavu-core zsh
 )
 
 missing=()

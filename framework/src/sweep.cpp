@@ -215,7 +215,7 @@ struct metric {
 
 const metric k_metrics[] = {
     {"latency_s", "lowest latency", "s", &record::latency_s, false},
-    {"energy_j", "lowest energy", "J", &record::energy_j, false},
+    {"energy_j", "lowest energy per pass", "J", &record::energy_j, false},
     {"edp_j_s", "lowest energy-delay product", "J*s", &record::edp_j_s, false},
     {"peak_memory_bytes", "lowest peak memory", "B", &record::peak_memory_bytes, false},
     {"inferences_per_j", "most inferences per joule", "/J", &record::inferences_per_j, true},
@@ -255,10 +255,12 @@ std::vector<size_t> front_of(const std::vector<record>& records) {
     std::vector<size_t> which;
     for (size_t i = 0; i < records.size(); ++i) {
         const record& r = records[i];
-        if (!r.ok || !r.latency_s || !r.energy_j || !std::isfinite(*r.latency_s) ||
-            !std::isfinite(*r.energy_j))
+        // Energy per inference, not per pass: a sweep over batch sizes compares passes of
+        // different sizes, and the smallest pass is not the most frugal per inference.
+        if (!r.ok || !r.latency_s || !r.inferences_per_j || !std::isfinite(*r.latency_s) ||
+            !(*r.inferences_per_j > 0) || !std::isfinite(*r.inferences_per_j))
             continue;
-        points.emplace_back(*r.latency_s, *r.energy_j);
+        points.emplace_back(*r.latency_s, 1 / *r.inferences_per_j);
         which.push_back(i);
     }
     std::vector<size_t> out;
@@ -972,13 +974,14 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
     }
     const std::vector<size_t> front = front_of(records);
     if (!front.empty()) {
-        s += fmt::format("Pareto front, latency vs energy ({} configuration{}, fastest first):\n",
-                         front.size(), front.size() == 1 ? "" : "s");
+        s += fmt::format(
+            "Pareto front, latency vs energy per inference ({} configuration{}, fastest first):\n",
+            front.size(), front.size() == 1 ? "" : "s");
         constexpr size_t shown = 20;
         for (size_t k = 0; k < front.size() && k < shown; ++k) {
             const record& r = records[front[k]];
             s += fmt::format("  {:>10} {:>10}  #{} {}\n", with_unit(*r.latency_s, "s"),
-                             with_unit(*r.energy_j, "J"), r.config,
+                             with_unit(1 / *r.inferences_per_j, "J"), r.config,
                              describe(axes, ex.configs[r.config]));
         }
         if (front.size() > shown)

@@ -77,6 +77,9 @@ public:
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
         double underutilized = 0, flops = 0, fusion_saving = 0;
         size_t throttled = 0;
+        // The latency estimator's device timeline, when it laid one out (a runtime profile).
+        std::vector<timed_kernel> timeline(kernels);
+        bool has_timeline = kernels > 0;
         for (uint32_t k = 0; k < kernels; ++k) {
             const sdk::mapping_view mapping = input.mapping(k);
             const nnergy_kernel_stats stats = partition.stats(k);
@@ -134,6 +137,11 @@ public:
             out.kernel(k, "energy_j", e.energy_j);
             out.kernel(k, "power_w", e.power_w);
             out.kernel(k, "underutilization_energy_j", e.underutilization_j);
+            const std::optional<double> start = out.kernel_number(k, "start_s");
+            if (start)
+                timeline[k] = {*start, *latency, e.latency_s};
+            else
+                has_timeline = false;
             if (e.throttled) {
                 // The kernel's time is the throttled one; the latency estimator's stays beside.
                 out.kernel(k, "latency_unthrottled_s", *latency);
@@ -160,7 +168,14 @@ public:
         const double latency = out.total_number("latency_s").value_or(busy - stretch);
         const bool host_bound = out.total_text_value("runtime_bound").value_or("") == "host";
         const double device_idle = out.total_number("device_idle_s").value_or(0.0);
-        const double total_latency = throttled_latency(latency, stretch, host_bound, device_idle);
+        double total_latency = latency;
+        if (throttled > 0 && has_timeline) {
+            // Kernels after a stretched one start later, as far as the stretch reaches them.
+            total_latency = relay_throttled(timeline, latency, host_bound);
+            for (uint32_t k = 0; k < kernels; ++k) out.kernel(k, "start_s", timeline[k].start_s);
+        } else {
+            total_latency = throttled_latency(latency, stretch, host_bound, device_idle);
+        }
         const double idle_time = std::max(0.0, total_latency - busy);
         const double idle_j = table.idle_power_w * idle_time;
         add_total("energy.static_j", idle_j);
@@ -186,6 +201,11 @@ public:
             out.total("latency_unthrottled_s", latency);
             out.total("latency_s", total_latency);
             out.total_text("throttled", "yes");
+            if (out.total_number("device_busy_s")) {
+                out.total("kernel_sum_s", busy);
+                out.total("device_busy_s", busy);
+                out.total("device_idle_s", idle_time);
+            }
         }
 
         const std::vector<advice_item> advice =

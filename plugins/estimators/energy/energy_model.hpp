@@ -310,4 +310,50 @@ inline double throttled_latency(double latency_s, double stretch_s, bool host_bo
     return latency_s + (host_bound ? std::max(0.0, stretch_s - device_idle_s) : stretch_s);
 }
 
+/// One kernel of the device timeline the latency estimator laid out: when it starts, how long
+/// it ran then, and how long it runs once throttled.
+struct timed_kernel {
+    double start_s = 0;
+    double latency_s = 0;            ///< the latency estimator's
+    double throttled_latency_s = 0;  ///< this estimator's (equal unless stretched)
+};
+
+/// Moves the kernels after a throttled one later, as far as its stretch still reaches them,
+/// and returns the pass's new latency. A gap before a kernel that is longer than the run's
+/// shortest gap is the device waiting for the host: a stretch shrinks into it instead of moving
+/// the kernel. The shortest gap is the runtime's own launch gap, which no stretch removes.
+/// `latency_s` is the pass's latency before the stretch; a host-bound pass ends when the host
+/// does, or when the stretched device does if that is later.
+inline double relay_throttled(std::vector<timed_kernel>& kernels, double latency_s,
+                              bool host_bound) {
+    double shortest_gap = -1, previous_end = -1;
+    for (const timed_kernel& k : kernels) {
+        if (k.latency_s <= 0) continue;
+        if (previous_end >= 0) {
+            const double gap = std::max(0.0, k.start_s - previous_end);
+            shortest_gap = shortest_gap < 0 ? gap : std::min(shortest_gap, gap);
+        }
+        previous_end = k.start_s + k.latency_s;
+    }
+    shortest_gap = std::max(0.0, shortest_gap);
+    double shift = 0, device_end = 0, moved_end = 0;
+    previous_end = -1;
+    for (timed_kernel& k : kernels) {
+        if (k.latency_s <= 0 && k.throttled_latency_s <= 0) {
+            // A view runs no kernel: it stays where the device is.
+            k.start_s += shift;
+            continue;
+        }
+        if (previous_end >= 0)
+            shift = std::max(0.0, shift - std::max(0.0, k.start_s - previous_end - shortest_gap));
+        previous_end = k.start_s + k.latency_s;
+        device_end = std::max(device_end, previous_end);
+        k.start_s += shift;
+        shift += k.throttled_latency_s - k.latency_s;
+        moved_end = std::max(moved_end, k.start_s + k.throttled_latency_s);
+    }
+    const double tail = std::max(0.0, latency_s - device_end);
+    return host_bound ? std::max(latency_s, moved_end) : moved_end + tail;
+}
+
 }  // namespace nnergy::energy

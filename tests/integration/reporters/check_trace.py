@@ -5,8 +5,10 @@ it parses as the JSON trace event format, every event has the fields its phase n
 events on one thread are in time order and never overlap, counter values are finite and
 non-negative, each run's device track has one event per kernel and ends at the run's
 totals.latency_s, and the host track is there exactly when the report has host dispatch times.
+With --throttled yes, every run must have kernels stretched to the power limit, and no device
+event may have been moved by the reporter (the estimator laid the stretched timeline out).
 
-    check_trace.py TRACE.json REPORT.json [--host yes|no]
+    check_trace.py TRACE.json REPORT.json [--host yes|no] [--throttled yes]
 """
 import json
 import math
@@ -31,6 +33,11 @@ def close(a, b):
 def main():
     args = sys.argv[1:]
     want_host = None
+    want_throttled = False
+    if "--throttled" in args:
+        i = args.index("--throttled")
+        want_throttled = args[i + 1] == "yes"
+        del args[i:i + 2]
     if "--host" in args:
         i = args.index("--host")
         want_host = args[i + 1] == "yes"
@@ -137,6 +144,13 @@ def main():
                 fail(f"run {pid} {k['name']}: energy_j {a.get('energy_j')} != {m['energy_j']}")
             if not close(e["dur"], m.get("latency_s", 0) * 1e6):
                 fail(f"run {pid} {k['name']}: dur {e['dur']} us != latency_s {m.get('latency_s')}")
+        if want_throttled:
+            if not run["totals"].get("throttled_kernels"):
+                fail(f"run {pid}: no kernel was throttled; the check needs a throttled run")
+            for e in track:
+                if "shifted_us" in e.get("args", {}):
+                    fail(f"run {pid} {e['name']}: moved {e['args']['shifted_us']} us by the "
+                         "reporter; the report's start_s should already place it")
         latency = run["totals"].get("latency_s")
         if track and latency is not None:
             end = max(e["ts"] + e["dur"] for e in track)

@@ -159,6 +159,26 @@ TEST_CASE("energy estimator: a run over the power limit is throttled", "[energy]
     CHECK(x.r.totals["peak_power_w"] <= 200 + 1e-9);
 }
 
+TEST_CASE("energy estimator: a stretch moves the kernels after it on the timeline", "[energy]") {
+    run x;
+    x.hw.without("energy.static.power_limit").number("energy.static.power_limit", 200);
+    x.ma.events[0].count = 2e11;
+    // A device-bound timeline: a at 0.1 ms, b 0.4 ms after a ends (the runtime's launch gap).
+    x.r.numbers[0]["start_s"] = 0.1e-3;
+    x.r.numbers[1]["start_s"] = 2.5e-3;
+    x.r.totals["device_busy_s"] = 2.5e-3;
+    x.r.totals["device_idle_s"] = 0.5e-3;
+    x.estimate();
+    const double stretched = 0.200202 / 60;
+    CHECK(x.r.numbers[0]["start_s"] == Approx(0.1e-3));
+    CHECK(x.r.numbers[1]["start_s"] == Approx(0.1e-3 + stretched + 0.4e-3));
+    // The pass ends when b does: the timeline's end, not a summed approximation.
+    CHECK(x.r.totals["latency_s"] == Approx(x.r.numbers[1]["start_s"] + 0.5e-3));
+    CHECK(x.r.totals["device_busy_s"] == Approx(stretched + 0.5e-3));
+    CHECK(x.r.totals["device_idle_s"] ==
+          Approx(x.r.totals["latency_s"] - x.r.totals["device_busy_s"]));
+}
+
 TEST_CASE("energy estimator: it needs the latencies of an earlier estimator", "[energy]") {
     run x;
     x.r.numbers.clear();

@@ -158,6 +158,29 @@ TEST_CASE("energy: a throttled run grows by what the device cannot absorb", "[en
     CHECK(throttled_latency(10, 0, false, 0) == 10);
 }
 
+TEST_CASE("energy: a stretch moves later kernels unless the device waited for the host",
+          "[energy]") {
+    using nnergy::energy::relay_throttled;
+    using nnergy::energy::timed_kernel;
+    // Launch gap 1; kernel 0 stretched by 4. Kernel 1 follows at the launch gap and moves by 4;
+    // a view keeps to the device; kernel 2 waited 3 for the host (gap 4), which absorbs 3.
+    std::vector<timed_kernel> device_bound = {{1, 2, 6}, {4, 3, 3}, {7, 0, 0}, {11, 1, 1}};
+    CHECK(relay_throttled(device_bound, 12, false) == Approx(13));
+    CHECK(device_bound[0].start_s == 1);
+    CHECK(device_bound[1].start_s == 8);
+    CHECK(device_bound[2].start_s == 11);
+    CHECK(device_bound[3].start_s == 12);
+    // Host-bound: the pass ends when the host does (20), unless the device now ends later.
+    std::vector<timed_kernel> host_bound = {{1, 2, 6}, {4, 3, 3}, {7, 0, 0}, {11, 1, 1}};
+    CHECK(relay_throttled(host_bound, 20, true) == 20);
+    std::vector<timed_kernel> late = {{1, 2, 30}, {4, 3, 3}};
+    CHECK(relay_throttled(late, 20, true) == Approx(1 + 30 + 1 + 3));
+    // Nothing stretched: nothing moves.
+    std::vector<timed_kernel> same = {{1, 2, 2}, {4, 3, 3}};
+    CHECK(relay_throttled(same, 7, false) == Approx(7));
+    CHECK(same[1].start_s == 4);
+}
+
 TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     using nnergy::energy::advise;
     using nnergy::energy::kernel_summary;

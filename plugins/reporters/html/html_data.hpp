@@ -72,28 +72,6 @@ struct report_data {
 
 namespace detail {
 
-inline opt number(const sdk::value_view& v) {
-    if (!v.is_number()) return std::nullopt;
-    const double x = v.as_number();
-    if (!std::isfinite(x)) return std::nullopt;
-    return x;
-}
-
-inline std::string text(const sdk::value_view& v) {
-    switch (v.kind()) {
-        case NNERGY_VALUE_STRING:
-            return std::string(v.as_string());
-        case NNERGY_VALUE_INT:
-            return std::to_string(v.as_int());
-        case NNERGY_VALUE_FLOAT:
-            return std::isfinite(v.as_number()) ? format("%g", v.as_number()) : std::string();
-        case NNERGY_VALUE_BOOL:
-            return v.as_bool() ? "true" : "false";
-        default:
-            return {};
-    }
-}
-
 /// "energy.<category>_j" keys with a category free of dots: the per-category sums.
 inline named_values energy_categories(const sdk::value_view& object) {
     named_values out;
@@ -103,7 +81,7 @@ inline named_values energy_categories(const sdk::value_view& object) {
             continue;
         const std::string_view name = key.substr(7, key.size() - 9);
         if (name.find('.') != std::string_view::npos) continue;
-        if (opt j = number(object.at(i))) out.emplace_back(std::string(name), *j);
+        if (opt j = object.at(i).number()) out.emplace_back(std::string(name), *j);
     }
     return out;
 }
@@ -111,51 +89,51 @@ inline named_values energy_categories(const sdk::value_view& object) {
 inline std::vector<std::string> dim_texts(const sdk::value_view& dims) {
     std::vector<std::string> out;
     for (size_t i = 0; i < dims.size(); ++i)
-        out.push_back(std::string(dims.key(i)) + "=" + text(dims.at(i)));
+        out.push_back(std::string(dims.key(i)) + "=" + dims.at(i).text());
     return out;
 }
 
 inline kernel_data read_kernel(const sdk::value_view& k, size_t position) {
     kernel_data d;
-    const opt index = number(k["index"]);
+    const opt index = k["index"].number();
     d.index = index && *index >= 0 ? static_cast<size_t>(*index) : position;
-    d.name = text(k["name"]);
-    d.pattern = text(k["pattern"]);
+    d.name = k["name"].text();
+    d.pattern = k["pattern"].text();
     const sdk::value_view ops = k["ops"];
-    for (size_t i = 0; i < ops.size(); ++i) d.ops += (i ? "+" : "") + text(ops.at(i));
+    for (size_t i = 0; i < ops.size(); ++i) d.ops += (i ? "+" : "") + ops.at(i).text();
     if (k["all_counted"].kind() == NNERGY_VALUE_BOOL) d.all_counted = k["all_counted"].as_bool();
-    d.flops = number(k["flops"]);
-    d.macs = number(k["macs"]);
-    const opt in = number(k["input_bytes"]), out = number(k["output_bytes"]),
-              w = number(k["weight_bytes"]);
+    d.flops = k["flops"].number();
+    d.macs = k["macs"].number();
+    const opt in = k["input_bytes"].number(), out = k["output_bytes"].number(),
+              w = k["weight_bytes"].number();
     if (in || out || w) d.bytes = in.value_or(0) + out.value_or(0) + w.value_or(0);
-    d.ai = number(k["arithmetic_intensity"]);
+    d.ai = k["arithmetic_intensity"].number();
     if (!d.ai && d.flops && d.bytes && *d.bytes > 0) d.ai = *d.flops / *d.bytes;
 
     const sdk::value_view mapping = k["mapping"];
-    d.unit = text(mapping["unit"]);
-    d.explanation = text(mapping["explanation"]);
-    d.peak_flops = number(mapping["peak_flops_per_s"]);
-    d.utilization = number(mapping["utilization"]);
+    d.unit = mapping["unit"].text();
+    d.explanation = mapping["explanation"].text();
+    d.peak_flops = mapping["peak_flops_per_s"].number();
+    d.utilization = mapping["utilization"].number();
     const sdk::value_view levels = mapping["levels"];
     for (size_t i = 0; i < levels.size(); ++i) {
         const sdk::value_view level = levels.at(i);
-        if (text(level["level"]) != "dram") continue;
-        d.dram_bytes = number(level["bytes"]);
-        d.dram_bandwidth = number(level["bandwidth_bytes_per_s"]);
+        if (level["level"].text() != "dram") continue;
+        d.dram_bytes = level["bytes"].number();
+        d.dram_bandwidth = level["bandwidth_bytes_per_s"].number();
     }
 
     const sdk::value_view metrics = k["metrics"];
-    d.bottleneck = text(metrics["bottleneck"]);
-    if (d.bottleneck.empty()) d.bottleneck = text(mapping["bottleneck"]);
+    d.bottleneck = metrics["bottleneck"].text();
+    if (d.bottleneck.empty()) d.bottleneck = mapping["bottleneck"].text();
     if (metrics["note"]) d.all_counted = false;
-    d.latency = number(metrics["latency_s"]);
-    d.energy = number(metrics["energy_j"]);
-    d.power = number(metrics["power_w"]);
-    d.edp = number(metrics["edp_j_s"]);
-    d.memory_in_use = number(metrics["memory_in_use_bytes"]);
-    d.activation_bytes = number(metrics["live_activation_bytes"]);
-    d.workspace_bytes = number(metrics["workspace_bytes"]);
+    d.latency = metrics["latency_s"].number();
+    d.energy = metrics["energy_j"].number();
+    d.power = metrics["power_w"].number();
+    d.edp = metrics["edp_j_s"].number();
+    d.memory_in_use = metrics["memory_in_use_bytes"].number();
+    d.activation_bytes = metrics["live_activation_bytes"].number();
+    d.workspace_bytes = metrics["workspace_bytes"].number();
     d.energy_categories = energy_categories(metrics);
     return d;
 }
@@ -165,35 +143,35 @@ inline run_data read_run(const sdk::value_view& run, size_t number_1based,
     run_data r;
     r.number = number_1based;
     const sdk::value_view arch = run["architecture"];
-    r.hardware = text(arch["hardware"]);
-    r.hardware_class = text(arch["class"]);
-    r.precision = text(arch["precision"]);
-    r.architecture = text(arch["plugin"]);
+    r.hardware = arch["hardware"].text();
+    r.hardware_class = arch["class"].text();
+    r.precision = arch["precision"].text();
+    r.architecture = arch["plugin"].text();
     r.dim_texts = dim_texts(run["dims"] ? run["dims"] : model_dims);
     const sdk::value_view estimators = run["estimators"];
-    for (size_t i = 0; i < estimators.size(); ++i) r.estimators.push_back(text(estimators.at(i)));
+    for (size_t i = 0; i < estimators.size(); ++i) r.estimators.push_back(estimators.at(i).text());
 
     const sdk::value_view t = run["totals"];
-    r.params = number(t["params"]);
-    r.macs = number(t["macs"]);
-    r.flops = number(t["flops"]);
-    r.latency = number(t["latency_s"]);
-    r.energy = number(t["energy_j"]);
-    r.average_power = number(t["average_power_w"]);
-    r.edp = number(t["edp_j_s"]);
+    r.params = t["params"].number();
+    r.macs = t["macs"].number();
+    r.flops = t["flops"].number();
+    r.latency = t["latency_s"].number();
+    r.energy = t["energy_j"].number();
+    r.average_power = t["average_power_w"].number();
+    r.edp = t["edp_j_s"].number();
     if (!r.edp && r.energy && r.latency) r.edp = *r.energy * *r.latency;
     if (!r.average_power && r.energy && r.latency && *r.latency > 0)
         r.average_power = *r.energy / *r.latency;
-    r.peak_memory = number(t["peak_memory_bytes"]);
-    r.inferences_per_j = number(t["inferences_per_j"]);
-    r.tokens_per_j = number(t["tokens_per_j"]);
-    r.weight_bytes = number(t["weight_bytes"]);
-    r.peak_kernel = number(t["peak_kernel"]);
-    r.peak_kernel_name = text(t["peak_kernel_name"]);
-    r.fits = text(t["fits"]);
-    r.compute_time = number(t["compute_time_s"]);
-    r.memory_time = number(t["memory_time_s"]);
-    r.overhead = number(t["overhead_s"]);
+    r.peak_memory = t["peak_memory_bytes"].number();
+    r.inferences_per_j = t["inferences_per_j"].number();
+    r.tokens_per_j = t["tokens_per_j"].number();
+    r.weight_bytes = t["weight_bytes"].number();
+    r.peak_kernel = t["peak_kernel"].number();
+    r.peak_kernel_name = t["peak_kernel_name"].text();
+    r.fits = t["fits"].text();
+    r.compute_time = t["compute_time_s"].number();
+    r.memory_time = t["memory_time_s"].number();
+    r.overhead = t["overhead_s"].number();
     r.energy_categories = energy_categories(t);
 
     const sdk::value_view kernels = run["kernels"];
@@ -209,36 +187,36 @@ inline report_data read_report(const sdk::value_view& doc) {
     using namespace detail;
     report_data d;
     const sdk::value_view tool = doc["tool"];
-    d.tool = text(tool["name"]);
+    d.tool = tool["name"].text();
     if (d.tool.empty()) d.tool = "nnergy";
-    const std::string version = text(tool["version"]);
+    const std::string version = tool["version"].text();
     if (!version.empty()) d.tool += " " + version;
     const sdk::value_view model = doc["model"];
-    d.model_name = text(model["name"]);
-    d.model_path = text(model["path"]);
-    d.frontend = text(model["frontend"]);
-    d.pipeline = text(doc["pipeline"]);
+    d.model_name = model["name"].text();
+    d.model_path = model["path"].text();
+    d.frontend = model["frontend"].text();
+    d.pipeline = doc["pipeline"].text();
     d.dim_texts = dim_texts(model["dims"]);
     const sdk::value_view sweep = model["sweep"];
     for (size_t i = 0; i < sweep.size(); ++i) {
         std::string values;
         for (size_t v = 0; v < sweep.at(i).size(); ++v)
-            values += (v ? ", " : "") + text(sweep.at(i).at(v));
+            values += (v ? ", " : "") + sweep.at(i).at(v).text();
         d.sweep_texts.push_back(std::string(sweep.key(i)) + " = " + values);
     }
-    d.nodes = number(model["nodes"]);
-    d.tensors = number(model["tensors"]);
+    d.nodes = model["nodes"].number();
+    d.tensors = model["tensors"].number();
     const sdk::value_view unknown = model["unknown_ops"];
     for (size_t i = 0; i < unknown.size(); ++i) {
         const sdk::value_view u = unknown.at(i);
-        std::string item = text(u["node"]) + " (" + text(u["op_type"]);
-        const std::string domain = text(u["domain"]);
+        std::string item = u["node"].text() + " (" + u["op_type"].text();
+        const std::string domain = u["domain"].text();
         if (!domain.empty()) item += ", domain " + domain;
         d.unknown_ops.push_back(item + ")");
     }
     const sdk::value_view partitioner = doc["partitioner"];
-    d.partitioner = text(partitioner["plugin"]);
-    d.kernel_count = number(partitioner["kernels"]);
+    d.partitioner = partitioner["plugin"].text();
+    d.kernel_count = partitioner["kernels"].number();
     const sdk::value_view runs = doc["runs"];
     for (size_t i = 0; i < runs.size(); ++i)
         d.runs.push_back(read_run(runs.at(i), i + 1, model["dims"]));

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <nnergy/modeling/text.hpp>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -17,17 +18,8 @@
 
 namespace nnergy::html {
 
-template <class... Args>
-std::string format(const char* pattern, Args... args) {
-    char buf[64];
-    const int n = std::snprintf(buf, sizeof buf, pattern, args...);
-    if (n < 0) return {};
-    if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
-    std::string s(static_cast<size_t>(n) + 1, '\0');
-    std::snprintf(s.data(), s.size(), pattern, args...);
-    s.resize(static_cast<size_t>(n));
-    return s;
-}
+/// printf into a std::string: the modeling kit's, shared by every plugin.
+using modeling::format;
 
 /// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one (overlong forms,
 /// surrogates and code points above U+10FFFF are invalid).

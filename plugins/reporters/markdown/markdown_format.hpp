@@ -6,23 +6,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nnergy/modeling/text.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace nnergy::markdown {
 
-template <class... Args>
-std::string format(const char* pattern, Args... args) {
-    char buf[64];
-    const int n = std::snprintf(buf, sizeof buf, pattern, args...);
-    if (n < 0) return {};
-    if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
-    std::string s(static_cast<size_t>(n) + 1, '\0');
-    std::snprintf(s.data(), s.size(), pattern, args...);
-    s.resize(static_cast<size_t>(n));
-    return s;
-}
+/// printf into a std::string: the modeling kit's, shared by every plugin.
+using modeling::format;
 
 /// Text that renders as itself in a table cell or a heading: the punctuation that starts markup
 /// (emphasis, links, code, HTML, strike-through, entities, table pipes) is backslash-escaped,

@@ -25,30 +25,10 @@ struct render_options {
 
 namespace detail {
 
-inline std::optional<double> number(const sdk::value_view& v) {
-    if (v.is_number()) return v.as_number();
-    return std::nullopt;
-}
-
-inline std::string text(const sdk::value_view& v) {
-    switch (v.kind()) {
-        case NNERGY_VALUE_STRING:
-            return std::string(v.as_string());
-        case NNERGY_VALUE_INT:
-            return std::to_string(v.as_int());
-        case NNERGY_VALUE_FLOAT:
-            return format("%g", v.as_number());
-        case NNERGY_VALUE_BOOL:
-            return v.as_bool() ? "true" : "false";
-        default:
-            return {};
-    }
-}
-
 inline std::string dims_text(const sdk::value_view& dims) {
     std::string s;
     for (size_t i = 0; i < dims.size(); ++i)
-        s += (s.empty() ? "" : ", ") + std::string(dims.key(i)) + "=" + text(dims.at(i));
+        s += (s.empty() ? "" : ", ") + std::string(dims.key(i)) + "=" + dims.at(i).text();
     return s;
 }
 
@@ -60,10 +40,10 @@ inline sdk::value_view run_dims(const sdk::value_view& run, const sdk::value_vie
 /// "h100-sxm5 (gpu), float16, batch=1"
 inline std::string run_label(const sdk::value_view& run, const sdk::value_view& model) {
     const sdk::value_view arch = run["architecture"];
-    std::string s = text(arch["hardware"]);
+    std::string s = arch["hardware"].text();
     if (s.empty()) s = "?";
-    if (const std::string c = text(arch["class"]); !c.empty()) s += " (" + c + ")";
-    if (const std::string p = text(arch["precision"]); !p.empty()) s += ", " + p;
+    if (const std::string c = arch["class"].text(); !c.empty()) s += " (" + c + ")";
+    if (const std::string p = arch["precision"].text(); !p.empty()) s += ", " + p;
     if (const std::string d = dims_text(run_dims(run, model)); !d.empty()) s += ", " + d;
     return s;
 }
@@ -74,7 +54,7 @@ inline std::string cell(const std::optional<double>& v, const scale& sc) {
 }
 
 inline std::string fits_text(const sdk::value_view& totals) {
-    const std::string fits = text(totals["fits"]);
+    const std::string fits = totals["fits"].text();
     if (fits.empty()) return "-";
     if (fits == "does not fit") return "**does not fit**";
     if (fits == "unknown") return "unknown";
@@ -103,14 +83,14 @@ inline std::string totals_table(const std::vector<sdk::value_view>& runs,
     std::vector<std::vector<std::string>> rows(runs.size());
     for (size_t r = 0; r < runs.size() && identify_runs; ++r) {
         const sdk::value_view arch = runs[r]["architecture"];
-        rows[r] = {std::to_string(r + 1), escape(text(arch["hardware"])),
-                   escape(text(arch["precision"])), escape(dims_text(run_dims(runs[r], model)))};
+        rows[r] = {std::to_string(r + 1), escape(arch["hardware"].text()),
+                   escape(arch["precision"].text()), escape(dims_text(run_dims(runs[r], model)))};
     }
     for (const quantity& q : quantities) {
         std::vector<std::optional<double>> values;
         std::vector<double> present;
         for (const sdk::value_view& run : runs) {
-            values.push_back(number(run["totals"][q.key]));
+            values.push_back(run["totals"][q.key].number());
             if (values.back()) present.push_back(*values.back());
         }
         // Tokens per joule only for models with a sequence dimension.
@@ -133,7 +113,7 @@ inline std::string totals_table(const std::vector<sdk::value_view>& runs,
 
 /// The energy by category (`energy.<category>_j` totals), largest first, with its share.
 inline std::string energy_table(const sdk::value_view& totals) {
-    const std::optional<double> energy = number(totals["energy_j"]);
+    const std::optional<double> energy = totals["energy_j"].number();
     if (!energy) return {};
     std::vector<std::pair<std::string, double>> categories;
     for (size_t i = 0; i < totals.size(); ++i) {
@@ -142,7 +122,7 @@ inline std::string energy_table(const sdk::value_view& totals) {
             continue;
         const std::string_view name = key.substr(7, key.size() - 9);
         if (name.find('.') != std::string_view::npos) continue;
-        if (const auto j = number(totals.at(i))) categories.emplace_back(std::string(name), *j);
+        if (const auto j = totals.at(i).number()) categories.emplace_back(std::string(name), *j);
     }
     if (categories.empty()) return {};
     std::stable_sort(categories.begin(), categories.end(),
@@ -170,7 +150,7 @@ inline std::string top_kernels(const sdk::value_view& run, std::string_view key,
     };
     std::vector<entry> entries;
     for (size_t i = 0; i < kernels.size(); ++i)
-        if (const auto v = number(kernels.at(i)["metrics"][key])) entries.push_back({*v, i});
+        if (const auto v = kernels.at(i)["metrics"][key].number()) entries.push_back({*v, i});
     if (entries.empty()) return {};
     std::stable_sort(entries.begin(), entries.end(),
                      [](const entry& a, const entry& b) { return a.value > b.value; });
@@ -185,7 +165,7 @@ inline std::string top_kernels(const sdk::value_view& run, std::string_view key,
     for (size_t i = 0; i < n; ++i) values.push_back(entries[i].value);
     const scale sc = pick_scale(values);
     const std::string total_key = std::string(key);
-    const std::optional<double> total = number(run["totals"][total_key]);
+    const std::optional<double> total = run["totals"][total_key].number();
     const bool energy = key == "energy_j";
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < n; ++i) {
@@ -193,22 +173,22 @@ inline std::string top_kernels(const sdk::value_view& run, std::string_view key,
         const sdk::value_view metrics = k["metrics"];
         std::string ops;
         const sdk::value_view op_list = k["ops"];
-        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + text(op_list.at(j));
+        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + op_list.at(j).text();
         const std::string index =
-            number(k["index"]) ? text(k["index"]) : std::to_string(entries[i].row);
+            k["index"].number() ? k["index"].text() : std::to_string(entries[i].row);
         std::vector<std::string> row = {
             index,
-            escape(text(k["name"])),
-            escape(text(k["pattern"])),
+            escape(k["name"].text()),
+            escape(k["pattern"].text()),
             escape(ops),
             cell(entries[i].value, sc),
             total && *total > 0 ? escape(percent(entries[i].value / *total)) : "-"};
         if (energy) {
-            std::optional<double> power = number(metrics["power_w"]);
+            std::optional<double> power = metrics["power_w"].number();
             row.push_back(power ? escape(digits3(*power)) : "-");
         } else {
-            std::string bottleneck = text(metrics["bottleneck"]);
-            if (bottleneck.empty()) bottleneck = text(k["mapping"]["bottleneck"]);
+            std::string bottleneck = metrics["bottleneck"].text();
+            if (bottleneck.empty()) bottleneck = k["mapping"]["bottleneck"].text();
             row.push_back(bottleneck.empty() ? "-" : escape(bottleneck));
         }
         rows.push_back(std::move(row));
@@ -233,11 +213,11 @@ inline std::string run_section(const sdk::value_view& run, size_t index, size_t 
                     ": " + escape(run_label(run, model)) + "\n\n";
     const sdk::value_view totals = run["totals"];
     s += totals_table({run}, model, false);
-    if (const std::string kernel = text(totals["peak_kernel_name"]); !kernel.empty())
+    if (const std::string kernel = totals["peak_kernel_name"].text(); !kernel.empty())
         s += "\nPeak memory at kernel " + escape(kernel) + ".\n";
-    if (const std::string rt = text(totals["runtime"]); !rt.empty()) {
+    if (const std::string rt = totals["runtime"].text(); !rt.empty()) {
         s += "\nRuntime " + escape(rt);
-        if (const std::string bound = text(totals["runtime_bound"]); !bound.empty())
+        if (const std::string bound = totals["runtime_bound"].text(); !bound.empty())
             s += ", " + escape(bound) + "-bound";
         s += ".\n";
     }
@@ -255,7 +235,7 @@ inline std::string run_section(const sdk::value_view& run, size_t index, size_t 
 inline std::string render(const sdk::value_view& doc, const render_options& opt = {}) {
     using namespace detail;
     const sdk::value_view model = doc["model"];
-    std::string name = text(model["name"]);
+    std::string name = model["name"].text();
     if (name.empty()) name = "model";
     // Title: the model and its bindings; a swept dimension lists every value it takes.
     std::string dims;
@@ -263,11 +243,11 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     const sdk::value_view sweep = model["sweep"];
     for (size_t i = 0; i < bound.size(); ++i) {
         const std::string key(bound.key(i));
-        std::string value = text(bound.at(i));
+        std::string value = bound.at(i).text();
         if (const sdk::value_view values = sweep[key]; values.size() > 0) {
             value.clear();
             for (size_t v = 0; v < values.size(); ++v)
-                value += (v ? ", " : "") + text(values.at(v));
+                value += (v ? ", " : "") + values.at(v).text();
             dims += (dims.empty() ? "" : ", ") + key + " in {" + value + "}";
         } else {
             dims += (dims.empty() ? "" : ", ") + key + "=" + value;
@@ -277,20 +257,20 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
 
     std::string about;
     // The file's name only: a summary pasted into a pull request should not carry local paths.
-    if (std::string path = text(model["path"]); !path.empty())
+    if (std::string path = model["path"].text(); !path.empty())
         about += "Model " + escape(path.substr(path.find_last_of("/\\") + 1));
-    if (const auto n = number(model["nodes"]))
+    if (const auto n = model["nodes"].number())
         about += (about.empty() ? "" : ", ") + format("%.0f", *n) + " nodes";
     const sdk::value_view partitioner = doc["partitioner"];
-    if (const auto n = number(partitioner["kernels"])) {
+    if (const auto n = partitioner["kernels"].number()) {
         about += (about.empty() ? "" : ", ") + format("%.0f", *n) + " kernels";
-        if (const std::string p = text(partitioner["plugin"]); !p.empty())
+        if (const std::string p = partitioner["plugin"].text(); !p.empty())
             about += " (" + escape(p) + ")";
     }
     const sdk::value_view tool = doc["tool"];
-    if (const std::string v = text(tool["version"]); !v.empty())
+    if (const std::string v = tool["version"].text(); !v.empty())
         about += (about.empty() ? "" : "; ") +
-                 escape(text(tool["name"]).empty() ? "nnergy" : text(tool["name"])) + " " +
+                 escape(tool["name"].text().empty() ? "nnergy" : tool["name"].text()) + " " +
                  escape(v);
     if (!about.empty()) s += about + ".\n\n";
 
@@ -306,8 +286,8 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     if (const sdk::value_view unknown = model["unknown_ops"]; unknown.size() > 0) {
         s += "\nUnknown ops (not counted):";
         for (size_t i = 0; i < unknown.size(); ++i)
-            s += std::string(i ? ", " : " ") + escape(text(unknown.at(i)["node"])) + " (" +
-                 escape(text(unknown.at(i)["op_type"])) + ")";
+            s += std::string(i ? ", " : " ") + escape(unknown.at(i)["node"].text()) + " (" +
+                 escape(unknown.at(i)["op_type"].text()) + ")";
         s += ".\n";
     }
     return s;

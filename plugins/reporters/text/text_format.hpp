@@ -8,23 +8,15 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <nnergy/modeling/text.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace nnergy::text {
 
-template <class... Args>
-std::string format(const char* pattern, Args... args) {
-    char buf[128];
-    int n = std::snprintf(buf, sizeof buf, pattern, args...);
-    if (n < 0) return {};
-    if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
-    std::string s(static_cast<size_t>(n) + 1, '\0');
-    std::snprintf(s.data(), s.size(), pattern, args...);
-    s.resize(static_cast<size_t>(n));
-    return s;
-}
+/// printf into a std::string: the modeling kit's, shared by every plugin.
+using modeling::format;
 
 /// Three significant digits of a value in [1, 1000): "1.23", "12.3", "123".
 inline std::string three_digits(double x) {

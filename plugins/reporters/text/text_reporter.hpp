@@ -35,28 +35,8 @@ inline std::string style(bool on, std::string_view code, std::string_view s) {
 
 namespace detail {
 
-inline std::optional<double> number(const sdk::value_view& v) {
-    if (v.is_number()) return v.as_number();
-    return std::nullopt;
-}
-
-inline std::string text(const sdk::value_view& v, std::string_view fallback = "") {
-    switch (v.kind()) {
-        case NNERGY_VALUE_STRING:
-            return std::string(v.as_string());
-        case NNERGY_VALUE_INT:
-            return std::to_string(v.as_int());
-        case NNERGY_VALUE_FLOAT:
-            return format("%g", v.as_number());
-        case NNERGY_VALUE_BOOL:
-            return v.as_bool() ? "true" : "false";
-        default:
-            return std::string(fallback);
-    }
-}
-
 inline std::string count(const sdk::value_view& v) {
-    auto n = number(v);
+    auto n = v.number();
     return n ? si(*n) : "-";
 }
 
@@ -69,7 +49,7 @@ inline std::string dims_text(const sdk::value_view& dims) {
     std::string s;
     for (size_t i = 0; i < dims.size(); ++i) {
         if (!s.empty()) s += ", ";
-        s += std::string(dims.key(i)) + "=" + text(dims.at(i));
+        s += std::string(dims.key(i)) + "=" + dims.at(i).text();
     }
     return s;
 }
@@ -80,8 +60,8 @@ inline std::string unknown_ops_text(const sdk::value_view& unknown) {
     std::vector<std::string> items;
     for (size_t i = 0; i < n; ++i) {
         const sdk::value_view u = unknown.at(i);
-        std::string item = "node '" + text(u["node"], "?") + "' (" + text(u["op_type"], "?");
-        const std::string domain = text(u["domain"]);
+        std::string item = "node '" + u["node"].text("?") + "' (" + u["op_type"].text("?");
+        const std::string domain = u["domain"].text();
         if (!domain.empty()) item += ", domain " + domain;
         items.push_back(item + ")");
     }
@@ -107,23 +87,23 @@ inline std::string_view category_color(std::string_view name) {
 /// The energy estimate: power, efficiency, where the joules go by category (with bars), the
 /// static energy lost to under-utilization, and how concentrated the energy-delay product is.
 inline std::string energy_text(const sdk::value_view& totals, bool color = false) {
-    const std::optional<double> energy = number(totals["energy_j"]);
+    const std::optional<double> energy = totals["energy_j"].number();
     if (!energy) return {};
     std::string s = "  energy " + joules(*energy);
-    if (auto p = number(totals["average_power_w"])) s += ": " + format("%.3g W", *p) + " average";
-    if (auto p = number(totals["peak_power_w"])) s += ", " + format("%.3g W", *p) + " peak kernel";
-    if (auto p = number(totals["power_limit_w"])) s += " (limit " + format("%.3g W", *p) + ")";
-    if (auto x = number(totals["edp_j_s"])) s += ", EDP " + format("%.3g J*s", *x);
+    if (auto p = totals["average_power_w"].number()) s += ": " + format("%.3g W", *p) + " average";
+    if (auto p = totals["peak_power_w"].number()) s += ", " + format("%.3g W", *p) + " peak kernel";
+    if (auto p = totals["power_limit_w"].number()) s += " (limit " + format("%.3g W", *p) + ")";
+    if (auto x = totals["edp_j_s"].number()) s += ", EDP " + format("%.3g J*s", *x);
     s += "\n   ";
-    if (auto x = number(totals["inferences_per_j"]))
+    if (auto x = totals["inferences_per_j"].number())
         s += " " + format("%.3g", *x) + " inferences/J";
-    if (auto x = number(totals["tokens_per_j"])) s += ", " + format("%.3g", *x) + " tokens/J";
-    if (auto x = number(totals["tflops_per_w"])) s += ", " + format("%.3g", *x) + " TFLOP/s per W";
+    if (auto x = totals["tokens_per_j"].number()) s += ", " + format("%.3g", *x) + " tokens/J";
+    if (auto x = totals["tflops_per_w"].number()) s += ", " + format("%.3g", *x) + " TFLOP/s per W";
     s += "\n";
-    if (auto t = number(totals["throttled_kernels"]); t && *t > 0)
+    if (auto t = totals["throttled_kernels"].number(); t && *t > 0)
         s += "  power limit: " + plural(*t, "kernel", "kernels") +
              " throttled, latency stretched from " +
-             seconds(number(totals["latency_unthrottled_s"]).value_or(0)) + "\n";
+             seconds(totals["latency_unthrottled_s"].number().value_or(0)) + "\n";
     // energy.<category>_j, largest first, with a bar of 30 cells for the whole.
     std::vector<std::pair<std::string, double>> categories;
     for (size_t i = 0; i < totals.size(); ++i) {
@@ -132,7 +112,7 @@ inline std::string energy_text(const sdk::value_view& totals, bool color = false
             continue;
         const std::string_view name = key.substr(7, key.size() - 9);
         if (name.find('.') != std::string_view::npos) continue;
-        categories.emplace_back(std::string(name), number(totals[key]).value_or(0));
+        categories.emplace_back(std::string(name), totals[key].number().value_or(0));
     }
     std::stable_sort(categories.begin(), categories.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -151,13 +131,13 @@ inline std::string energy_text(const sdk::value_view& totals, bool color = false
         if (!bar.empty()) line += "  " + style(color, category_color(name), bar);
         s += line + "\n";
     }
-    if (auto u = number(totals["underutilization_energy_j"]); u && *u > 0)
+    if (auto u = totals["underutilization_energy_j"].number(); u && *u > 0)
         s += "  under-utilization: " + joules(*u) +
              " of static energy spent beyond what the kernels need at peak rate\n";
-    if (auto k50 = number(totals["edp_kernels_50pct"]))
+    if (auto k50 = totals["edp_kernels_50pct"].number())
         s += "  energy-delay: " + plural(*k50, "kernel makes", "kernels make") + " 50%, " +
-             format("%.0f", number(totals["edp_kernels_80pct"]).value_or(0)) + " make 80%, " +
-             format("%.0f", number(totals["edp_kernels_90pct"]).value_or(0)) + " make 90%\n";
+             format("%.0f", totals["edp_kernels_80pct"].number().value_or(0)) + " make 80%, " +
+             format("%.0f", totals["edp_kernels_90pct"].number().value_or(0)) + " make 90%\n";
     if (const sdk::value_view advice = totals["advice"]; advice.kind() == NNERGY_VALUE_STRING) {
         s += "  to spend less:\n";
         std::string_view rest = advice.as_string();
@@ -175,7 +155,7 @@ inline std::string energy_text(const sdk::value_view& totals, bool color = false
 /// One line of peak memory: "peak memory 12.3 MB (weights 1.20 MB, activations 10.1 MB,
 /// workspace 1.00 MB), fits in l2"; the parts an estimator did not write are left out.
 inline std::string memory_text(const sdk::value_view& totals) {
-    auto peak = number(totals["peak_memory_bytes"]);
+    auto peak = totals["peak_memory_bytes"].number();
     if (!peak) return {};
     std::string s = "  peak memory " + si_unit(*peak, "B");
     std::string parts;
@@ -183,12 +163,12 @@ inline std::string memory_text(const sdk::value_view& totals) {
                                                    {"activations_at_peak_bytes", "activations"},
                                                    {"workspace_at_peak_bytes", "workspace"}};
     for (const auto& key : keys)
-        if (auto v = number(totals[key[0]]))
+        if (auto v = (totals[key[0]]).number())
             parts += (parts.empty() ? "" : ", ") + std::string(key[1]) + " " + si_unit(*v, "B");
     if (!parts.empty()) s += " (" + parts + ")";
-    const std::string kernel = text(totals["peak_kernel_name"]);
+    const std::string kernel = totals["peak_kernel_name"].text();
     if (!kernel.empty()) s += " at kernel " + kernel;
-    const std::string fits = text(totals["fits"]);
+    const std::string fits = totals["fits"].text();
     if (fits == "does not fit")
         s += ", does not fit in device memory";
     else if (fits == "unknown")
@@ -202,12 +182,12 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
                                bool estimated, bool color = false) {
     std::string s = "  params " + count(totals["params"]) + "   MACs " + count(totals["macs"]) +
                     "   FLOPs " + count(totals["flops"]);
-    auto latency = number(totals["latency_s"]);
+    auto latency = totals["latency_s"].number();
     if (latency) s += "   latency " + seconds(*latency);
-    if (auto e = number(totals["energy_j"])) s += "   energy " + joules(*e);
+    if (auto e = totals["energy_j"].number()) s += "   energy " + joules(*e);
     s += "\n";
     if (latency && *latency > 0) {
-        auto batch = number(dims["batch"]);
+        auto batch = dims["batch"].number();
         s += "  throughput ";
         if (batch && *batch == 1)
             s += si(1 / *latency) + " samples/s (batch 1)";
@@ -216,15 +196,15 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
                  si(1 / *latency) + " batches/s)";
         else
             s += si(1 / *latency) + " inferences/s";
-        if (auto flops = number(totals["flops"]); flops && *flops > 0)
+        if (auto flops = totals["flops"].number(); flops && *flops > 0)
             s += ", " + si_unit(*flops / *latency, "FLOP/s") + " achieved";
         s += "\n";
     } else if (!latency && !estimated) {
         s += "  latency not estimated: the pipeline has no [[estimator]]\n";
     }
-    auto c = number(totals["compute_time_s"]);
-    auto m = number(totals["memory_time_s"]);
-    auto o = number(totals["overhead_s"]);
+    auto c = totals["compute_time_s"].number();
+    auto m = totals["memory_time_s"].number();
+    auto o = totals["overhead_s"].number();
     if (c && m && o)
         s += "  summed over kernels: compute " + seconds(*c) + ", memory " + seconds(*m) +
              ", launch overhead " + seconds(*o) + "\n";
@@ -235,16 +215,16 @@ inline std::string totals_text(const sdk::value_view& totals, const sdk::value_v
 
 /// One line: stages, widest stage, critical path and the speedup concurrency could bring.
 inline std::string concurrency_text(const sdk::value_view& c) {
-    auto stages = number(c["stages"]);
+    auto stages = c["stages"].number();
     if (!stages) return {};
     std::string s = "  concurrency: " + plural(*stages, "dependency stage", "dependency stages") +
                     ", widest " +
-                    plural(number(c["widest_stage_kernels"]).value_or(0), "kernel", "kernels") +
+                    plural(c["widest_stage_kernels"].number().value_or(0), "kernel", "kernels") +
                     "; critical path " +
-                    plural(number(c["critical_path_kernels"]).value_or(0), "kernel", "kernels");
-    auto critical = number(c["critical_path_latency_s"]);
-    auto serial = number(c["serial_latency_s"]);
-    auto bound = number(c["speedup_bound"]);
+                    plural(c["critical_path_kernels"].number().value_or(0), "kernel", "kernels");
+    auto critical = c["critical_path_latency_s"].number();
+    auto serial = c["serial_latency_s"].number();
+    auto bound = c["speedup_bound"].number();
     if (critical && serial && bound)
         s += ", " + seconds(*critical) + " of " + seconds(*serial) +
              " serial: overlapping independent kernels gains at most x" + format("%.2f", *bound);
@@ -255,31 +235,31 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
                             const sdk::value_view& model, const render_options& opt) {
     const sdk::value_view arch = run["architecture"];
     std::string head = "Run " + std::to_string(index + 1) + " of " + std::to_string(run_count) +
-                       ": " + text(arch["hardware"], "?");
-    const std::string cls = text(arch["class"]);
+                       ": " + arch["hardware"].text("?");
+    const std::string cls = arch["class"].text();
     if (!cls.empty()) head += " (" + cls + ")";
-    const std::string precision = text(arch["precision"]);
+    const std::string precision = arch["precision"].text();
     if (!precision.empty()) head += ", " + precision;
     // The run's own bindings (a sweep binds each run differently), else the model's.
     const sdk::value_view dims = run["dims"] ? run["dims"] : model["dims"];
     for (size_t i = 0; i < dims.size(); ++i)
-        head += ", " + std::string(dims.key(i)) + "=" + text(dims.at(i));
+        head += ", " + std::string(dims.key(i)) + "=" + dims.at(i).text();
     std::string s = style(opt.color, "1", head) + "\n";
-    std::string components = "  architecture " + text(arch["plugin"], "?");
+    std::string components = "  architecture " + arch["plugin"].text("?");
     const sdk::value_view estimators = run["estimators"];
     if (estimators.size()) {
         components += ", estimator" + std::string(estimators.size() > 1 ? "s " : " ");
         for (size_t i = 0; i < estimators.size(); ++i)
-            components += (i ? ", " : "") + text(estimators.at(i));
+            components += (i ? ", " : "") + estimators.at(i).text();
     }
     s += components + "\n";
 
     const sdk::value_view kernels = run["kernels"];
     const sdk::value_view totals = run["totals"];
-    const std::optional<double> run_latency = number(totals["latency_s"]);
+    const std::optional<double> run_latency = totals["latency_s"].number();
     const bool any_energy = [&] {
         for (size_t i = 0; i < kernels.size(); ++i)
-            if (number(kernels.at(i)["metrics"]["energy_j"])) return true;
+            if (kernels.at(i)["metrics"]["energy_j"].number()) return true;
         return false;
     }();
     bool any_note = false, any_metrics = false;
@@ -296,7 +276,7 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         const sdk::value_view k = kernels.at(i);
         const sdk::value_view mapping = k["mapping"];
         const sdk::value_view metrics = k["metrics"];
-        std::string name = text(k["name"], "?");
+        std::string name = k["name"].text("?");
         if (metrics["note"] ||
             (k["all_counted"].kind() == NNERGY_VALUE_BOOL && !k["all_counted"].as_bool())) {
             name += "*";
@@ -304,16 +284,16 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         }
         std::string ops;
         const sdk::value_view op_list = k["ops"];
-        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + text(op_list.at(j));
-        const double bytes = number(k["input_bytes"]).value_or(0) +
-                             number(k["output_bytes"]).value_or(0) +
-                             number(k["weight_bytes"]).value_or(0);
-        std::optional<double> ai = number(k["arithmetic_intensity"]);
-        if (!ai && bytes > 0) ai = number(k["flops"]).value_or(0) / bytes;
-        auto util = number(mapping["utilization"]);
-        std::string bottleneck = text(metrics["bottleneck"]);
-        if (bottleneck.empty()) bottleneck = text(mapping["bottleneck"], "-");
-        auto latency = number(metrics["latency_s"]);
+        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + op_list.at(j).text();
+        const double bytes = k["input_bytes"].number().value_or(0) +
+                             k["output_bytes"].number().value_or(0) +
+                             k["weight_bytes"].number().value_or(0);
+        std::optional<double> ai = k["arithmetic_intensity"].number();
+        if (!ai && bytes > 0) ai = k["flops"].number().value_or(0) / bytes;
+        auto util = mapping["utilization"].number();
+        std::string bottleneck = metrics["bottleneck"].text();
+        if (bottleneck.empty()) bottleneck = mapping["bottleneck"].text("-");
+        auto latency = metrics["latency_s"].number();
         if (latency) {
             any_metrics = true;
             auto& b = by_bottleneck[bottleneck];
@@ -321,24 +301,24 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
             b.second += *latency;
             slowest.push_back({*latency, i});
         }
-        if (auto sc = number(mapping["bytes_scale"]); sc && *sc != 1) scale = *sc;
+        if (auto sc = mapping["bytes_scale"].number(); sc && *sc != 1) scale = *sc;
         std::string share = "-";
         if (latency && run_latency && *run_latency > 0) share = percent(*latency / *run_latency);
-        std::vector<std::string> row = {number(k["index"]) ? text(k["index"]) : std::to_string(i),
+        std::vector<std::string> row = {k["index"].number() ? k["index"].text() : std::to_string(i),
                                         name,
-                                        text(k["pattern"]),
+                                        k["pattern"].text(),
                                         ops,
                                         count(k["macs"]),
                                         count(k["flops"]),
                                         si(bytes),
                                         ai ? ratio(*ai) : "-",
-                                        text(mapping["unit"], "-"),
+                                        mapping["unit"].text("-"),
                                         util ? percent(*util) : "-",
                                         bottleneck,
                                         latency ? seconds(*latency) : "-",
                                         share};
         if (any_energy) {
-            auto e = number(metrics["energy_j"]);
+            auto e = metrics["energy_j"].number();
             row.push_back(e ? joules(*e) : "-");
         }
         rows.push_back(std::move(row));
@@ -370,9 +350,9 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         for (size_t i = 0; i < n; ++i) {
             const sdk::value_view k = kernels.at(slowest[i].row);
             const std::vector<std::string>& row = rows[slowest[i].row];
-            std::string line = "    #" + row[0] + " " + text(k["name"], "?") + "  " + row[11];
+            std::string line = "    #" + row[0] + " " + k["name"].text("?") + "  " + row[11];
             if (row[12] != "-") line += " (" + row[12] + ")";
-            const std::string why = text(k["mapping"]["explanation"]);
+            const std::string why = k["mapping"]["explanation"].text();
             if (!why.empty()) line += ": " + why;
             s += line + "\n";
         }
@@ -426,11 +406,11 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     using namespace detail;
     std::string s;
     const sdk::value_view tool = doc["tool"];
-    s += text(tool["name"], "nnergy") + " " + text(tool["version"]) + " report\n";
+    s += tool["name"].text("nnergy") + " " + tool["version"].text() + " report\n";
     const sdk::value_view model = doc["model"];
-    std::string model_line = "  model     " + text(model["name"], "?");
-    std::string origin = text(model["path"]);
-    const std::string frontend = text(model["frontend"]);
+    std::string model_line = "  model     " + model["name"].text("?");
+    std::string origin = model["path"].text();
+    const std::string frontend = model["frontend"].text();
     if (!frontend.empty()) origin += (origin.empty() ? "" : " via ") + frontend;
     if (!origin.empty()) model_line += "  (" + origin + ")";
     s += model_line + "\n";
@@ -439,22 +419,22 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     for (size_t i = 0; i < sweep.size(); ++i) {
         std::string values;
         for (size_t v = 0; v < sweep.at(i).size(); ++v)
-            values += (v ? ", " : "") + text(sweep.at(i).at(v));
+            values += (v ? ", " : "") + sweep.at(i).at(v).text();
         s += "  sweep     " + std::string(sweep.key(i)) + " = " + values +
              " (one run each; dims above are the first run's)\n";
     }
     std::string graph;
-    if (auto n = number(model["nodes"])) graph += plural(*n, "node", "nodes");
-    if (auto n = number(model["tensors"]))
+    if (auto n = model["nodes"].number()) graph += plural(*n, "node", "nodes");
+    if (auto n = model["tensors"].number())
         graph += (graph.empty() ? "" : ", ") + plural(*n, "tensor", "tensors");
     const sdk::value_view partitioner = doc["partitioner"];
-    if (auto n = number(partitioner["kernels"])) {
+    if (auto n = partitioner["kernels"].number()) {
         graph += (graph.empty() ? "" : ", ") + plural(*n, "kernel", "kernels");
-        const std::string p = text(partitioner["plugin"]);
+        const std::string p = partitioner["plugin"].text();
         if (!p.empty()) graph += " (" + p + ")";
     }
     if (!graph.empty()) s += "  graph     " + graph + "\n";
-    const std::string pipeline = text(doc["pipeline"]);
+    const std::string pipeline = doc["pipeline"].text();
     if (!pipeline.empty()) s += "  pipeline  " + pipeline + "\n";
 
     const sdk::value_view runs = doc["runs"];

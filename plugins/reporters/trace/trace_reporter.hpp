@@ -23,41 +23,16 @@ namespace detail {
 
 using json = nlohmann::ordered_json;
 
-inline std::optional<double> number(const sdk::value_view& v) {
-    if (v.is_number()) {
-        const double x = v.as_number();
-        if (std::isfinite(x)) return x;
-    }
-    return std::nullopt;
-}
-
-inline std::string text(const sdk::value_view& v) {
-    switch (v.kind()) {
-        case NNERGY_VALUE_STRING:
-            return std::string(v.as_string());
-        case NNERGY_VALUE_INT:
-            return std::to_string(v.as_int());
-        case NNERGY_VALUE_FLOAT: {
-            json j = v.as_number();
-            return j.dump();
-        }
-        case NNERGY_VALUE_BOOL:
-            return v.as_bool() ? "true" : "false";
-        default:
-            return {};
-    }
-}
-
 /// "run 1: h100-sxm5 (gpu), float16, batch=1"
 inline std::string process_name(const sdk::value_view& run, size_t index,
                                 const sdk::value_view& model) {
     const sdk::value_view arch = run["architecture"];
-    std::string s = "run " + std::to_string(index + 1) + ": " + text(arch["hardware"]);
-    if (const std::string c = text(arch["class"]); !c.empty()) s += " (" + c + ")";
-    if (const std::string p = text(arch["precision"]); !p.empty()) s += ", " + p;
+    std::string s = "run " + std::to_string(index + 1) + ": " + arch["hardware"].text();
+    if (const std::string c = arch["class"].text(); !c.empty()) s += " (" + c + ")";
+    if (const std::string p = arch["precision"].text(); !p.empty()) s += ", " + p;
     const sdk::value_view dims = run["dims"] ? run["dims"] : model["dims"];
     for (size_t i = 0; i < dims.size(); ++i)
-        s += ", " + std::string(dims.key(i)) + "=" + text(dims.at(i));
+        s += ", " + std::string(dims.key(i)) + "=" + dims.at(i).text();
     return s;
 }
 
@@ -67,18 +42,18 @@ inline run_input read_run(const sdk::value_view& run) {
     for (size_t i = 0; i < kernels.size(); ++i) {
         const sdk::value_view m = kernels.at(i)["metrics"];
         kernel_input k;
-        k.latency_s = number(m["latency_s"]).value_or(0);
-        k.start_s = number(m["start_s"]);
-        k.host_dispatch_s = number(m["host_dispatch_s"]);
-        k.energy_j = number(m["energy_j"]);
-        k.power_w = number(m["power_w"]);
-        k.idle_power_j = number(m["energy.static.idle_power_j"]);
-        k.memory_in_use_bytes = number(m["memory_in_use_bytes"]);
+        k.latency_s = m["latency_s"].number().value_or(0);
+        k.start_s = m["start_s"].number();
+        k.host_dispatch_s = m["host_dispatch_s"].number();
+        k.energy_j = m["energy_j"].number();
+        k.power_w = m["power_w"].number();
+        k.idle_power_j = m["energy.static.idle_power_j"].number();
+        k.memory_in_use_bytes = m["memory_in_use_bytes"].number();
         in.kernels.push_back(k);
     }
     const sdk::value_view totals = run["totals"];
-    in.host_time_s = number(totals["host_time_s"]);
-    in.weight_bytes = number(totals["weight_bytes"]);
+    in.host_time_s = totals["host_time_s"].number();
+    in.weight_bytes = totals["weight_bytes"].number();
     return in;
 }
 
@@ -90,22 +65,22 @@ inline json kernel_args(const sdk::value_view& k) {
     const sdk::value_view m = k["metrics"];
     json args = json::object();
     args["index"] = k["index"].is_number() ? json(k["index"].as_int()) : json();
-    args["name"] = text(k["name"]);
-    args["pattern"] = text(k["pattern"]);
+    args["name"] = k["name"].text();
+    args["pattern"] = k["pattern"].text();
     std::string ops;
     const sdk::value_view op_list = k["ops"];
-    for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + text(op_list.at(j));
+    for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + op_list.at(j).text();
     args["ops"] = ops;
-    args["flops"] = number(k["flops"]) ? json(*number(k["flops"])) : json();
-    const auto in = number(k["input_bytes"]), out = number(k["output_bytes"]),
-               w = number(k["weight_bytes"]);
+    args["flops"] = k["flops"].number() ? json(*k["flops"].number()) : json();
+    const auto in = k["input_bytes"].number(), out = k["output_bytes"].number(),
+               w = k["weight_bytes"].number();
     args["bytes"] =
         in || out || w ? json(in.value_or(0) + out.value_or(0) + w.value_or(0)) : json();
-    std::string bottleneck = text(m["bottleneck"]);
-    if (bottleneck.empty()) bottleneck = text(k["mapping"]["bottleneck"]);
+    std::string bottleneck = m["bottleneck"].text();
+    if (bottleneck.empty()) bottleneck = k["mapping"]["bottleneck"].text();
     args["bottleneck"] = bottleneck;
-    args["energy_j"] = number(m["energy_j"]) ? json(*number(m["energy_j"])) : json();
-    args["latency_s"] = number(m["latency_s"]) ? json(*number(m["latency_s"])) : json();
+    args["energy_j"] = m["energy_j"].number() ? json(*m["energy_j"].number()) : json();
+    args["latency_s"] = m["latency_s"].number() ? json(*m["latency_s"].number()) : json();
     return args;
 }
 
@@ -136,10 +111,10 @@ inline std::string render(const sdk::value_view& doc) {
 
         for (const interval& iv : t.host) {
             const sdk::value_view k = kernels.at(iv.kernel);
-            json args = {{"kernel", text(k["name"])},
-                         {"host_dispatch_s", *number(k["metrics"]["host_dispatch_s"])}};
+            json args = {{"kernel", k["name"].text()},
+                         {"host_dispatch_s", *k["metrics"]["host_dispatch_s"].number()}};
             if (iv.shifted_us > 0) args["shifted_us"] = iv.shifted_us;
-            events.push_back({{"name", text(k["name"])},
+            events.push_back({{"name", k["name"].text()},
                               {"cat", "host"},
                               {"ph", "X"},
                               {"ts", iv.ts_us},
@@ -152,7 +127,7 @@ inline std::string render(const sdk::value_view& doc) {
             const sdk::value_view k = kernels.at(iv.kernel);
             json args = kernel_args(k);
             if (iv.shifted_us > 0) args["shifted_us"] = iv.shifted_us;
-            events.push_back({{"name", text(k["name"])},
+            events.push_back({{"name", k["name"].text()},
                               {"cat", "kernel"},
                               {"ph", "X"},
                               {"ts", iv.ts_us},
@@ -182,10 +157,10 @@ inline std::string render(const sdk::value_view& doc) {
         s += events[i].dump(-1, ' ', false, json::error_handler_t::replace) +
              (i + 1 < events.size() ? ",\n" : "\n");
     json other = json::object();
-    other["model"] = text(model["name"]);
+    other["model"] = model["name"].text();
     const sdk::value_view tool = doc["tool"];
-    other["tool"] = text(tool["name"]) + " " + text(tool["version"]);
-    other["schema"] = text(doc["schema"]);
+    other["tool"] = tool["name"].text() + " " + tool["version"].text();
+    other["schema"] = doc["schema"].text();
     s += "], \"displayTimeUnit\": \"ns\", \"otherData\": " +
          other.dump(-1, ' ', false, json::error_handler_t::replace) + "}\n";
     return s;

@@ -11,8 +11,10 @@
 
 #include <nnergy/plugin.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <initializer_list>
 #include <iterator>
@@ -644,6 +646,37 @@ public:
     int64_t as_int() const { return v_ ? host().value_int(v_) : 0; }
     double as_number() const { return v_ ? host().value_float(v_) : 0.0; }
     std::string_view as_string() const { return v_ ? from_sv(host().value_string(v_)) : ""; }
+    /// The value as a number, or nothing when it is not a number or not finite. The JSON report
+    /// writes a non-finite number as null, so every reporter treats one as absent.
+    std::optional<double> number() const {
+        if (!is_number()) return std::nullopt;
+        const double x = as_number();
+        if (!std::isfinite(x)) return std::nullopt;
+        return x;
+    }
+    /// The value as display text: a string as it is, an integer exactly, another number as
+    /// printf's "%g", a boolean as true or false; `fallback` for anything else (null, arrays,
+    /// objects, non-finite numbers).
+    std::string text(std::string_view fallback = "") const {
+        switch (kind()) {
+            case NNERGY_VALUE_STRING:
+                return std::string(as_string());
+            case NNERGY_VALUE_INT:
+                return std::to_string(as_int());
+            case NNERGY_VALUE_FLOAT: {
+                const double x = as_number();
+                if (!std::isfinite(x)) break;
+                char buf[32];
+                const int n = std::snprintf(buf, sizeof buf, "%g", x);
+                return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string(fallback);
+            }
+            case NNERGY_VALUE_BOOL:
+                return as_bool() ? "true" : "false";
+            default:
+                break;
+        }
+        return std::string(fallback);
+    }
     size_t size() const { return v_ ? host().value_size(v_) : 0; }
     value_view at(size_t i) const { return value_view(v_ ? host().value_at(v_, i) : nullptr); }
     std::string_view key(size_t i) const { return v_ ? from_sv(host().value_key(v_, i)) : ""; }

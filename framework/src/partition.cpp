@@ -36,8 +36,9 @@ bool is_matrix_product(const node& n) {
 // (rank >= 4), the last dim of [B, F] and [B, S, F] and of every matrix product (a batched
 // [B, H, S, D] product has D columns, not H); spatial = the product of the rest.
 // A dim left unknown (a host-side index tensor whose shape inference knows only its rank, as
-// in the causal-mask arithmetic of dynamo exports) counts as 1: such kernels compute shapes,
-// not device work, and a negative thread count would be nonsense.
+// in the causal-mask arithmetic of dynamo exports, whose small int64 constants are external
+// data a file may not carry: then the exporter's declared shape is all there is) counts as 1:
+// such kernels compute shapes, not device work, and a negative thread count would be nonsense.
 void set_parallelism(const std::vector<int64_t>& s, bool matrix_product, nnergy_kernel_stats& st) {
     const auto dim = [&](size_t i) { return s[i] < 0 ? 1.0 : static_cast<double>(s[i]); };
     double total = 1;

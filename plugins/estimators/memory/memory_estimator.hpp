@@ -55,27 +55,32 @@ public:
         node_kernel_.assign(g_.node_count(), no_kernel);
         in_.kernels.resize(kernels);
         for (uint32_t k = 0; k < kernels; ++k) {
-            in_.kernels[k].name = std::string(p_.name(k));
+            in_.kernels[k].name = p_.name(k);
             for (uint32_t n : p_.nodes(k))
                 if (n < node_kernel_.size()) node_kernel_[n] = k;
         }
         in_.batch = bound_batch();
         const size_t tensors = g_.tensor_count();
+        in_.buffers.reserve(tensors);
         std::vector<uint32_t> readers;
         for (uint32_t t = 0; t < tensors; ++t) {
             const nnergy_dtype dtype = g_.dtype(t);
             const double bytes = g_.tensor_bytes(t) * modeling::bytes_scale(dtype, precision_);
             const std::optional<uint32_t> producer = kernel_of(g_.producer(t));
             readers.clear();
-            for (uint32_t c : g_.consumers(t)) {
-                const std::optional<uint32_t> k = kernel_of(c);
-                if (k && k != producer &&
-                    std::find(readers.begin(), readers.end(), *k) == readers.end())
-                    readers.push_back(*k);
+            // Host calls rather than graph_view::consumers(): no vector per tensor per estimate.
+            const size_t consumer_count = sdk::host().tensor_consumer_count(g_.handle(), t);
+            for (size_t i = 0; i < consumer_count; ++i) {
+                const std::optional<uint32_t> k =
+                    kernel_of(sdk::host().tensor_consumer(g_.handle(), t, i));
+                if (!k || k == producer) continue;
+                // Kept sorted and unique, so the simulation need not sort a copy.
+                const auto at = std::lower_bound(readers.begin(), readers.end(), *k);
+                if (at == readers.end() || *at != *k) readers.insert(at, *k);
             }
             if (g_.is_initializer(t)) {
                 // Initializers no node reads are dropped by every runtime's graph optimizer.
-                if (g_.consumers(t).empty()) continue;
+                if (consumer_count == 0) continue;
                 in_.weight_bytes += bytes;
                 const double element = modeling::storage_bytes(dtype);
                 in_.weight_int8_bytes += modeling::is_floating(dtype) && element > 0
@@ -87,7 +92,7 @@ public:
             const bool graph_output = g_.is_graph_output(t);
             if (readers.empty() && !graph_output) continue;
             buffer b;
-            b.name = std::string(g_.tensor_name(t));
+            b.name = g_.tensor_name(t);
             b.bytes = bytes;
             b.producer = producer;
             b.readers = readers;
@@ -263,7 +268,7 @@ public:
         out.total("workspace_at_peak_bytes", r.workspace_at_peak_bytes);
         if (r.peak_kernel) {
             out.total("peak_kernel", static_cast<double>(*r.peak_kernel));
-            out.total_text("peak_kernel_name", in.kernels[*r.peak_kernel].name);
+            out.total_text("peak_kernel_name", std::string(in.kernels[*r.peak_kernel].name));
         }
         out.total_text("live_at_peak", live_list(in, r.live_at_peak));
         const fit_verdict v = fit(r.peak_memory_bytes, detail::capacity_levels(input.hardware()));

@@ -21,7 +21,7 @@ namespace nnergy::memory {
 /// graph output, or a tensor one kernel writes and another reads). Tensors a fused kernel both
 /// produces and consumes never reach memory and have no buffer.
 struct buffer {
-    std::string name;
+    std::string_view name;             ///< a view into the host's graph, valid for one estimate
     double bytes = 0;                  ///< at the run's precision
     std::optional<uint32_t> producer;  ///< the kernel writing it; none for a graph input
     std::vector<uint32_t> readers;     ///< kernels reading it, other than its producer
@@ -31,7 +31,7 @@ struct buffer {
 
 /// What one kernel needs beside its inputs and outputs, live only while it runs.
 struct kernel_input {
-    std::string name;
+    std::string_view name;  ///< a view into the host's partition, valid for one estimate
     double workspace_bytes = 0;
     bool workspace_batch_leading = false;  ///< the workspace grows with the batch
 };
@@ -131,9 +131,15 @@ inline model_result simulate(const model_input& in) {
     for (const buffer& b : in.buffers) {
         if (b.producer && *b.producer < n) r.kernels[*b.producer].io_bytes += b.bytes;
         uint32_t previous = UINT32_MAX;
-        std::vector<uint32_t> readers = b.readers;
-        std::sort(readers.begin(), readers.end());
-        for (uint32_t k : readers) {
+        // The estimator gives readers in order; a hand-built input may not.
+        std::vector<uint32_t> unsorted;
+        const std::vector<uint32_t>* readers = &b.readers;
+        if (!std::is_sorted(b.readers.begin(), b.readers.end())) {
+            unsorted = b.readers;
+            std::sort(unsorted.begin(), unsorted.end());
+            readers = &unsorted;
+        }
+        for (uint32_t k : *readers) {
             if (k == previous || k >= n || (b.producer && k == *b.producer)) continue;
             r.kernels[k].io_bytes += b.bytes;
             previous = k;

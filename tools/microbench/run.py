@@ -148,6 +148,8 @@ def make_run(case, op, result, device):
         run[key] = sig(result[key])
     for key in ("iters", "samples", "calls_per_sample"):
         run[key] = result[key]
+    if "cpu_s" in result and case.get("threads"):
+        run["cpu_share"] = round(result["cpu_s"] / (result["wall_s"] * case["threads"]), 3)
     run["flops"] = number(op.flops)
     run["bytes"] = number(op.bytes)
     return run
@@ -259,6 +261,11 @@ def main(argv):
     if kind == "cpu" and "/blas/libblas" in env.get("blas", ""):  # Debian's reference BLAS
         log("warning: libblas.so.3 is the reference BLAS; GEMMs will be ~20x slower than with "
             "OpenBLAS (apt-get install libopenblas0)")
+    load = machine.load_average()
+    if kind == "cpu" and load and load[0] > 0.5 * cores:
+        log(f"warning: load average {load[0]:g} on {cores} cores: other work is running, and "
+            "CPU figures (most of all with several threads) will be slower than the op's own; "
+            "see load_average and cpu_share per run")
     meter = meters.EnergyMeter(args.energy, args.nnergy, device, args.energy_loop_s, log)
     if not meter.available:
         env["energy"] = meter.reason

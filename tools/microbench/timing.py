@@ -62,6 +62,7 @@ def time_host(fn, budget, sync=lambda: None):
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a collection inside a sample would be charged to the op
     try:
+        cpu_start = time.process_time()
         loop_start = time.perf_counter()
         for _ in range(samples):
             t0 = time.perf_counter()
@@ -70,10 +71,15 @@ def time_host(fn, budget, sync=lambda: None):
             sync()
             per_call.append((time.perf_counter() - t0) / calls)
         wall = time.perf_counter() - loop_start
+        cpu = time.process_time() - cpu_start
     finally:
         if gc_was_enabled:
             gc.enable()
-    return _summary(per_call, calls, wall)
+    result = _summary(per_call, calls, wall)
+    # CPU time of all the process's threads over the loop: with T threads busy for the whole
+    # loop it is T x wall; much less means threads waited for a core other work held.
+    result["cpu_s"] = cpu
+    return result
 
 
 def time_cuda_eager(fn, budget, torch):

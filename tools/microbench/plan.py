@@ -369,9 +369,9 @@ def _cpu_batches(builder, params):
     return out
 
 
-def cpu_plan(threads_list, classes, sdpa):
-    """Main pass at the largest thread count; the thread sweep at the others."""
-    main_threads = max(threads_list)
+def cpu_plan(threads_list, classes, sdpa, main_threads=None):
+    """Main pass at `main_threads` (default the largest count); the thread sweep at the others."""
+    main_threads = main_threads or max(threads_list)
     cases = []
     for cls, name, builder, params in base_shapes("cpu", sdpa):
         for batch in _cpu_batches(builder, params):

@@ -44,6 +44,9 @@ def parse_args(argv):
     p.add_argument("--threads", default=None,
                    help="CPU thread counts, e.g. 1,2: the main pass uses the largest, the "
                         "thread sweep all (default: 1, powers of two, and every usable core)")
+    p.add_argument("--main-threads", type=int, default=None,
+                   help="thread count of the CPU main pass (default the largest of --threads; "
+                        "1 on a machine other work shares keeps the main pass clean)")
     p.add_argument("--energy", choices=["auto", "none"], default="auto",
                    help="auto: energy through `nnergy measure` where it and a meter exist")
     p.add_argument("--nnergy", default=os.path.join(REPO_ROOT, "build", "bin", "nnergy"),
@@ -155,7 +158,7 @@ def make_run(case, op, result, device):
     return run
 
 
-def describe(device, budget, quick):
+def describe(device, budget, quick, main_threads=None):
     common = (
         "Microbenchmarks of the partitioner's op classes (tools/microbench, docs/microbench.md). "
         "PyTorch inference_mode, random inputs and weights, default (contiguous NCHW) layouts, "
@@ -170,8 +173,9 @@ def describe(device, budget, quick):
     if device == "cpu":
         text = common + (
             "CPU: host clock (time.perf_counter), torch.set_num_threads(threads) per run; "
-            "runs at the largest thread count are the main pass, the others the thread sweep "
-            "of the same shapes. bf16 = inputs and weights cast to bfloat16.")
+            f"runs at {main_threads} thread(s) are the main pass, the others the thread sweep "
+            "of the same shapes. bf16 = inputs and weights cast to bfloat16. cpu_share: the "
+            "process's CPU time over the timed loop / (wall_s x threads).")
     else:
         text = common + (
             "GPU: CUDA-event timing. mode eager: back-to-back calls from Python (host dispatch "
@@ -227,7 +231,9 @@ def main(argv):
     if args.quick:
         cases = plan.quick_plan(kind, threads, classes, sdpa)
     elif kind == "cpu":
-        cases = plan.cpu_plan(threads, classes, sdpa)
+        if args.main_threads and args.main_threads not in threads:
+            sys.exit(f"microbench: --main-threads {args.main_threads} is not among --threads")
+        cases = plan.cpu_plan(threads, classes, sdpa, args.main_threads)
     else:
         cases = plan.gpu_plan(classes, sdpa)
 
@@ -251,7 +257,8 @@ def main(argv):
 
     name = args.machine or os.uname().nodename
     doc = {"schema": "nnergy.measurements/1",
-           "description": describe(kind, budget, args.quick),
+           "description": describe(kind, budget, args.quick,
+                                   (args.main_threads or max(threads)) if kind == "cpu" else None),
            "machine": machine.machine_block(torch, device, name, args.note),
            "env": machine.env_block(torch, device),
            "runs": []}

@@ -8,6 +8,8 @@ packages=(
   libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev librange-v3-dev
   catch2 nlohmann-json3-dev libcli11-dev libonnx-dev libprotobuf-dev libsimdjson-dev python3
   python3-jsonschema chromium fonts-dejavu-core zsh
+  # The microbenchmark harness (docs/microbench.md): PyTorch, with OpenBLAS for its GEMMs.
+  python3-torch libopenblas0-openmp
 )
 
 missing=()

@@ -434,6 +434,26 @@ def gpu_plan(classes, sdpa):
                                        energy=(params.get("source") in ENERGY_SOURCES
                                                and mode == "eager" and batch == 64
                                                and precision in ("fp16", "tf32"))))
+    if "gemm" in classes:
+        cases += occupancy_sweep()
+    return cases
+
+
+# Busy-SM power: square GEMMs of s x s output tiles of 128 x 128 with a long reduction, so that
+# each runs long on about s^2 SMs. Energy at each size separates the power of busy SMs from
+# the per-FLOP energy, which GEMMs that fill the GPU cannot (docs/hardware.md, "Energy").
+OCCUPANCY_TILES = (1, 2, 4, 8, 11)
+OCCUPANCY_K = 65536
+
+
+def occupancy_sweep():
+    cases = []
+    for s in OCCUPANCY_TILES:
+        params = {"m": 128 * s, "n": 128 * s, "k": OCCUPANCY_K,
+                  "source": "occupancy sweep (%d tiles of 128 x 128)" % (s * s)}
+        for precision in ("fp16", "tf32"):
+            cases.append(_case("gemm", "matmul", "matmul", params, 1, precision, mode="eager",
+                               threads=None, energy=True))
     return cases
 
 

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/meter.hpp>
@@ -159,7 +160,9 @@ std::unique_ptr<meter> open_nvml_meter(const std::vector<unsigned>& gpus, meter_
             s += fmt::format("{} {} ({})", i ? "," : "", i, names[i]);
         return s;
     };
-    std::vector<unsigned> chosen = gpus;
+    std::vector<unsigned> chosen;
+    for (unsigned i : gpus)  // one domain per GPU, however often it is named
+        if (std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
     if (chosen.empty())
         for (unsigned i = 0; i < count; ++i) chosen.push_back(i);
     if (chosen.empty()) throw nnergy::error("NVML: " + available(), exit_code::plugin_missing);

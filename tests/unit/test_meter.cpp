@@ -431,6 +431,8 @@ TEST_CASE("NVML: one GPU selected by index; a missing index lists the GPUs", "[m
     fake_nvml f("count 2\nenergy 0 0 1\nenergy 1 0 2\n");
     auto m = open_nvml_meter({1}, fast_options());
     CHECK(m->domains() == std::vector<std::string>{"gpu1"});
+    CHECK(open_nvml_meter({1, 0, 1}, fast_options())->domains() ==
+          std::vector<std::string>{"gpu1", "gpu0"});
     try {
         open_nvml_meter({5});
         FAIL("no error");

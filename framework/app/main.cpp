@@ -15,6 +15,7 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/measure.hpp>
 #include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/suggest.hpp>
@@ -174,6 +175,10 @@ nnergy::cli::completion_table completion_values(const global_options& g,
     t["--sweep-command"] = t["model"];
     t["hardware show name"] = {nnergy::hardware_catalog(), true};
     t["completion shell"] = {{"bash", "zsh"}, false};
+    t["measure --precision"] = {{"fp32", "tf32", "fp16", "bf16", "int8", "fp8"}, false};
+    t["measure --hardware"] = t["--hw"];
+    t["measure --mode"] = {{"eager", "cuda_graph", "compiled"}, false};
+    t["measure --model"] = {models, false};
     return t;
 }
 
@@ -446,6 +451,53 @@ int main(int argc, char** argv) {
         "  nnergy analyze resnet50 --hw h100-sxm5   (a name that is not a file is looked up "
         "here)");
 
+    // measure
+    auto* measure = app.add_subcommand(
+        "measure",
+        "Run a command and measure its energy: NVIDIA GPUs (NVML), CPU package and DRAM (RAPL), "
+        "Jetson rails (INA3221)");
+    nnergy::measure_options measure_opts;
+    std::vector<unsigned> measure_gpus;
+    double measure_items = 0, measure_sample_ms = 10;
+    long long measure_idle_ms = 500, measure_batch = 0;
+    measure
+        ->add_option("--gpu", measure_gpus,
+                     "Meter these GPUs (NVML indices, comma-separated); naming any meter "
+                     "(--gpu, --rapl, --jetson) uses only those, and one unavailable is an error")
+        ->delimiter(',');
+    measure->add_flag("--rapl", measure_opts.rapl, "Meter the CPU packages and DRAM through RAPL");
+    measure->add_flag("--jetson", measure_opts.jetson,
+                      "Meter the Jetson power rails (INA3221 under hwmon)");
+    measure->add_option("--items", measure_items,
+                        "Items the command processes (images, tokens): gives items per joule");
+    measure->add_option("--idle-ms", measure_idle_ms,
+                        "Idle baseline measured before the command, in ms (0: none; default 500)");
+    measure->add_option("--sample-ms", measure_sample_ms,
+                        "Power sampling period in ms (peak power, sampled domains; default 10)");
+    measure->add_option("--json", measure_opts.json_file,
+                        "Write a measurement file (docs/measurements.md)");
+    measure->add_option("--model", measure_opts.model, "Label for the file: the model run");
+    measure->add_option("--hw,--hardware", measure_opts.hardware,
+                        "Label for the file: the machine, e.g. a hardware catalog name "
+                        "(default: the host name)");
+    measure->add_option("--batch", measure_batch, "Label for the file: the batch size");
+    measure->add_option("--precision", measure_opts.precision,
+                        "Label for the file: fp32, tf32, fp16, bf16, int8 or fp8 (float16 and "
+                        "the like are accepted)");
+    measure->add_option("--mode", measure_opts.mode,
+                        "Label for the file: the runtime mode (eager, cuda_graph, compiled)");
+    measure->add_option("--device", measure_opts.device,
+                        "Label for the file: the device the work ran on (cpu, cuda:0)");
+    measure->add_option("command", measure_opts.command, "The command and its arguments, after --")
+        ->required();
+    measure->footer(
+        "Examples:\n"
+        "  nnergy measure -- python3 infer.py --batch 8\n"
+        "  nnergy measure --gpu 0 --items 6400 --json run.json -- ./bench --iters 800\n"
+        "  nnergy measure --rapl --idle-ms 1000 -- sh -c 'make -j8'\n"
+        "The command's exit status is passed on (128 + signal when killed, 127 when it cannot "
+        "start); the figures go to stderr.");
+
     // completion
     auto* completion =
         app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
@@ -709,6 +761,20 @@ int main(int argc, char** argv) {
                 if (!f) throw nnergy::error(fmt::format("error writing '{}'", convert_out));
             }
             return 0;
+        }
+
+        if (measure->parsed()) {
+            if (measure->count("--gpu")) measure_opts.gpus = measure_gpus;
+            if (measure->count("--items")) measure_opts.items = measure_items;
+            if (measure->count("--batch")) measure_opts.batch = measure_batch;
+            if (measure_idle_ms < 0)
+                throw nnergy::error("--idle-ms must be 0 or more", exit_code::usage);
+            if (!(measure_sample_ms >= 0.1 && measure_sample_ms <= 10000))
+                throw nnergy::error("--sample-ms must be between 0.1 and 10000", exit_code::usage);
+            measure_opts.idle = std::chrono::milliseconds(measure_idle_ms);
+            measure_opts.meter.sample_period =
+                std::chrono::microseconds(static_cast<long long>(measure_sample_ms * 1000));
+            return nnergy::run_measure(measure_opts, stderr);
         }
 
         if (hardware_list->parsed()) return nnergy::print_hardware_list(stdout);

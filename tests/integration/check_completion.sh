@@ -26,6 +26,10 @@ nnergy hardware s => show ! list
 nnergy hardware show h100-p => h100-pcie
 nnergy compare m --format c => csv
 nnergy completion z => zsh
+nnergy meas => measure
+nnergy measure --precision fp => fp16 fp32 fp8 ! float16
+nnergy measure --hardware h100-s => h100-sxm5
+nnergy measure --g => --gpu
 CASES
 )
 

@@ -199,12 +199,9 @@ nnergy::cli::completion_table completion_values(const global_options& g,
     t["compare --format"] = {compare_formats, false};
     t["sweep --format"] = {{"csv", "jsonl"}, false};
     t["validate --format"] = {validate_formats, false};
-    // validate maps a measured mode to a profile: MODE=PROFILE.
+    // validate's --runtime is MODE=PROFILE: a bare profile name would be wrong there, and bash
+    // splits words at '=', so it offers nothing.
     t["validate --runtime"] = {{}, false};
-    for (const char* mode : {"eager", "cuda_graph", "compiled"})
-        for (const std::string& r : nnergy::runtime_catalog())
-            t["validate --runtime"].words.push_back(fmt::format("{}={}", mode, r));
-    t["validate --runtime"].words.push_back("eager=none");
     t["--arch"] = {{"auto"}, false};
     for (std::string& a : components(NNERGY_KIND_ARCHITECTURE)) t["--arch"].words.push_back(a);
     t["--frontend"] = {components(NNERGY_KIND_FRONTEND), false};

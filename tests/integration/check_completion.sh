@@ -25,6 +25,9 @@ nnergy --plugin-path somewhere comp => compare completion
 nnergy hardware s => show ! list
 nnergy hardware show h100-p => h100-pcie
 nnergy compare m --format c => csv
+nnergy val => validate
+nnergy validate m.json --format ma => markdown ! csv
+nnergy validate m.json --runtime cuda => ! cuda-graph
 nnergy completion z => zsh
 CASES
 )

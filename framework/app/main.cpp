@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/compare.hpp>
 #include <nnergy/framework/error.hpp>
@@ -20,6 +21,7 @@
 #include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/suggest.hpp>
 #include <nnergy/framework/sweep.hpp>
+#include <nnergy/framework/validate.hpp>
 #include <optional>
 
 #include "completion.hpp"
@@ -57,6 +59,38 @@ nnergy::dim_bindings parse_dims(const std::vector<std::string>& items) {
                     exit_code::usage);
             out[name] = v;
         }
+    }
+    return out;
+}
+
+// "MODE=VALUE" of `option`, both parts non-empty.
+std::pair<std::string, std::string> split_setting(const std::string& item, const char* option,
+                                                  const char* expected) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        throw nnergy::error(fmt::format("{} '{}': expected {}", option, item, expected),
+                            exit_code::usage);
+    return {item.substr(0, eq), item.substr(eq + 1)};
+}
+
+// "MODE=PERCENT" of --max-mape and --max-energy-mape.
+std::map<std::string, double> parse_limits(const std::vector<std::string>& items,
+                                           const char* option) {
+    std::map<std::string, double> out;
+    for (const std::string& item : items) {
+        auto [mode, value] = split_setting(item, option, "MODE=PERCENT (e.g. eager=15)");
+        size_t used = 0;
+        double v = -1;
+        try {
+            v = std::stod(value, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != value.size() || !(v >= 0))
+            throw nnergy::error(
+                fmt::format("{} {}: '{}' is not a percentage (0 or more)", option, mode, value),
+                exit_code::usage);
+        out[mode] = v;
     }
     return out;
 }
@@ -144,7 +178,8 @@ std::string version_text() {
 /// The words the completion scripts offer for option values: the catalogs, the precisions and
 /// the installed plugins.
 nnergy::cli::completion_table completion_values(const global_options& g,
-                                                const std::vector<std::string>& compare_formats) {
+                                                const std::vector<std::string>& compare_formats,
+                                                const std::vector<std::string>& validate_formats) {
     nnergy::registry reg;
     auto paths = to_paths(g.plugin_paths);
     auto defaults = nnergy::default_plugin_paths();
@@ -164,6 +199,10 @@ nnergy::cli::completion_table completion_values(const global_options& g,
     for (std::string& r : components(NNERGY_KIND_REPORTER)) t["--format"].words.push_back(r);
     t["compare --format"] = {compare_formats, false};
     t["sweep --format"] = {{"csv", "jsonl"}, false};
+    t["validate --format"] = {validate_formats, false};
+    // validate's --runtime is MODE=PROFILE: a bare profile name would be wrong there, and bash
+    // splits words at '=', so it offers nothing.
+    t["validate --runtime"] = {{}, false};
     t["--arch"] = {{"auto"}, false};
     for (std::string& a : components(NNERGY_KIND_ARCHITECTURE)) t["--arch"].words.push_back(a);
     t["--frontend"] = {components(NNERGY_KIND_FRONTEND), false};
@@ -374,6 +413,58 @@ int main(int argc, char** argv) {
         "  nnergy compare resnet50 --hw h100-sxm5,l4,jetson-agx-orin --precision float16 "
         "--format csv");
 
+    // validate
+    auto* validate = app.add_subcommand(
+        "validate",
+        "Measured latency and energy (measurement files) against estimates: errors and MAPE");
+    std::vector<std::string> val_files, val_runtimes, val_dims, val_max_mape, val_max_energy_mape,
+        val_models, val_domains;
+    std::string val_hw, val_format = "text", val_output = "-";
+    double val_tolerance = 5;
+    validate
+        ->add_option("files", val_files,
+                     "Measurement files (nnergy.measurements/1, docs/measurements.md); a "
+                     "pipeline file first instead of --hw is not supported yet")
+        ->required();
+    validate->add_option("--hw", val_hw, "Hardware catalog name or hardware TOML file");
+    validate->add_option("--runtime", val_runtimes,
+                         "MODE=PROFILE: the runtime profile of a measured mode (repeatable; "
+                         "defaults: GPU eager=pytorch-eager, cuda_graph=cuda-graph; CPU "
+                         "eager=pytorch-eager-cpu; 'none': no profile)");
+    validate->add_option("--models", val_models,
+                         "Directory of model files NAME.onnx or NAME.json, searched before the "
+                         "bundled models (repeatable)");
+    validate->add_option("--dim", val_dims,
+                         "[MODEL:]NAME=VALUE[,...]: dims beside batch, for one model, or for "
+                         "every model with that symbol");
+    validate->add_option("--max-mape", val_max_mape,
+                         "MODE=PERCENT: fail (exit 6) when the mode's latency MAPE is higher "
+                         "(repeatable)");
+    validate->add_option("--max-energy-mape", val_max_energy_mape,
+                         "MODE=PERCENT: fail (exit 6) when the mode's energy MAPE is higher "
+                         "(repeatable)");
+    validate
+        ->add_option("--energy-domain", val_domains,
+                     "Meter domains whose energies are summed as the measured energy (default: "
+                     "every domain of a run)")
+        ->delimiter(',');
+    validate
+        ->add_option("--duplicate-tolerance", val_tolerance,
+                     "PERCENT: repeated runs of one configuration further apart are an error "
+                     "(default 5); closer ones are merged (median)")
+        ->check(CLI::NonNegativeNumber);
+    const std::vector<std::string> validate_formats{"text", "markdown", "html", "json"};
+    validate->add_option("--format", val_format, "text, markdown, html or json")
+        ->check(CLI::IsMember(validate_formats));
+    validate->add_option("-o,--output", val_output, "Output file ('-' is standard output)");
+    validate->footer(
+        "Examples:\n"
+        "  nnergy validate --hw h100-sxm5 h100-models.json --dim bert_base:seq=128\n"
+        "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --max-mape eager=12\n"
+        "  nnergy validate --hw h100-sxm5 runs.json --models ./onnx --runtime compiled=fused "
+        "--format html -o validation.html\n"
+        "Exit codes: 6 when a --max-mape or --max-energy-mape is exceeded (docs/validate.md).");
+
     // plugins
     auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");
     plugins->footer(
@@ -532,7 +623,7 @@ int main(int argc, char** argv) {
 
         if (completion->parsed()) {
             const std::string script = nnergy::cli::completion_script(
-                app, completion_shell, completion_values(g, compare_formats));
+                app, completion_shell, completion_values(g, compare_formats, validate_formats));
             std::fwrite(script.data(), 1, script.size(), stdout);
             return 0;
         }
@@ -650,6 +741,74 @@ int main(int argc, char** argv) {
             }
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
+        }
+
+        if (validate->parsed()) {
+            nnergy::validate_options vo;
+            if (val_hw.empty()) {
+                const std::string ext =
+                    std::filesystem::path(val_files.front()).extension().string();
+                throw nnergy::error(
+                    ext == ".toml"
+                        ? fmt::format("validate {}: the pipeline form is not supported yet; "
+                                      "give the hardware with --hw NAME (and --runtime, --dim)",
+                                      val_files.front())
+                        : std::string("validate needs --hw NAME (a catalog name or file)"),
+                    exit_code::usage);
+            }
+            vo.hardware = val_hw;
+            vo.measurements = to_paths(val_files);
+            for (const std::string& r : val_runtimes) {
+                auto [mode, profile] =
+                    split_setting(r, "--runtime", "MODE=PROFILE (e.g. eager=pytorch-eager)");
+                vo.runtimes[mode] = profile;
+            }
+            vo.model_dirs = to_paths(val_models);
+            for (const std::string& d : val_dims) {
+                // MODEL:NAME=VALUE binds for one model; NAME=VALUE for every model.
+                const size_t colon = d.find(':');
+                const size_t eq = d.find('=');
+                const bool scoped = colon != std::string::npos && colon < eq;
+                const std::string model = scoped ? d.substr(0, colon) : std::string();
+                for (const auto& [name, value] : parse_dims({scoped ? d.substr(colon + 1) : d})) {
+                    if (name == "batch")
+                        throw nnergy::error(
+                            "--dim batch: the batch of each configuration is the measured one",
+                            exit_code::usage);
+                    vo.dims[model][name] = value;
+                }
+            }
+            vo.max_mape = parse_limits(val_max_mape, "--max-mape");
+            vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
+            vo.collect.energy_domains = val_domains;
+            vo.collect.duplicate_tolerance = val_tolerance / 100;
+            vo.plugin_paths = to_paths(g.plugin_paths);
+            const nnergy::validation_result result = nnergy::run_validation(vo);
+            const std::string bytes = val_format == "json" ? nnergy::validation_json(result)
+                                      : val_format == "markdown"
+                                          ? nnergy::validation_markdown(result)
+                                      : val_format == "html" ? nnergy::validation_html(result)
+                                                             : nnergy::validation_text(result);
+            if (val_output == "-") {
+                std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+                std::fflush(stdout);
+            } else {
+                std::ofstream f(val_output, std::ios::binary);
+                if (!f || !(f << bytes))
+                    throw nnergy::error(fmt::format("cannot write '{}'", val_output));
+            }
+            bool passed = true;
+            for (const nnergy::threshold_check& t : result.thresholds)
+                if (!t.passed()) {
+                    passed = false;
+                    spdlog::error(
+                        t.mape ? fmt::format("{} MAPE of {}: {:.1f}% exceeds {:g}%", t.metric,
+                                             t.mode, *t.mape, t.max_mape)
+                               : fmt::format("{} MAPE of {}: no configuration to compare (limit "
+                                             "{:g}%)",
+                                             t.metric, t.mode, t.max_mape));
+                }
+            return passed ? 0 : static_cast<int>(exit_code::accuracy);
         }
 
         if (compare->parsed()) {

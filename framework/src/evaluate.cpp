@@ -1,7 +1,55 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
+#include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
 
 namespace nnergy {
+
+const component_entry& require_component(const registry& reg, nnergy_component_kind kind,
+                                         const std::string& name, const source_location& where) {
+    if (const component_entry* e = reg.find(kind, name)) return *e;
+    throw error(fmt::format("{}: no {} plugin named '{}' (available: {})", where.str(),
+                            kind_name(kind), name, reg.names_of(kind)),
+                exit_code::plugin_missing);
+}
+
+evaluation_plan plan_for_runtime(const registry& reg, const pipeline_spec& spec,
+                                 const config_values& runtime, const std::string& runtime_name,
+                                 const std::filesystem::path& runtime_file,
+                                 const std::string& defaults_where) {
+    evaluation_plan p;
+    const bool default_partitioner = spec.partitioner.plugin.empty();
+    p.partitioner = default_partitioner
+                        ? &require_component(reg, NNERGY_KIND_PARTITIONER,
+                                             "nnergy.partitioner.fusion", {defaults_where, 0})
+                        : &require_component(reg, NNERGY_KIND_PARTITIONER, spec.partitioner.plugin,
+                                             spec.partitioner.where);
+    p.partitioner_config = spec.partitioner.config;
+    if (default_partitioner && !find_value(runtime, "fusion_rules")) {
+        config_value rules;
+        rules.name = "rules";
+        rules.kind = NNERGY_VALUE_STRING;
+        rules.string_value = std::filesystem::absolute(default_fusion_rules()).string();
+        rules.file = "default rules";
+        p.partitioner_config.push_back(std::move(rules));
+    }
+    if (!runtime_file.empty())
+        p.partitioner_config = partitioner_config_for_runtime(p.partitioner_config, runtime,
+                                                              runtime_name, runtime_file);
+    std::vector<component_spec> estimators = spec.estimators;
+    if (estimators.empty())
+        for (const char* name :
+             {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"})
+            estimators.push_back({name, {}, {defaults_where, 0}});
+    for (const component_spec& e : estimators) {
+        p.estimators.push_back(&require_component(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where));
+        p.estimator_configs.push_back(e.config);
+    }
+    p.runtime = runtime;
+    p.base_dir = spec.base_dir;
+    return p;
+}
 
 evaluation_worker::evaluation_worker(const evaluation_plan& plan)
     : plan_(plan), partitioner_(*plan.partitioner, plan.partitioner_config, {}, plan.base_dir) {

@@ -190,14 +190,6 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 
 extern "C" void on_sigint(int) { g_interrupted.store(true); }
 
-const component_entry& require(const registry& reg, nnergy_component_kind kind,
-                               const std::string& name, const source_location& where) {
-    if (const component_entry* e = reg.find(kind, name)) return *e;
-    throw error(fmt::format("{}: no {} plugin named '{}' (available: {})", where.str(),
-                            kind_name(kind), name, reg.names_of(kind)),
-                exit_code::plugin_missing);
-}
-
 /// What the summary ranks, per configuration.
 struct record {
     size_t config = 0;
@@ -649,7 +641,8 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
         const bool own = m == spec.model.path;
         const component_entry* fe = nullptr;
         if (own && !spec.model.frontend.empty()) {
-            fe = &require(reg, NNERGY_KIND_FRONTEND, spec.model.frontend, spec.model.where);
+            fe = &require_component(reg, NNERGY_KIND_FRONTEND, spec.model.frontend,
+                                    spec.model.where);
         } else {
             fe = reg.frontend_for(m);
             if (!fe)
@@ -663,43 +656,12 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
     for (const sweep_device& d : axes.devices) {
         const std::string plugin =
             d.plugin == "auto" ? reg.architecture_for_class(d.hw_class) : d.plugin;
-        architectures.push_back(&require(reg, NNERGY_KIND_ARCHITECTURE, plugin, d.where));
+        architectures.push_back(&require_component(reg, NNERGY_KIND_ARCHITECTURE, plugin, d.where));
     }
-    const bool default_partitioner = spec.partitioner.plugin.empty();
-    const component_entry& partitioner_entry =
-        default_partitioner ? require(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion",
-                                      {"default sweep", 0})
-                            : require(reg, NNERGY_KIND_PARTITIONER, spec.partitioner.plugin,
-                                      spec.partitioner.where);
-    std::vector<component_spec> estimators = spec.estimators;
-    if (estimators.empty())
-        for (const char* name :
-             {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"})
-            estimators.push_back({name, {}, {"default sweep", 0}});
-    std::vector<evaluation_plan> plans(axes.runtimes.size());
-    for (size_t r = 0; r < axes.runtimes.size(); ++r) {
-        const sweep_runtime& rt = axes.runtimes[r];
-        evaluation_plan& p = plans[r];
-        p.partitioner = &partitioner_entry;
-        p.partitioner_config = spec.partitioner.config;
-        if (default_partitioner && !find_value(rt.values, "fusion_rules")) {
-            config_value rules;
-            rules.name = "rules";
-            rules.kind = NNERGY_VALUE_STRING;
-            rules.string_value = std::filesystem::absolute(default_fusion_rules()).string();
-            rules.file = "default rules";
-            p.partitioner_config.push_back(std::move(rules));
-        }
-        if (!rt.file.empty())
-            p.partitioner_config =
-                partitioner_config_for_runtime(p.partitioner_config, rt.values, rt.name, rt.file);
-        for (const component_spec& e : estimators) {
-            p.estimators.push_back(&require(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where));
-            p.estimator_configs.push_back(e.config);
-        }
-        p.runtime = rt.values;
-        p.base_dir = spec.base_dir;
-    }
+    // Plans resolve the partitioner and estimators before any work, too.
+    std::vector<evaluation_plan> plans;
+    for (const sweep_runtime& rt : axes.runtimes)
+        plans.push_back(plan_for_runtime(reg, spec, rt.values, rt.name, rt.file, "default sweep"));
 
     // Output: -o, else [sweep] output, else standard output; the format by extension.
     const std::string output = !options.output.empty()                     ? options.output

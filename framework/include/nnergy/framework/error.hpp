@@ -16,6 +16,7 @@ enum class exit_code : int {
     invalid_input = 3,   ///< a bad model, pipeline or hardware file
     plugin_missing = 4,  ///< a requested plugin or component is not available
     strict = 5,          ///< --strict and the model has ops that cannot be counted
+    accuracy = 6,        ///< validate: a MAPE above its --max-mape or --max-energy-mape
     internal = 70        ///< a bug
 };
 

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/registry.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <optional>
 #include <string>
@@ -33,6 +35,21 @@ struct evaluation_plan {
     config_values runtime;  ///< the runtime profile, read (empty: none)
     std::filesystem::path base_dir;
 };
+
+/// The component of that kind and name in `reg`; throws nnergy::error (plugin_missing) naming
+/// `where` and the available ones when there is none.
+const component_entry& require_component(const registry& reg, nnergy_component_kind kind,
+                                         const std::string& name, const source_location& where);
+
+/// The plan of a pipeline's partitioner and estimators under one runtime profile (`runtime`,
+/// read from `runtime_file`; both empty for none). Without a [partitioner] it is the fusion
+/// partitioner with the bundled rules, without [[estimator]] tables the roofline, energy and
+/// memory estimators (`defaults_where` names them in errors), as `analyze` runs them; a runtime
+/// with its own fusion rules replaces the rules.
+evaluation_plan plan_for_runtime(const registry& reg, const pipeline_spec& spec,
+                                 const config_values& runtime, const std::string& runtime_name,
+                                 const std::filesystem::path& runtime_file,
+                                 const std::string& defaults_where);
 
 /// One thread's instances of a plan's plugins: a plugin instance is never shared between
 /// threads, so workers share only the loaded model and its bound, partitioned forms.

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: Apache-2.0
+// nnergy validate: measured whole-model configurations against estimates of the fast path of
+// evaluate.hpp (the same plugins, plans and totals as `nnergy sweep`).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/evaluate.hpp>
+#include <nnergy/framework/model_zoo.hpp>
+#include <nnergy/framework/validate.hpp>
+#include <set>
+#include <tuple>
+
+namespace nnergy {
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct pending {
+    measured_config config;
+    std::vector<std::pair<double, std::string>> latencies_ms, energies_j;  // value, source
+};
+
+std::string describe(const measured_config& c) {
+    return fmt::format("{} {} batch {} {}{}", c.model, c.precision, c.batch, c.mode,
+                       c.device.empty() ? "" : " on " + c.device);
+}
+
+// Repeats of one configuration must agree within the tolerance; they name the two furthest
+// apart otherwise.
+void check_agreement(const pending& p, const std::vector<std::pair<double, std::string>>& values,
+                     const char* what, const char* unit, double tolerance) {
+    if (values.size() < 2) return;
+    const auto [lo, hi] =
+        std::minmax_element(values.begin(), values.end(),
+                            [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (lo->first > 0 && hi->first / lo->first - 1 <= tolerance) return;
+    throw error(fmt::format(
+        "contradictory measurements of {}: {} has a {} of {:.6g} {}, {} has {:.6g} {} ({:.1f}% "
+        "apart; repeats may differ by at most {:g}%, --duplicate-tolerance)",
+        describe(p.config), lo->second, what, lo->first, unit, hi->second, hi->first, unit,
+        lo->first > 0 ? 100 * (hi->first / lo->first - 1) : 100.0, 100 * tolerance));
+}
+
+}  // namespace
+
+collected_measurements collect_measured(const std::vector<measurement_file>& files,
+                                        const collect_options& options) {
+    collected_measurements out;
+    std::vector<pending> found;
+    std::map<std::tuple<std::string, std::string, int64_t, std::string, std::string>, size_t> index;
+    for (const measurement_file& f : files) {
+        for (const measured_run& r : f.runs) {
+            if (r.kind != "model") {
+                ++out.other_runs;
+                continue;
+            }
+            const std::string source = fmt::format("{} run {}", f.path.string(), r.index);
+            const auto need = [&](bool present, const char* key) {
+                if (!present)
+                    throw error(
+                        fmt::format("{}: run {} (model '{}'): missing '{}', which a "
+                                    "model run needs to be validated",
+                                    f.path.string(), r.index, r.name, key));
+            };
+            need(r.batch.has_value(), "batch");
+            need(!r.precision.empty(), "precision");
+            need(r.latency_ms_median.has_value(), "latency_ms_median");
+            const std::string mode = r.mode.empty() ? "eager" : r.mode;
+            std::optional<double> energy;
+            for (const auto& [domain, j] : r.energy_j) {
+                const auto& d = options.energy_domains;
+                if (!d.empty() && std::find(d.begin(), d.end(), domain) == d.end()) continue;
+                energy = energy.value_or(0) + j;
+            }
+            const auto key = std::make_tuple(r.name, r.precision, *r.batch, mode, r.device);
+            auto [it, added] = index.emplace(key, found.size());
+            if (added) {
+                pending p;
+                p.config.model = r.name;
+                p.config.precision = r.precision;
+                p.config.batch = *r.batch;
+                p.config.mode = mode;
+                p.config.device = r.device;
+                found.push_back(std::move(p));
+            }
+            pending& p = found[it->second];
+            p.config.sources.push_back(source);
+            p.latencies_ms.emplace_back(*r.latency_ms_median, source);
+            if (energy) p.energies_j.emplace_back(*energy, source);
+        }
+    }
+    for (pending& p : found) {
+        check_agreement(p, p.latencies_ms, "median latency", "ms", options.duplicate_tolerance);
+        check_agreement(p, p.energies_j, "energy per call", "J", options.duplicate_tolerance);
+        std::vector<double> v;
+        for (const auto& [x, s] : p.latencies_ms) v.push_back(x);
+        p.config.latency_s = median(v) / 1e3;
+        v.clear();
+        for (const auto& [x, s] : p.energies_j) v.push_back(x);
+        if (!v.empty()) p.config.energy_j = median(v);
+        out.configs.push_back(std::move(p.config));
+    }
+    return out;
+}
+
+std::optional<double> validated_config::energy_error() const {
+    if (!measured.energy_j || !predicted_energy_j || *measured.energy_j <= 0) return std::nullopt;
+    return *predicted_energy_j / *measured.energy_j - 1;
+}
+
+std::vector<mode_summary> summarize(const std::vector<validated_config>& configs) {
+    std::map<std::string, mode_summary> by_mode;
+    std::map<std::string, double> latency_sum, energy_sum;
+    const auto add = [](error_summary& s, double& sum, size_t i, double error) {
+        const double pct = 100 * error;
+        if (s.count == 0 || std::fabs(pct) > std::fabs(s.worst_error)) {
+            s.worst = i;
+            s.worst_error = pct;
+        }
+        ++s.count;
+        sum += std::fabs(pct);
+    };
+    for (size_t i = 0; i < configs.size(); ++i) {
+        const validated_config& c = configs[i];
+        mode_summary& m = by_mode[c.measured.mode];
+        if (m.mode.empty()) {
+            m.mode = c.measured.mode;
+            m.runtime = c.runtime;
+        }
+        add(m.latency, latency_sum[m.mode], i, c.latency_error());
+        if (const std::optional<double> e = c.energy_error()) {
+            if (!m.energy) m.energy = error_summary{};
+            add(*m.energy, energy_sum[m.mode], i, *e);
+        }
+    }
+    std::vector<mode_summary> out;
+    for (auto& [mode, m] : by_mode) {
+        m.latency.mape = latency_sum[mode] / static_cast<double>(m.latency.count);
+        if (m.energy) m.energy->mape = energy_sum[mode] / static_cast<double>(m.energy->count);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::map<std::string, std::string> default_runtimes(const std::string& hw_class) {
+    if (hw_class == "gpu") return {{"eager", "pytorch-eager"}, {"cuda_graph", "cuda-graph"}};
+    if (hw_class == "cpu") return {{"eager", "pytorch-eager-cpu"}};
+    return {};
+}
+
+namespace {
+
+/// A runtime profile with its plan and the one worker that evaluates under it.
+struct runtime_state {
+    std::filesystem::path file;
+    config_values values;
+    std::unique_ptr<evaluation_plan> plan;
+    std::unique_ptr<evaluation_worker> worker;
+};
+
+struct model_state {
+    std::filesystem::path file;
+    std::unique_ptr<graph> g;
+    std::vector<std::string> symbols;
+    std::string error;  ///< why it cannot be validated
+};
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+validation_result run_validation(const validate_options& o) {
+    if (o.measurements.empty())
+        throw error("validate: no measurement file given", exit_code::usage);
+    std::vector<measurement_file> files;
+    for (const auto& p : o.measurements) files.push_back(read_measurements(p));
+    const collected_measurements measured = collect_measured(files, o.collect);
+    if (measured.configs.empty()) {
+        std::string names;
+        for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.path.string();
+        throw error(fmt::format("nothing to validate: no run of kind \"model\" in {}", names));
+    }
+
+    validation_result v;
+    v.other_runs = measured.other_runs;
+    for (const auto& f : files) v.files.push_back(f.path.string());
+    pipeline_spec spec;
+    spec.base_dir = std::filesystem::current_path();
+    const source_location hw_where{"--hw", 0};
+    v.hardware = o.hardware;
+    v.hardware_file = resolve_hardware(o.hardware, spec.base_dir, hw_where);
+    const config_values hw = read_hardware_file(v.hardware_file);
+    if (const config_value* c = find_value(hw, "class"); c && c->kind == NNERGY_VALUE_STRING)
+        v.hw_class = c->string_value;
+    // A file measured on another catalog machine is most likely a mistake, but not surely one.
+    const std::vector<std::string> catalog = hardware_catalog();
+    for (const measurement_file& f : files)
+        if (f.machine != o.hardware &&
+            std::find(catalog.begin(), catalog.end(), f.machine) != catalog.end())
+            spdlog::warn("{}: measured on '{}', validated against '{}'", f.path.string(), f.machine,
+                         o.hardware);
+
+    registry reg;
+    run_options ro;
+    ro.plugin_paths = o.plugin_paths;
+    load_plugins(reg, spec, ro);
+    const component_entry& arch_entry = require_component(
+        reg, NNERGY_KIND_ARCHITECTURE, reg.architecture_for_class(v.hw_class), hw_where);
+
+    // Every profile is resolved before any work, so a typo fails first.
+    std::map<std::string, std::string> profile_of = default_runtimes(v.hw_class);
+    for (const auto& [mode, profile] : o.runtimes) profile_of[mode] = profile;
+    std::map<std::string, runtime_state> runtimes;
+    for (const auto& [mode, profile] : profile_of) {
+        if (runtimes.count(profile)) continue;
+        runtime_state& rt = runtimes[profile];
+        if (profile != "none") {
+            rt.file = resolve_runtime(profile, spec.base_dir, {"--runtime", 0});
+            rt.values = read_runtime_file(rt.file);
+        }
+        rt.plan = std::make_unique<evaluation_plan>(
+            plan_for_runtime(reg, spec, rt.values, profile, rt.file, "default pipeline"));
+        rt.worker = std::make_unique<evaluation_worker>(*rt.plan);
+    }
+
+    std::map<std::string, model_state> models;
+    const auto model = [&](const std::string& name) -> model_state& {
+        auto [it, added] = models.try_emplace(name);
+        model_state& m = it->second;
+        if (!added) return m;
+        for (const auto& dir : o.model_dirs)
+            for (const char* ext : {".onnx", ".json"})
+                if (m.file.empty() && std::filesystem::is_regular_file(dir / (name + ext)))
+                    m.file = dir / (name + ext);
+        if (m.file.empty())
+            if (const std::optional<zoo_model> z = find_zoo_model(name)) m.file = z->file;
+        if (m.file.empty()) {
+            std::string dirs;
+            for (const auto& dir : o.model_dirs)
+                dirs += fmt::format("{}{}", dirs.empty() ? "" : ", ", dir.string());
+            m.error = fmt::format(
+                "no model '{}': {}not a bundled model (nnergy models)", name,
+                dirs.empty() ? "" : fmt::format("no {0}.onnx or {0}.json in {1}; ", name, dirs));
+            return m;
+        }
+        try {
+            const component_entry* fe = reg.frontend_for(m.file);
+            if (!fe)
+                throw error(fmt::format("{}: no frontend reads this file (frontends: {})",
+                                        m.file.string(), reg.names_of(NNERGY_KIND_FRONTEND)));
+            component_instance inst(*fe, {}, {}, spec.base_dir);
+            m.g = std::make_unique<graph>(load_model(inst, m.file));
+            m.symbols = symbols_of(*m.g);
+        } catch (const std::exception& e) {
+            m.error = e.what();
+        }
+        return m;
+    };
+
+    const auto skip = [&](const measured_config& c, const std::string& reason) {
+        for (skipped_configs& s : v.skipped)
+            if (s.model == c.model && s.mode == c.mode && s.reason == reason) {
+                ++s.configs;
+                return;
+            }
+        v.skipped.push_back({c.model, c.mode, reason, 1});
+    };
+
+    // One bind and partition per (model, runtime, batch): the configurations sorted so.
+    std::vector<size_t> order(measured.configs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto key = [&](size_t i) {
+        const measured_config& c = measured.configs[i];
+        const auto rt = profile_of.find(c.mode);
+        return std::make_tuple(c.model, rt == profile_of.end() ? std::string() : rt->second,
+                               c.batch, c.precision, c.mode, c.device);
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return key(a) < key(b); });
+
+    // Plugins' warnings (a peak that does not fit) would repeat per configuration.
+    const auto level = spdlog::get_level();
+    if (level >= spdlog::level::warn) spdlog::set_level(spdlog::level::err);
+    struct level_restore {
+        spdlog::level::level_enum level;
+        ~level_restore() { spdlog::set_level(level); }
+    } restore{level};
+
+    std::tuple<std::string, std::string, int64_t> bound_key;
+    std::unique_ptr<bound_graph> bound;
+    std::unique_ptr<partition> part;
+    std::string bound_error;
+    std::set<std::string> unknown_warned;
+    std::vector<std::string> notes;  // warned once the plugins' level is back
+    for (size_t i : order) {
+        const measured_config& c = measured.configs[i];
+        const bool cpu_device = c.device == "cpu" || starts_with(c.device, "cpu:");
+        const bool gpu_device = starts_with(c.device, "cuda") || starts_with(c.device, "gpu");
+        if ((cpu_device && v.hw_class != "cpu") || (gpu_device && v.hw_class != "gpu")) {
+            skip(c, fmt::format("measured on device '{}'; the hardware is a {}", c.device,
+                                v.hw_class.empty() ? "device without a class" : v.hw_class));
+            continue;
+        }
+        const auto profile = profile_of.find(c.mode);
+        if (profile == profile_of.end()) {
+            skip(c, fmt::format("no runtime profile for mode '{}' on a {} (--runtime {}=PROFILE)",
+                                c.mode, v.hw_class, c.mode));
+            continue;
+        }
+        const std::optional<nnergy_dtype> dtype = dtype_from_name(c.precision);
+        if (!dtype || !find_value(hw, fmt::format("compute.{}.peak", dtype_name(*dtype)))) {
+            skip(c, fmt::format("the hardware offers no {}",
+                                dtype ? std::string(dtype_name(*dtype)) : c.precision));
+            continue;
+        }
+        model_state& m = model(c.model);
+        if (!m.error.empty()) {
+            skip(c, m.error);
+            continue;
+        }
+        runtime_state& rt = runtimes.at(profile->second);
+        const auto this_key = std::make_tuple(c.model, profile->second, c.batch);
+        if (!bound || this_key != bound_key || !bound_error.empty()) {
+            bound_key = this_key;
+            bound.reset();
+            part.reset();
+            bound_error.clear();
+            dim_bindings b;
+            if (const auto all = o.dims.find(""); all != o.dims.end())
+                for (const auto& [name, value] : all->second)
+                    if (std::find(m.symbols.begin(), m.symbols.end(), name) != m.symbols.end())
+                        b[name] = value;
+            if (const auto own = o.dims.find(c.model); own != o.dims.end())
+                for (const auto& [name, value] : own->second) b[name] = value;
+            b["batch"] = c.batch;
+            try {
+                bound = std::make_unique<bound_graph>(nnergy::bind(*m.g, b));
+                part =
+                    std::make_unique<partition>(run_partitioner(rt.worker->partitioner(), *bound));
+            } catch (const std::exception& e) {
+                bound_error = e.what();
+                // The binding message names the command's own --dim form: give validate's.
+                if (bound_error.find("unbound dimension symbols") != std::string::npos)
+                    bound_error += fmt::format("; here: --dim {}:NAME=VALUE", c.model);
+            }
+            if (bound && !bound->unknown_nodes.empty() && unknown_warned.insert(c.model).second)
+                notes.push_back(fmt::format(
+                    "{}: {} node(s) with ops that cannot be counted: its estimates leave them "
+                    "out (`nnergy analyze` lists them)",
+                    c.model, bound->unknown_nodes.size()));
+        }
+        if (!bound_error.empty()) {
+            skip(c, bound_error);
+            continue;
+        }
+        evaluation_totals t;
+        try {
+            const component_instance& arch = rt.worker->architecture(0, arch_entry, {}, hw);
+            t = totals_of(rt.worker->evaluate(arch, *bound, *part, *dtype), *bound);
+        } catch (const std::exception& e) {
+            throw error(fmt::format("{}: {}", describe(c), e.what()), exit_code::failure);
+        }
+        if (!t.latency_s) {
+            skip(c, "no estimator gave a latency");
+            continue;
+        }
+        validated_config r;
+        r.measured = c;
+        r.runtime = profile->second;
+        r.predicted_latency_s = *t.latency_s;
+        r.predicted_energy_j = t.energy_j;
+        v.configs.push_back(std::move(r));
+    }
+    spdlog::set_level(level);
+    for (const std::string& n : notes) spdlog::warn("{}", n);
+    std::stable_sort(v.configs.begin(), v.configs.end(),
+                     [](const validated_config& a, const validated_config& b) {
+                         const measured_config &x = a.measured, &y = b.measured;
+                         return std::tie(x.mode, x.model, x.precision, x.batch, x.device) <
+                                std::tie(y.mode, y.model, y.precision, y.batch, y.device);
+                     });
+    for (const skipped_configs& s : v.skipped)
+        spdlog::warn("skipped {} configuration{} of {} ({}): {}", s.configs,
+                     s.configs == 1 ? "" : "s", s.model, s.mode, s.reason);
+    if (v.configs.empty())
+        throw error(
+            fmt::format("nothing to validate: none of the {} measured model "
+                        "configuration{} could be estimated{}",
+                        measured.configs.size(), measured.configs.size() == 1 ? "" : "s",
+                        v.skipped.empty() ? "" : " (skipped: see above)"));
+    v.modes = summarize(v.configs);
+    const auto check = [&](const std::map<std::string, double>& limits, const char* metric) {
+        for (const auto& [mode, max] : limits) {
+            threshold_check t{mode, metric, max, std::nullopt};
+            for (const mode_summary& s : v.modes)
+                if (s.mode == mode) {
+                    if (std::string_view(metric) == "latency")
+                        t.mape = s.latency.mape;
+                    else if (s.energy)
+                        t.mape = s.energy->mape;
+                }
+            v.thresholds.push_back(t);
+        }
+    };
+    check(o.max_mape, "latency");
+    check(o.max_energy_mape, "energy");
+    return v;
+}
+
+// ---- output ----
+
+namespace {
+
+std::string pct(double p) { return fmt::format("{:+.1f}%", p); }
+
+std::string config_name(const measured_config& c) {
+    return fmt::format("{} {} batch {}", c.model, c.precision, c.batch);
+}
+
+std::string worst_text(const validation_result& v, const error_summary& s) {
+    return fmt::format("{} ({})", pct(s.worst_error), config_name(v.configs[s.worst].measured));
+}
+
+std::string ms(double s) { return fmt::format("{:.3f}", 1e3 * s); }
+std::string joules(const std::optional<double>& j) {
+    return j ? fmt::format("{:.4g}", *j) : std::string("-");
+}
+std::string energy_pct(const validated_config& c) {
+    const std::optional<double> e = c.energy_error();
+    return e ? pct(100 * *e) : std::string("-");
+}
+
+std::string threshold_text(const threshold_check& t) {
+    if (!t.mape)
+        return fmt::format("{} MAPE of {} at most {:g}%: FAILED, no configuration to compare",
+                           t.metric, t.mode, t.max_mape);
+    return fmt::format("{} MAPE of {} at most {:g}%: {:.1f}%, {}", t.metric, t.mode, t.max_mape,
+                       *t.mape, t.passed() ? "ok" : "FAILED");
+}
+
+std::string skipped_text(const skipped_configs& s) {
+    return fmt::format("{} ({}), {} configuration{}: {}", s.model, s.mode, s.configs,
+                       s.configs == 1 ? "" : "s", s.reason);
+}
+
+std::string html_escape(std::string_view s) {
+    std::string out;
+    for (char ch : s) switch (ch) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += ch;
+        }
+    return out;
+}
+
+std::string md_escape(std::string_view s) {
+    std::string out;
+    for (char ch : s) {
+        if (ch == '|') out += '\\';
+        out += ch;
+    }
+    return out;
+}
+
+// Energy columns only where a configuration has a measured energy.
+bool any_energy(const validation_result& v) {
+    for (const validated_config& c : v.configs)
+        if (c.measured.energy_j) return true;
+    return false;
+}
+
+constexpr size_t k_latency_columns = 8;
+
+// The rows of the per-configuration table, as cells, for every format.
+std::vector<std::string> table_head() {
+    return {"model",          "precision", "batch",
+            "mode",           "runtime",   "latency measured (ms)",
+            "predicted (ms)", "error",     "energy measured (J)",
+            "predicted (J)",  "error"};
+}
+
+std::vector<std::string> table_row(const validated_config& c) {
+    const measured_config& m = c.measured;
+    return {m.model,
+            m.precision,
+            std::to_string(m.batch),
+            m.mode,
+            c.runtime,
+            ms(m.latency_s),
+            ms(c.predicted_latency_s),
+            pct(100 * c.latency_error()),
+            joules(m.energy_j),
+            joules(c.predicted_energy_j),
+            energy_pct(c)};
+}
+
+struct summary_row {
+    std::string metric, mode, runtime;
+    const error_summary* s;
+};
+
+std::vector<summary_row> summary_rows(const validation_result& v) {
+    std::vector<summary_row> rows;
+    for (const mode_summary& m : v.modes)
+        rows.push_back({"latency", m.mode, m.runtime, &m.latency});
+    for (const mode_summary& m : v.modes)
+        if (m.energy) rows.push_back({"energy", m.mode, m.runtime, &*m.energy});
+    return rows;
+}
+
+std::string sources_text(const validation_result& v) {
+    std::string s;
+    for (const std::string& f : v.files) s += fmt::format("{}{}", s.empty() ? "" : ", ", f);
+    return s;
+}
+
+}  // namespace
+
+std::string validation_text(const validation_result& v) {
+    std::string s =
+        fmt::format("nnergy validate: {} configuration{} on {} ({}) from {}\n\n", v.configs.size(),
+                    v.configs.size() == 1 ? "" : "s", v.hardware, v.hw_class, sources_text(v));
+    std::vector<std::string> head = table_head();
+    std::vector<std::vector<std::string>> rows;
+    for (const validated_config& c : v.configs) rows.push_back(table_row(c));
+    if (!any_energy(v)) {
+        head.resize(k_latency_columns);
+        for (auto& r : rows) r.resize(k_latency_columns);
+    }
+    std::vector<size_t> width(head.size());
+    for (size_t k = 0; k < head.size(); ++k) {
+        width[k] = head[k].size();
+        for (const auto& r : rows) width[k] = std::max(width[k], r[k].size());
+    }
+    const auto line = [&](const std::vector<std::string>& cells) {
+        std::string l = " ";
+        for (size_t k = 0; k < cells.size(); ++k) {
+            // Names left, figures right.
+            l += k < 2 || k == 3 || k == 4 ? fmt::format(" {:<{}}", cells[k], width[k])
+                                           : fmt::format(" {:>{}}", cells[k], width[k]);
+        }
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        return l + "\n";
+    };
+    s += line(head);
+    for (const auto& r : rows) s += line(r);
+    if (!v.skipped.empty()) {
+        size_t n = 0;
+        for (const skipped_configs& k : v.skipped) n += k.configs;
+        s += fmt::format("\nskipped {} configuration{}:\n", n, n == 1 ? "" : "s");
+        for (const skipped_configs& k : v.skipped) s += "  " + skipped_text(k) + "\n";
+    }
+    if (v.other_runs)
+        s += fmt::format(
+            "\n{} run{} of kind op or command not compared (validate compares whole "
+            "models)\n",
+            v.other_runs, v.other_runs == 1 ? "" : "s");
+    s += "\n";
+    for (const summary_row& r : summary_rows(v))
+        s += fmt::format("{:<8} {} ({}): MAPE {:.1f}% over {} configuration{}; worst {}\n",
+                         r.metric, r.mode, r.runtime, r.s->mape, r.s->count,
+                         r.s->count == 1 ? "" : "s", worst_text(v, *r.s));
+    if (!v.thresholds.empty()) {
+        s += "\n";
+        for (const threshold_check& t : v.thresholds) s += threshold_text(t) + "\n";
+    }
+    return s;
+}
+
+std::string validation_markdown(const validation_result& v) {
+    std::string s = fmt::format("# Validation on {} ({})\n\n", md_escape(v.hardware), v.hw_class);
+    s += "Measurements: ";
+    for (size_t i = 0; i < v.files.size(); ++i)
+        s += fmt::format("{}`{}`", i ? ", " : "", v.files[i]);
+    s +=
+        fmt::format(". {} configuration{} validated. Error: (predicted - measured) / measured.\n\n",
+                    v.configs.size(), v.configs.size() == 1 ? "" : "s");
+    s += "## Summary per mode\n\n| metric | mode | runtime | configurations | MAPE | worst "
+         "error | worst configuration |\n|---|---|---|--:|--:|--:|---|\n";
+    for (const summary_row& r : summary_rows(v))
+        s += fmt::format("| {} | {} | {} | {} | {:.1f}% | {} | {} |\n", r.metric, md_escape(r.mode),
+                         md_escape(r.runtime), r.s->count, r.s->mape, pct(r.s->worst_error),
+                         md_escape(config_name(v.configs[r.s->worst].measured)));
+    if (!v.thresholds.empty()) {
+        s += "\n## Thresholds\n\n";
+        for (const threshold_check& t : v.thresholds) s += "- " + threshold_text(t) + "\n";
+    }
+    s += "\n## Configurations\n\n|";
+    const size_t columns = any_energy(v) ? table_head().size() : k_latency_columns;
+    std::vector<std::string> head = table_head();
+    head.resize(columns);
+    for (const std::string& h : head) s += " " + h + " |";
+    s += "\n|";
+    for (size_t k = 0; k < columns; ++k) s += k == 2 || k >= 5 ? "--:|" : "---|";
+    s += "\n";
+    for (const validated_config& c : v.configs) {
+        std::vector<std::string> cells = table_row(c);
+        cells.resize(columns);
+        s += "|";
+        for (const std::string& cell : cells) s += " " + md_escape(cell) + " |";
+        s += "\n";
+    }
+    if (!v.skipped.empty()) {
+        s += "\n## Skipped\n\n";
+        for (const skipped_configs& k : v.skipped) s += "- " + md_escape(skipped_text(k)) + "\n";
+    }
+    return s;
+}
+
+std::string validation_html(const validation_result& v) {
+    std::string s =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
+    s += html_escape(fmt::format("Validation on {}", v.hardware));
+    s += "</title>\n<style>\nbody{font-family:system-ui,sans-serif;margin:2em}"
+         "table{border-collapse:collapse;margin:1em 0}"
+         "th,td{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;"
+         "font-variant-numeric:tabular-nums}.fail{color:#b00}\n</style>\n</head>\n<body>\n";
+    s += fmt::format("<h1>Validation on {} ({})</h1>\n<p>Measurements: ", html_escape(v.hardware),
+                     html_escape(v.hw_class));
+    for (size_t i = 0; i < v.files.size(); ++i)
+        s += fmt::format("{}<code>{}</code>", i ? ", " : "", html_escape(v.files[i]));
+    s += fmt::format(
+        ". {} configuration{} validated. Error: (predicted &minus; measured) / "
+        "measured.</p>\n",
+        v.configs.size(), v.configs.size() == 1 ? "" : "s");
+    s += "<h2>Summary per mode</h2>\n<table>\n<tr><th>metric</th><th>mode</th><th>runtime</th>"
+         "<th>configurations</th><th>MAPE</th><th>worst error</th><th>worst "
+         "configuration</th></tr>\n";
+    for (const summary_row& r : summary_rows(v))
+        s += fmt::format(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td "
+            "class=\"n\">{:.1f}%</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+            r.metric, html_escape(r.mode), html_escape(r.runtime), r.s->count, r.s->mape,
+            pct(r.s->worst_error), html_escape(config_name(v.configs[r.s->worst].measured)));
+    s += "</table>\n";
+    if (!v.thresholds.empty()) {
+        s += "<h2>Thresholds</h2>\n<ul>\n";
+        for (const threshold_check& t : v.thresholds)
+            s += fmt::format("<li{}>{}</li>\n", t.passed() ? "" : " class=\"fail\"",
+                             html_escape(threshold_text(t)));
+        s += "</ul>\n";
+    }
+    s += "<h2>Configurations</h2>\n<table>\n<tr>";
+    const size_t columns = any_energy(v) ? table_head().size() : k_latency_columns;
+    std::vector<std::string> head = table_head();
+    head.resize(columns);
+    for (const std::string& h : head) s += "<th>" + html_escape(h) + "</th>";
+    s += "</tr>\n";
+    for (const validated_config& c : v.configs) {
+        s += "<tr>";
+        std::vector<std::string> cells = table_row(c);
+        cells.resize(columns);
+        for (size_t k = 0; k < cells.size(); ++k)
+            s += fmt::format("<td{}>{}</td>", k == 2 || k >= 5 ? " class=\"n\"" : "",
+                             html_escape(cells[k]));
+        s += "</tr>\n";
+    }
+    s += "</table>\n";
+    if (!v.skipped.empty()) {
+        s += "<h2>Skipped</h2>\n<ul>\n";
+        for (const skipped_configs& k : v.skipped)
+            s += "<li>" + html_escape(skipped_text(k)) + "</li>\n";
+        s += "</ul>\n";
+    }
+    s += "</body>\n</html>\n";
+    return s;
+}
+
+std::string validation_json(const validation_result& v) {
+    using json = nlohmann::ordered_json;
+    const auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(); };
+    json doc;
+    doc["schema"] = "nnergy.validation/1";
+    doc["hardware"] = v.hardware;
+    doc["hardware_file"] = v.hardware_file.string();
+    doc["class"] = v.hw_class;
+    doc["measurements"] = v.files;
+    json configs = json::array();
+    for (const validated_config& c : v.configs) {
+        const measured_config& m = c.measured;
+        json x;
+        x["model"] = m.model;
+        x["precision"] = m.precision;
+        x["batch"] = m.batch;
+        x["mode"] = m.mode;
+        x["device"] = m.device;
+        x["runtime"] = c.runtime;
+        x["sources"] = m.sources;
+        x["latency_s"] = {{"measured", m.latency_s},
+                          {"predicted", c.predicted_latency_s},
+                          {"error_pct", 100 * c.latency_error()}};
+        const std::optional<double> e = c.energy_error();
+        x["energy_j"] = {{"measured", opt(m.energy_j)},
+                         {"predicted", opt(c.predicted_energy_j)},
+                         {"error_pct", e ? json(100 * *e) : json()}};
+        configs.push_back(std::move(x));
+    }
+    doc["configurations"] = std::move(configs);
+    const auto summary = [&](const error_summary& s) {
+        return json{{"configurations", s.count},
+                    {"mape_pct", s.mape},
+                    {"worst", {{"configuration", s.worst}, {"error_pct", s.worst_error}}}};
+    };
+    json modes = json::array();
+    for (const mode_summary& m : v.modes)
+        modes.push_back({{"mode", m.mode},
+                         {"runtime", m.runtime},
+                         {"latency", summary(m.latency)},
+                         {"energy", m.energy ? summary(*m.energy) : json()}});
+    doc["modes"] = std::move(modes);
+    json skipped = json::array();
+    for (const skipped_configs& s : v.skipped)
+        skipped.push_back({{"model", s.model},
+                           {"mode", s.mode},
+                           {"configurations", s.configs},
+                           {"reason", s.reason}});
+    doc["skipped"] = std::move(skipped);
+    doc["other_runs"] = v.other_runs;
+    json thresholds = json::array();
+    for (const threshold_check& t : v.thresholds)
+        thresholds.push_back({{"mode", t.mode},
+                              {"metric", t.metric},
+                              {"max_mape_pct", t.max_mape},
+                              {"mape_pct", opt(t.mape)},
+                              {"passed", t.passed()}});
+    doc["thresholds"] = std::move(thresholds);
+    return doc.dump(2) + "\n";
+}
+
+}  // namespace nnergy

@@ -77,9 +77,6 @@ public:
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
         double underutilized = 0, flops = 0, fusion_saving = 0;
         size_t throttled = 0;
-        // The latency estimator's device timeline, when it laid one out (a runtime profile).
-        std::vector<timed_kernel> timeline(kernels);
-        bool has_timeline = kernels > 0;
         for (uint32_t k = 0; k < kernels; ++k) {
             const sdk::mapping_view mapping = input.mapping(k);
             const nnergy_kernel_stats stats = partition.stats(k);
@@ -137,11 +134,6 @@ public:
             out.kernel(k, "energy_j", e.energy_j);
             out.kernel(k, "power_w", e.power_w);
             out.kernel(k, "underutilization_energy_j", e.underutilization_j);
-            const std::optional<double> start = out.kernel_number(k, "start_s");
-            if (start)
-                timeline[k] = {*start, *latency, e.latency_s};
-            else
-                has_timeline = false;
             if (e.throttled) {
                 // The kernel's time is the throttled one; the latency estimator's stays beside.
                 out.kernel(k, "latency_unthrottled_s", *latency);
@@ -169,12 +161,12 @@ public:
         const bool host_bound = out.total_text_value("runtime_bound").value_or("") == "host";
         const double device_idle = out.total_number("device_idle_s").value_or(0.0);
         double total_latency = latency;
-        if (throttled > 0 && has_timeline) {
-            // Kernels after a stretched one start later, as far as the stretch reaches them.
-            total_latency = relay_throttled(timeline, latency, host_bound);
-            for (uint32_t k = 0; k < kernels; ++k) out.kernel(k, "start_s", timeline[k].start_s);
-        } else {
-            total_latency = throttled_latency(latency, stretch, host_bound, device_idle);
+        if (throttled > 0) {
+            // Kernels after a stretched one start later, as far as the stretch reaches them;
+            // without a laid-out timeline (no runtime profile), the whole-pass approximation.
+            const std::optional<double> relaid = relay_timeline(kernels, latency, host_bound, out);
+            total_latency =
+                relaid ? *relaid : throttled_latency(latency, stretch, host_bound, device_idle);
         }
         const double idle_time = std::max(0.0, total_latency - busy);
         const double idle_j = table.idle_power_w * idle_time;
@@ -230,6 +222,24 @@ public:
     }
 
 private:
+    /// Moves the kernels after a throttled one on the latency estimator's timeline (their
+    /// start_s) and returns the pass's stretched latency; nothing when a kernel has no start_s.
+    /// Runs only for a throttled pass, so the common one reads no timeline.
+    static std::optional<double> relay_timeline(uint32_t kernels, double latency, bool host_bound,
+                                                sdk::results_writer& out) {
+        std::vector<timed_kernel> timeline(kernels);
+        for (uint32_t k = 0; k < kernels; ++k) {
+            const std::optional<double> start = out.kernel_number(k, "start_s");
+            const std::optional<double> now = out.kernel_number(k, "latency_s");
+            if (!start || !now) return std::nullopt;
+            timeline[k] = {*start, out.kernel_number(k, "latency_unthrottled_s").value_or(*now),
+                           *now};
+        }
+        const double relaid = relay_throttled(timeline, latency, host_bound);
+        for (uint32_t k = 0; k < kernels; ++k) out.kernel(k, "start_s", timeline[k].start_s);
+        return relaid;
+    }
+
     /// The hardware file's energy table, read once per hardware description: the host hands
     /// the same values to every estimate of an architecture, and reading them is not free.
     const energy_table& table_for(const sdk::config_view& hw) const {

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <nnergy/framework/bench.hpp>
+#include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/compare.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/hardware_catalog.hpp>
@@ -277,6 +278,27 @@ nnergy::pipeline_spec default_pipeline(const std::string& model_file, const std:
     return spec;
 }
 
+/// validate's and calibrate's --dim: MODEL:NAME=VALUE binds for one model; NAME=VALUE for every
+/// model that has the symbol.
+std::map<std::string, nnergy::dim_bindings> parse_model_dims(
+    const std::vector<std::string>& items) {
+    std::map<std::string, nnergy::dim_bindings> out;
+    for (const std::string& d : items) {
+        const size_t colon = d.find(':');
+        const size_t eq = d.find('=');
+        const bool scoped = colon != std::string::npos && colon < eq;
+        const std::string model = scoped ? d.substr(0, colon) : std::string();
+        for (const auto& [name, value] : parse_dims({scoped ? d.substr(colon + 1) : d})) {
+            if (name == "batch")
+                throw nnergy::error(
+                    "--dim batch: the batch of each configuration is the measured one",
+                    exit_code::usage);
+            out[model][name] = value;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -419,8 +441,9 @@ int main(int argc, char** argv) {
         "Measured latency and energy (measurement files) against estimates: errors and MAPE");
     std::vector<std::string> val_files, val_runtimes, val_dims, val_max_mape, val_max_energy_mape,
         val_models, val_domains;
-    std::string val_hw, val_format = "text", val_output = "-";
-    double val_tolerance = 5;
+    std::string val_hw, val_format = "text", val_output = "-", val_leave_out;
+    std::vector<std::string> val_fit, val_fix;
+    double val_tolerance = 5, val_max_ratio = 0;
     validate
         ->add_option("files", val_files,
                      "Measurement files (nnergy.measurements/1, docs/measurements.md); a "
@@ -453,6 +476,21 @@ int main(int argc, char** argv) {
                      "PERCENT: repeated runs of one configuration further apart are an error "
                      "(default 5); closer ones are merged (median)")
         ->check(CLI::NonNegativeNumber);
+    validate
+        ->add_option("--leave-out", val_leave_out,
+                     "model or family: refit the entry's fitted constants without each model "
+                     "(family) and report the error on the one left out")
+        ->check(CLI::IsMember({"model", "family"}));
+    validate
+        ->add_option("--max-leave-out-ratio", val_max_ratio,
+                     "RATIO: with --leave-out, fail (exit 6) when a mode's held-out MAPE is more "
+                     "than RATIO times its in-sample MAPE")
+        ->check(CLI::PositiveNumber);
+    validate->add_option("--fit", val_fit,
+                         "KEY pattern (* wildcard) of the constants --leave-out refits "
+                         "(repeatable; default: those the entry marks as fitted)");
+    validate->add_option("--fix", val_fix,
+                         "KEY pattern of constants --leave-out keeps (repeatable)");
     const std::vector<std::string> validate_formats{"text", "markdown", "html", "json"};
     validate->add_option("--format", val_format, "text, markdown, html or json")
         ->check(CLI::IsMember(validate_formats));
@@ -463,7 +501,57 @@ int main(int argc, char** argv) {
         "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --max-mape eager=12\n"
         "  nnergy validate --hw h100-sxm5 runs.json --models ./onnx --runtime compiled=fused "
         "--format html -o validation.html\n"
-        "Exit codes: 6 when a --max-mape or --max-energy-mape is exceeded (docs/validate.md).");
+        "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --leave-out model "
+        "--max-leave-out-ratio 1.5\n"
+        "Exit codes: 6 when a --max-mape, --max-energy-mape or --max-leave-out-ratio is exceeded "
+        "(docs/validate.md).");
+
+    // calibrate
+    auto* calibrate = app.add_subcommand(
+        "calibrate",
+        "Refit a hardware entry's fitted constants to measurement files; write an overlay");
+    std::vector<std::string> cal_files, cal_runtimes, cal_dims, cal_models, cal_domains, cal_fit,
+        cal_fix;
+    std::string cal_hw, cal_output;
+    double cal_tolerance = 5;
+    size_t cal_sweeps = 200;
+    calibrate->add_option("hardware", cal_hw, "Hardware catalog name or hardware TOML file")
+        ->required();
+    calibrate
+        ->add_option("files", cal_files,
+                     "Measurement files (nnergy.measurements/1, docs/measurements.md)")
+        ->required();
+    calibrate->add_option("-o,--output", cal_output, "The overlay file to write (TOML)")
+        ->required();
+    calibrate->add_option("--fit", cal_fit,
+                          "KEY pattern (* wildcard) of the constants to fit (repeatable; "
+                          "default: the continuous ones the entry marks as fitted, and the "
+                          "runtime profiles' fitted host costs)");
+    calibrate->add_option("--fix", cal_fix, "KEY pattern of constants to keep (repeatable)");
+    calibrate->add_option("--runtime", cal_runtimes,
+                          "MODE=PROFILE: the runtime profile of a measured mode (as validate)");
+    calibrate->add_option("--models", cal_models,
+                          "Directory of model files NAME.onnx or NAME.json (repeatable)");
+    calibrate->add_option("--dim", cal_dims, "[MODEL:]NAME=VALUE[,...]: dims beside batch");
+    calibrate
+        ->add_option("--energy-domain", cal_domains,
+                     "Meter domains whose energies are summed as the measured energy")
+        ->delimiter(',');
+    calibrate
+        ->add_option("--duplicate-tolerance", cal_tolerance,
+                     "PERCENT: repeated runs further apart are an error (default 5)")
+        ->check(CLI::NonNegativeNumber);
+    calibrate
+        ->add_option(
+            "--max-sweeps", cal_sweeps,
+            "Most search sweeps (default 200; the search ends sooner once its step is below 0.1%)")
+        ->check(CLI::Range(1, 10000));
+    calibrate->footer(
+        "Examples:\n"
+        "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
+        "  nnergy analyze resnet50 --hw xeon-5th-gen-16vcpu+xeon-calibrated.toml\n"
+        "  nnergy calibrate h100-sxm5 runs.json --fit 'gpu.kernels.conv.*' -o h100-conv.toml\n"
+        "See docs/calibrate.md.");
 
     // plugins
     auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");
@@ -764,26 +852,73 @@ int main(int argc, char** argv) {
                 vo.runtimes[mode] = profile;
             }
             vo.model_dirs = to_paths(val_models);
-            for (const std::string& d : val_dims) {
-                // MODEL:NAME=VALUE binds for one model; NAME=VALUE for every model.
-                const size_t colon = d.find(':');
-                const size_t eq = d.find('=');
-                const bool scoped = colon != std::string::npos && colon < eq;
-                const std::string model = scoped ? d.substr(0, colon) : std::string();
-                for (const auto& [name, value] : parse_dims({scoped ? d.substr(colon + 1) : d})) {
-                    if (name == "batch")
-                        throw nnergy::error(
-                            "--dim batch: the batch of each configuration is the measured one",
-                            exit_code::usage);
-                    vo.dims[model][name] = value;
-                }
-            }
+            vo.dims = parse_model_dims(val_dims);
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
             vo.collect.energy_domains = val_domains;
             vo.collect.duplicate_tolerance = val_tolerance / 100;
             vo.plugin_paths = to_paths(g.plugin_paths);
-            const nnergy::validation_result result = nnergy::run_validation(vo);
+            if (val_leave_out.empty() &&
+                (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty()))
+                throw nnergy::error("--max-leave-out-ratio, --fit and --fix need --leave-out",
+                                    exit_code::usage);
+            const nnergy::validation_session session(vo);
+            nnergy::validation_result result = nnergy::validate_session(session, vo);
+            if (!val_leave_out.empty()) {
+                nnergy::calibrate_options co;
+                co.fit = val_fit;
+                co.fix = val_fix;
+                const nnergy::leave_out_result lo = nnergy::run_leave_out(
+                    session, co,
+                    val_leave_out == "family" ? nnergy::leave_out_unit::family
+                                              : nnergy::leave_out_unit::model);
+                nnergy::leave_out_summary l;
+                l.unit = val_leave_out;
+                l.groups = lo.groups;
+                for (const nnergy::calibration_parameter& p : lo.parameters)
+                    if (p.identified) l.parameters.push_back(p.key);
+                l.in_sample = lo.in_sample.configs;
+                l.in_sample_modes = lo.in_sample.modes;
+                l.held_out = lo.held_out.configs;
+                l.held_out_modes = lo.held_out.modes;
+                // The held-out errors answer to the same limits, and to the ratio.
+                const auto find = [](const std::vector<nnergy::mode_summary>& modes,
+                                     const std::string& mode) {
+                    const nnergy::mode_summary* f = nullptr;
+                    for (const nnergy::mode_summary& m : modes)
+                        if (m.mode == mode) f = &m;
+                    return f;
+                };
+                for (const auto& [mode, max] : vo.max_mape) {
+                    const nnergy::mode_summary* h = find(l.held_out_modes, mode);
+                    result.thresholds.push_back(
+                        {mode, "held-out latency", max,
+                         h ? std::optional<double>(h->latency.mape) : std::nullopt});
+                }
+                for (const auto& [mode, max] : vo.max_energy_mape) {
+                    const nnergy::mode_summary* h = find(l.held_out_modes, mode);
+                    result.thresholds.push_back(
+                        {mode, "held-out energy", max,
+                         h && h->energy ? std::optional<double>(h->energy->mape) : std::nullopt});
+                }
+                if (val_max_ratio > 0)
+                    for (const nnergy::mode_summary& h : l.held_out_modes) {
+                        const nnergy::mode_summary* in = find(l.in_sample_modes, h.mode);
+                        if (!in) continue;
+                        result.thresholds.push_back(
+                            {h.mode,
+                             fmt::format("held-out latency ({:g}x the in-sample {:.1f}%)",
+                                         val_max_ratio, in->latency.mape),
+                             val_max_ratio * in->latency.mape, h.latency.mape});
+                        if (h.energy && in->energy)
+                            result.thresholds.push_back(
+                                {h.mode,
+                                 fmt::format("held-out energy ({:g}x the in-sample {:.1f}%)",
+                                             val_max_ratio, in->energy->mape),
+                                 val_max_ratio * in->energy->mape, h.energy->mape});
+                    }
+                result.leave_out = std::move(l);
+            }
             const std::string bytes = val_format == "json" ? nnergy::validation_json(result)
                                       : val_format == "markdown"
                                           ? nnergy::validation_markdown(result)
@@ -809,6 +944,40 @@ int main(int argc, char** argv) {
                                              t.metric, t.mode, t.max_mape));
                 }
             return passed ? 0 : static_cast<int>(exit_code::accuracy);
+        }
+
+        if (calibrate->parsed()) {
+            nnergy::calibrate_options co;
+            nnergy::validate_options& vo = co.validate;
+            vo.hardware = cal_hw;
+            vo.measurements = to_paths(cal_files);
+            for (const std::string& r : cal_runtimes) {
+                auto [mode, profile] =
+                    split_setting(r, "--runtime", "MODE=PROFILE (e.g. eager=pytorch-eager)");
+                vo.runtimes[mode] = profile;
+            }
+            vo.model_dirs = to_paths(cal_models);
+            vo.dims = parse_model_dims(cal_dims);
+            vo.collect.energy_domains = cal_domains;
+            vo.collect.duplicate_tolerance = cal_tolerance / 100;
+            vo.plugin_paths = to_paths(g.plugin_paths);
+            co.fit = cal_fit;
+            co.fix = cal_fix;
+            co.max_sweeps = cal_sweeps;
+            const nnergy::calibration_result r = nnergy::run_calibration(co);
+            std::string command = "nnergy calibrate";
+            for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];
+            const std::string overlay = nnergy::calibration_overlay(r, cal_hw, cal_output, command);
+            {
+                std::ofstream f(cal_output, std::ios::binary);
+                if (!f || !(f << overlay))
+                    throw nnergy::error(fmt::format("cannot write '{}'", cal_output));
+            }
+            const std::string text =
+                nnergy::calibration_text(r) +
+                fmt::format("\nwrote {}: use --hw {}+{}\n", cal_output, cal_hw, cal_output);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            return 0;
         }
 
         if (compare->parsed()) {

@@ -3,10 +3,12 @@
 // number carries a unit and a source.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <initializer_list>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
+#include <nnergy/framework/pipeline.hpp>
 #include <string_view>
 
 #include "toml_util.hpp"
@@ -256,7 +258,8 @@ config_values read_described_file(const std::filesystem::path& file, std::string
     if (!schema || schema->string_value != schema_name)
         throw error(fmt::format("{}:{}: expected schema = \"{}\"", file.string(),
                                 schema ? schema->line : 1, schema_name));
-    if (!find_value(out, "name"))
+    // An overlay (a hardware file with `base`) inherits its base's name.
+    if (!find_value(out, "name") && !find_value(out, "base"))
         throw error(fmt::format("{}: missing required key 'name'", file.string()));
     return out;
 }
@@ -275,8 +278,49 @@ std::vector<std::string> hardware_precisions(const config_values& hardware) {
     return out;
 }
 
+namespace {
+
+// A hardware file with `base` is an overlay (docs/hardware.md, "Overlays"): the base entry's
+// values with the overlay's replacing those of the same name and its new ones added.
+config_values read_hardware_stack(const std::filesystem::path& file,
+                                  std::vector<std::filesystem::path>& stack) {
+    config_values own = read_described_file(file, "nnergy.hardware/1");
+    const config_value* base = find_value(own, "base");
+    if (!base) return own;
+    const source_location where{file.string(), base->line};
+    if (base->kind != NNERGY_VALUE_STRING || base->string_value.empty())
+        throw error(
+            fmt::format("{}: 'base' must name the hardware entry the file overlays (a "
+                        "catalog name or a path relative to the file)",
+                        where.str()));
+    const std::filesystem::path base_file =
+        resolve_hardware(base->string_value, file.parent_path(), where);
+    stack.push_back(std::filesystem::weakly_canonical(file));
+    if (std::find(stack.begin(), stack.end(), std::filesystem::weakly_canonical(base_file)) !=
+        stack.end())
+        throw error(fmt::format("{}: base '{}' overlays itself (a cycle of base keys)", where.str(),
+                                base->string_value));
+    if (stack.size() > 8) throw error(fmt::format("{}: more than 8 overlays stacked", where.str()));
+    config_values merged = read_hardware_stack(base_file, stack);
+    for (config_value& v : own) {
+        if (v.name == "base" || v.name == "schema") continue;
+        bool replaced = false;
+        for (config_value& b : merged)
+            if (b.name == v.name) {
+                b = std::move(v);
+                replaced = true;
+                break;
+            }
+        if (!replaced) merged.push_back(std::move(v));
+    }
+    return merged;
+}
+
+}  // namespace
+
 config_values read_hardware_file(const std::filesystem::path& file) {
-    return read_described_file(file, "nnergy.hardware/1");
+    std::vector<std::filesystem::path> stack;
+    return read_hardware_stack(file, stack);
 }
 
 config_values read_runtime_file(const std::filesystem::path& file) {

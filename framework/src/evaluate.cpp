@@ -59,6 +59,14 @@ evaluation_worker::evaluation_worker(const evaluation_plan& plan)
                                                  config_values{}, plan.base_dir, plan.runtime));
 }
 
+void evaluation_worker::forget_hardware() {
+    architectures_.clear();
+    for (size_t e = 0; e < plan_.estimators.size(); ++e)
+        estimators_[e] =
+            std::make_unique<component_instance>(*plan_.estimators[e], plan_.estimator_configs[e],
+                                                 config_values{}, plan_.base_dir, plan_.runtime);
+}
+
 const component_instance& evaluation_worker::architecture(size_t device,
                                                           const component_entry& entry,
                                                           const config_values& config,

@@ -545,7 +545,39 @@ std::vector<std::string> runtime_catalog() { return catalog("runtimes"); }
 std::filesystem::path resolve_hardware(const std::string& ref,
                                        const std::filesystem::path& base_dir,
                                        const source_location& where) {
-    return resolve_in_catalog("hardware", "hardware", ref, base_dir, where);
+    // BASE+OVERLAY: the overlay file, once its `base` is checked to be that entry.
+    const size_t plus = ref.find('+');
+    std::error_code ec;
+    if (plus == std::string::npos || std::filesystem::is_regular_file(base_dir / ref, ec))
+        return resolve_in_catalog("hardware", "hardware", ref, base_dir, where);
+    const std::string base_ref = ref.substr(0, plus), overlay_ref = ref.substr(plus + 1);
+    if (overlay_ref.find('+') != std::string::npos)
+        throw error(
+            fmt::format("{}: hardware '{}': one overlay per reference (BASE+OVERLAY); "
+                        "stack more with `base` keys in the overlays",
+                        where.str(), ref));
+    const std::filesystem::path base =
+        resolve_in_catalog("hardware", "hardware", base_ref, base_dir, where);
+    std::filesystem::path overlay(overlay_ref);
+    if (overlay.is_relative()) overlay = (base_dir / overlay).lexically_normal();
+    if (!std::filesystem::is_regular_file(overlay, ec))
+        throw error(fmt::format("{}: hardware overlay file '{}' does not exist", where.str(),
+                                overlay.string()));
+    const config_values own = read_toml_file(overlay);
+    const config_value* named = find_value(own, "base");
+    if (!named || named->kind != NNERGY_VALUE_STRING)
+        throw error(
+            fmt::format("{}: '{}' is not an overlay: it has no `base` naming the entry "
+                        "it overlays",
+                        where.str(), overlay.string()));
+    const std::filesystem::path declared =
+        resolve_in_catalog("hardware", "hardware", named->string_value, overlay.parent_path(),
+                           {overlay.string(), named->line});
+    if (std::filesystem::weakly_canonical(declared, ec) !=
+        std::filesystem::weakly_canonical(base, ec))
+        throw error(fmt::format("{}: overlay '{}' was made for '{}', not '{}'", where.str(),
+                                overlay.string(), named->string_value, base_ref));
+    return overlay;
 }
 
 std::filesystem::path resolve_runtime(const std::string& ref, const std::filesystem::path& base_dir,

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/model_zoo.hpp>
@@ -159,8 +160,9 @@ std::map<std::string, std::string> default_runtimes(const std::string& hw_class)
 
 namespace {
 
-/// A runtime profile with its plan and the one worker that evaluates under it.
+/// A runtime profile with its plan, and the worker that partitions under it.
 struct runtime_state {
+    std::string name;
     std::filesystem::path file;
     config_values values;
     std::unique_ptr<evaluation_plan> plan;
@@ -178,9 +180,43 @@ bool starts_with(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
 }
 
+/// A configuration ready to estimate: its model bound at its batch and partitioned.
+struct prepared_config {
+    measured_config measured;
+    runtime_state* runtime = nullptr;
+    std::shared_ptr<const bound_graph> bound;
+    std::shared_ptr<const partition> part;
+    nnergy_dtype dtype{};
+};
+
+/// Plugins' warnings (a peak that does not fit) would repeat per configuration: errors only
+/// while estimating, the level restored after.
+struct quiet_plugins {
+    spdlog::level::level_enum level = spdlog::get_level();
+    quiet_plugins() {
+        if (level >= spdlog::level::warn) spdlog::set_level(spdlog::level::err);
+    }
+    ~quiet_plugins() { spdlog::set_level(level); }
+    quiet_plugins(const quiet_plugins&) = delete;
+    quiet_plugins& operator=(const quiet_plugins&) = delete;
+};
+
 }  // namespace
 
-validation_result run_validation(const validate_options& o) {
+struct validation_session::state {
+    validation_result header;
+    config_values hw;
+    registry reg;
+    const component_entry* arch_entry = nullptr;
+    std::map<std::string, runtime_state> runtimes;
+    std::map<std::string, model_state> models;
+    std::vector<prepared_config> configs;
+    size_t measured_count = 0;
+};
+
+validation_session::~validation_session() = default;
+
+validation_session::validation_session(const validate_options& o) : s_(std::make_unique<state>()) {
     if (o.measurements.empty())
         throw error("validate: no measurement file given", exit_code::usage);
     std::vector<measurement_file> files;
@@ -192,7 +228,8 @@ validation_result run_validation(const validate_options& o) {
         throw error(fmt::format("nothing to validate: no run of kind \"model\" in {}", names));
     }
 
-    validation_result v;
+    validation_result& v = s_->header;
+    s_->measured_count = measured.configs.size();
     v.other_runs = measured.other_runs;
     for (const auto& f : files) v.files.push_back(f.path.string());
     pipeline_spec spec;
@@ -200,41 +237,48 @@ validation_result run_validation(const validate_options& o) {
     const source_location hw_where{"--hw", 0};
     v.hardware = o.hardware;
     v.hardware_file = resolve_hardware(o.hardware, spec.base_dir, hw_where);
-    const config_values hw = read_hardware_file(v.hardware_file);
+    s_->hw = read_hardware_file(v.hardware_file);
+    const config_values& hw = s_->hw;
     if (const config_value* c = find_value(hw, "class"); c && c->kind == NNERGY_VALUE_STRING)
         v.hw_class = c->string_value;
     // A file measured on another catalog machine is most likely a mistake, but not surely one.
+    const std::string hw_name = [&] {
+        const config_value* n = find_value(hw, "name");
+        return n ? n->string_value : o.hardware;
+    }();
     const std::vector<std::string> catalog = hardware_catalog();
     for (const measurement_file& f : files)
-        if (f.machine != o.hardware &&
+        if (f.machine != o.hardware && f.machine != hw_name &&
             std::find(catalog.begin(), catalog.end(), f.machine) != catalog.end())
             spdlog::warn("{}: measured on '{}', validated against '{}'", f.path.string(), f.machine,
                          o.hardware);
 
-    registry reg;
+    registry& reg = s_->reg;
     run_options ro;
     ro.plugin_paths = o.plugin_paths;
     load_plugins(reg, spec, ro);
-    const component_entry& arch_entry = require_component(
-        reg, NNERGY_KIND_ARCHITECTURE, reg.architecture_for_class(v.hw_class), hw_where);
+    s_->arch_entry = &require_component(reg, NNERGY_KIND_ARCHITECTURE,
+                                        reg.architecture_for_class(v.hw_class), hw_where);
 
     // Every profile is resolved before any work, so a typo fails first.
     std::map<std::string, std::string> profile_of = default_runtimes(v.hw_class);
     for (const auto& [mode, profile] : o.runtimes) profile_of[mode] = profile;
-    std::map<std::string, runtime_state> runtimes;
+    std::map<std::string, runtime_state>& runtimes = s_->runtimes;
     for (const auto& [mode, profile] : profile_of) {
         if (runtimes.count(profile)) continue;
         runtime_state& rt = runtimes[profile];
+        rt.name = profile;
         if (profile != "none") {
             rt.file = resolve_runtime(profile, spec.base_dir, {"--runtime", 0});
             rt.values = read_runtime_file(rt.file);
+            if (const config_value* n = find_value(rt.values, "name")) rt.name = n->string_value;
         }
         rt.plan = std::make_unique<evaluation_plan>(
             plan_for_runtime(reg, spec, rt.values, profile, rt.file, "default pipeline"));
         rt.worker = std::make_unique<evaluation_worker>(*rt.plan);
     }
 
-    std::map<std::string, model_state> models;
+    std::map<std::string, model_state>& models = s_->models;
     const auto model = [&](const std::string& name) -> model_state& {
         auto [it, added] = models.try_emplace(name);
         model_state& m = it->second;
@@ -289,20 +333,13 @@ validation_result run_validation(const validate_options& o) {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return key(a) < key(b); });
 
-    // Plugins' warnings (a peak that does not fit) would repeat per configuration.
-    const auto level = spdlog::get_level();
-    if (level >= spdlog::level::warn) spdlog::set_level(spdlog::level::err);
-    struct level_restore {
-        spdlog::level::level_enum level;
-        ~level_restore() { spdlog::set_level(level); }
-    } restore{level};
-
     std::tuple<std::string, std::string, int64_t> bound_key;
-    std::unique_ptr<bound_graph> bound;
-    std::unique_ptr<partition> part;
+    std::shared_ptr<const bound_graph> bound;
+    std::shared_ptr<const partition> part;
     std::string bound_error;
     std::set<std::string> unknown_warned;
     std::vector<std::string> notes;  // warned once the plugins' level is back
+    const quiet_plugins* quiet = new quiet_plugins;
     for (size_t i : order) {
         const measured_config& c = measured.configs[i];
         const bool cpu_device = c.device == "cpu" || starts_with(c.device, "cpu:");
@@ -345,9 +382,9 @@ validation_result run_validation(const validate_options& o) {
                 for (const auto& [name, value] : own->second) b[name] = value;
             b["batch"] = c.batch;
             try {
-                bound = std::make_unique<bound_graph>(nnergy::bind(*m.g, b));
-                part =
-                    std::make_unique<partition>(run_partitioner(rt.worker->partitioner(), *bound));
+                auto bg = std::make_shared<bound_graph>(nnergy::bind(*m.g, b));
+                part = std::make_shared<partition>(run_partitioner(rt.worker->partitioner(), *bg));
+                bound = std::move(bg);
             } catch (const std::exception& e) {
                 bound_error = e.what();
                 // The binding message names the command's own --dim form: give validate's.
@@ -364,42 +401,74 @@ validation_result run_validation(const validate_options& o) {
             skip(c, bound_error);
             continue;
         }
+        s_->configs.push_back({c, &rt, bound, part, *dtype});
+    }
+    delete quiet;
+    for (const std::string& n : notes) spdlog::warn("{}", n);
+}
+
+const config_values& validation_session::hardware() const noexcept { return s_->hw; }
+
+const validation_result& validation_session::header() const noexcept { return s_->header; }
+
+size_t validation_session::size() const noexcept { return s_->configs.size(); }
+
+size_t validation_session::measured_count() const noexcept { return s_->measured_count; }
+
+const measured_config& validation_session::measured(size_t i) const {
+    return s_->configs.at(i).measured;
+}
+
+std::vector<std::pair<std::string, const config_values*>> validation_session::runtimes() const {
+    std::vector<std::pair<std::string, const config_values*>> out;
+    for (const prepared_config& c : s_->configs) {
+        const runtime_state* rt = c.runtime;
+        if (std::none_of(out.begin(), out.end(),
+                         [&](const auto& p) { return p.first == rt->name; }))
+            out.emplace_back(rt->name, &rt->values);
+    }
+    return out;
+}
+
+std::vector<validated_config> validation_session::predict(const config_values& hw,
+                                                          const std::vector<size_t>* only) const {
+    // The hardware values may differ from the last call's: architectures and estimators anew.
+    for (auto& [name, rt] : s_->runtimes)
+        if (rt.worker) rt.worker->forget_hardware();
+    std::vector<validated_config> out;
+    quiet_plugins quiet;
+    const size_t n = only ? only->size() : s_->configs.size();
+    out.reserve(n);
+    for (size_t j = 0; j < n; ++j) {
+        const prepared_config& c = s_->configs.at(only ? (*only)[j] : j);
+        evaluation_worker* w = c.runtime->worker.get();
         evaluation_totals t;
         try {
-            const component_instance& arch = rt.worker->architecture(0, arch_entry, {}, hw);
-            t = totals_of(rt.worker->evaluate(arch, *bound, *part, *dtype), *bound);
+            const component_instance& arch = w->architecture(0, *s_->arch_entry, {}, hw);
+            t = totals_of(w->evaluate(arch, *c.bound, *c.part, c.dtype), *c.bound);
         } catch (const std::exception& e) {
-            throw error(fmt::format("{}: {}", describe(c), e.what()), exit_code::failure);
-        }
-        if (!t.latency_s) {
-            skip(c, "no estimator gave a latency");
-            continue;
+            throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);
         }
         validated_config r;
-        r.measured = c;
-        r.runtime = profile->second;
-        r.predicted_latency_s = *t.latency_s;
+        r.measured = c.measured;
+        r.runtime = c.runtime->name;
+        r.predicted_latency_s = t.latency_s ? *t.latency_s : std::nan("");
         r.predicted_energy_j = t.energy_j;
-        v.configs.push_back(std::move(r));
+        out.push_back(std::move(r));
     }
-    spdlog::set_level(level);
-    for (const std::string& n : notes) spdlog::warn("{}", n);
-    std::stable_sort(v.configs.begin(), v.configs.end(),
+    return out;
+}
+
+void sort_configs(std::vector<validated_config>& configs) {
+    std::stable_sort(configs.begin(), configs.end(),
                      [](const validated_config& a, const validated_config& b) {
                          const measured_config &x = a.measured, &y = b.measured;
                          return std::tie(x.mode, x.model, x.precision, x.batch, x.device) <
                                 std::tie(y.mode, y.model, y.precision, y.batch, y.device);
                      });
-    for (const skipped_configs& s : v.skipped)
-        spdlog::warn("skipped {} configuration{} of {} ({}): {}", s.configs,
-                     s.configs == 1 ? "" : "s", s.model, s.mode, s.reason);
-    if (v.configs.empty())
-        throw error(
-            fmt::format("nothing to validate: none of the {} measured model "
-                        "configuration{} could be estimated{}",
-                        measured.configs.size(), measured.configs.size() == 1 ? "" : "s",
-                        v.skipped.empty() ? "" : " (skipped: see above)"));
-    v.modes = summarize(v.configs);
+}
+
+void check_thresholds(validation_result& v, const validate_options& o) {
     const auto check = [&](const std::map<std::string, double>& limits, const char* metric) {
         for (const auto& [mode, max] : limits) {
             threshold_check t{mode, metric, max, std::nullopt};
@@ -415,6 +484,44 @@ validation_result run_validation(const validate_options& o) {
     };
     check(o.max_mape, "latency");
     check(o.max_energy_mape, "energy");
+}
+
+validation_result run_validation(const validate_options& o) {
+    const validation_session session(o);
+    return validate_session(session, o);
+}
+
+validation_result validate_session(const validation_session& session, const validate_options& o) {
+    validation_result v = session.header();
+    for (validated_config& c : session.predict(session.hardware())) {
+        if (!std::isfinite(c.predicted_latency_s)) {
+            bool merged = false;
+            for (skipped_configs& s : v.skipped)
+                if (s.model == c.measured.model && s.mode == c.measured.mode &&
+                    s.reason == "no estimator gave a latency") {
+                    ++s.configs;
+                    merged = true;
+                    break;
+                }
+            if (!merged)
+                v.skipped.push_back(
+                    {c.measured.model, c.measured.mode, "no estimator gave a latency", 1});
+            continue;
+        }
+        v.configs.push_back(std::move(c));
+    }
+    sort_configs(v.configs);
+    for (const skipped_configs& s : v.skipped)
+        spdlog::warn("skipped {} configuration{} of {} ({}): {}", s.configs,
+                     s.configs == 1 ? "" : "s", s.model, s.mode, s.reason);
+    if (v.configs.empty())
+        throw error(
+            fmt::format("nothing to validate: none of the {} measured model "
+                        "configuration{} could be estimated{}",
+                        session.measured_count(), session.measured_count() == 1 ? "" : "s",
+                        v.skipped.empty() ? "" : " (skipped: see above)"));
+    v.modes = summarize(v.configs);
+    check_thresholds(v, o);
     return v;
 }
 
@@ -536,6 +643,78 @@ std::string sources_text(const validation_result& v) {
     return s;
 }
 
+/// One line of the leave-out summary: a metric of a mode with the entry's values, refitted on
+/// all configurations, and held out.
+struct leave_out_row {
+    std::string metric, mode;
+    size_t configs = 0;
+    std::optional<double> entry, in_sample, held_out;
+    std::optional<double> ratio() const {
+        if (!in_sample || !held_out || *in_sample <= 0) return std::nullopt;
+        return *held_out / *in_sample;
+    }
+};
+
+std::vector<leave_out_row> leave_out_rows(const validation_result& v) {
+    std::vector<leave_out_row> rows;
+    if (!v.leave_out) return rows;
+    const leave_out_summary& l = *v.leave_out;
+    const auto find = [](const std::vector<mode_summary>& modes, const std::string& mode) {
+        const mode_summary* f = nullptr;
+        for (const mode_summary& m : modes)
+            if (m.mode == mode) f = &m;
+        return f;
+    };
+    for (const char* metric : {"latency", "energy"})
+        for (const mode_summary& h : l.held_out_modes) {
+            const bool latency = std::string_view(metric) == "latency";
+            const auto mape = [&](const mode_summary* m) -> std::optional<double> {
+                if (!m) return std::nullopt;
+                if (latency) return m->latency.mape;
+                return m->energy ? std::optional<double>(m->energy->mape) : std::nullopt;
+            };
+            leave_out_row r{metric,
+                            h.mode,
+                            latency ? h.latency.count : 0,
+                            mape(find(v.modes, h.mode)),
+                            mape(find(l.in_sample_modes, h.mode)),
+                            mape(&h)};
+            if (!latency && !r.held_out) continue;
+            if (!latency) r.configs = h.energy->count;
+            rows.push_back(r);
+        }
+    return rows;
+}
+
+/// Held-out latency MAPE per group and mode.
+std::vector<std::tuple<std::string, std::string, size_t, double>> leave_out_groups(
+    const leave_out_summary& l) {
+    std::vector<std::tuple<std::string, std::string, size_t, double>> out;
+    for (const std::string& g : l.groups) {
+        std::vector<validated_config> mine;
+        for (const validated_config& c : l.held_out)
+            if ((l.unit == "model" ? c.measured.model : model_family(c.measured.model)) == g)
+                mine.push_back(c);
+        for (const mode_summary& m : summarize(mine))
+            out.emplace_back(g, m.mode, m.latency.count, m.latency.mape);
+    }
+    return out;
+}
+
+std::string opt_pct(const std::optional<double>& x) {
+    return x ? fmt::format("{:.1f}%", *x) : std::string("-");
+}
+
+std::string leave_out_intro(const leave_out_summary& l) {
+    std::string params;
+    for (const std::string& p : l.parameters) params += (params.empty() ? "" : ", ") + p;
+    return fmt::format(
+        "Leave one {} out: the entry's {} fitted constant{} ({}) refitted on every configuration "
+        "(in sample), then once without each of the {} {}s, predicting the one left out.",
+        l.unit, l.parameters.size(), l.parameters.size() == 1 ? "" : "s", params, l.groups.size(),
+        l.unit == "family" ? "familie" : l.unit);
+}
+
 }  // namespace
 
 std::string validation_text(const validation_result& v) {
@@ -582,6 +761,18 @@ std::string validation_text(const validation_result& v) {
         s += fmt::format("{:<8} {} ({}): MAPE {:.1f}% over {} configuration{}; worst {}\n",
                          r.metric, r.mode, r.runtime, r.s->mape, r.s->count,
                          r.s->count == 1 ? "" : "s", worst_text(v, *r.s));
+    if (v.leave_out) {
+        s += "\n" + leave_out_intro(*v.leave_out) + "\n\n";
+        s += fmt::format("  {:<8} {:<12} {:>7} {:>10} {:>10} {:>10} {:>8}\n", "metric", "mode",
+                         "configs", "entry", "in sample", "held out", "ratio");
+        for (const leave_out_row& r : leave_out_rows(v))
+            s += fmt::format("  {:<8} {:<12} {:>7} {:>10} {:>10} {:>10} {:>8}\n", r.metric, r.mode,
+                             r.configs, opt_pct(r.entry), opt_pct(r.in_sample), opt_pct(r.held_out),
+                             r.ratio() ? fmt::format("{:.2f}x", *r.ratio()) : "-");
+        s += "\n  held out, latency MAPE per " + v.leave_out->unit + ":\n";
+        for (const auto& [g, mode, n, mape] : leave_out_groups(*v.leave_out))
+            s += fmt::format("    {:<24} {:<12} {:>3} configs {:>7.1f}%\n", g, mode, n, mape);
+    }
     if (!v.thresholds.empty()) {
         s += "\n";
         for (const threshold_check& t : v.thresholds) s += threshold_text(t) + "\n";
@@ -603,6 +794,20 @@ std::string validation_markdown(const validation_result& v) {
         s += fmt::format("| {} | {} | {} | {} | {:.1f}% | {} | {} |\n", r.metric, md_escape(r.mode),
                          md_escape(r.runtime), r.s->count, r.s->mape, pct(r.s->worst_error),
                          md_escape(config_name(v.configs[r.s->worst].measured)));
+    if (v.leave_out) {
+        s += "\n## Leave one " + v.leave_out->unit + " out\n\n" +
+             md_escape(leave_out_intro(*v.leave_out)) +
+             "\n\n| metric | mode | configurations | entry MAPE | in sample | held out | ratio "
+             "|\n|---|---|--:|--:|--:|--:|--:|\n";
+        for (const leave_out_row& r : leave_out_rows(v))
+            s += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.metric, md_escape(r.mode),
+                             r.configs, opt_pct(r.entry), opt_pct(r.in_sample), opt_pct(r.held_out),
+                             r.ratio() ? fmt::format("{:.2f}x", *r.ratio()) : "-");
+        s += "\n| held out | mode | configurations | latency MAPE |\n|---|---|--:|--:|\n";
+        for (const auto& [g, mode, n, mape] : leave_out_groups(*v.leave_out))
+            s +=
+                fmt::format("| {} | {} | {} | {:.1f}% |\n", md_escape(g), md_escape(mode), n, mape);
+    }
     if (!v.thresholds.empty()) {
         s += "\n## Thresholds\n\n";
         for (const threshold_check& t : v.thresholds) s += "- " + threshold_text(t) + "\n";
@@ -655,6 +860,26 @@ std::string validation_html(const validation_result& v) {
             r.metric, html_escape(r.mode), html_escape(r.runtime), r.s->count, r.s->mape,
             pct(r.s->worst_error), html_escape(config_name(v.configs[r.s->worst].measured)));
     s += "</table>\n";
+    if (v.leave_out) {
+        s += "<h2>Leave one " + html_escape(v.leave_out->unit) + " out</h2>\n<p>" +
+             html_escape(leave_out_intro(*v.leave_out)) +
+             "</p>\n<table>\n<tr><th>metric</th><th>mode</th><th>configurations</th><th>entry "
+             "MAPE</th><th>in sample</th><th>held out</th><th>ratio</th></tr>\n";
+        for (const leave_out_row& r : leave_out_rows(v))
+            s += fmt::format(
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+                "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+                r.metric, html_escape(r.mode), r.configs, opt_pct(r.entry), opt_pct(r.in_sample),
+                opt_pct(r.held_out), r.ratio() ? fmt::format("{:.2f}x", *r.ratio()) : "-");
+        s += "</table>\n<table>\n<tr><th>held out</th><th>mode</th><th>configurations</th>"
+             "<th>latency MAPE</th></tr>\n";
+        for (const auto& [g, mode, n, mape] : leave_out_groups(*v.leave_out))
+            s += fmt::format(
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td "
+                "class=\"n\">{:.1f}%</td></tr>\n",
+                html_escape(g), html_escape(mode), n, mape);
+        s += "</table>\n";
+    }
     if (!v.thresholds.empty()) {
         s += "<h2>Thresholds</h2>\n<ul>\n";
         for (const threshold_check& t : v.thresholds)
@@ -746,6 +971,35 @@ std::string validation_json(const validation_result& v) {
                               {"mape_pct", opt(t.mape)},
                               {"passed", t.passed()}});
     doc["thresholds"] = std::move(thresholds);
+    if (v.leave_out) {
+        const leave_out_summary& l = *v.leave_out;
+        json lo;
+        lo["unit"] = l.unit;
+        lo["groups"] = l.groups;
+        lo["parameters"] = l.parameters;
+        json rows = json::array();
+        for (const leave_out_row& r : leave_out_rows(v))
+            rows.push_back({{"metric", r.metric},
+                            {"mode", r.mode},
+                            {"configurations", r.configs},
+                            {"entry_mape_pct", opt(r.entry)},
+                            {"in_sample_mape_pct", opt(r.in_sample)},
+                            {"held_out_mape_pct", opt(r.held_out)},
+                            {"ratio", opt(r.ratio())}});
+        lo["modes"] = std::move(rows);
+        json held = json::array();
+        for (const validated_config& c : l.held_out) {
+            const std::optional<double> e = c.energy_error();
+            held.push_back({{"model", c.measured.model},
+                            {"precision", c.measured.precision},
+                            {"batch", c.measured.batch},
+                            {"mode", c.measured.mode},
+                            {"latency_error_pct", 100 * c.latency_error()},
+                            {"energy_error_pct", e ? json(100 * *e) : json()}});
+        }
+        lo["held_out"] = std::move(held);
+        doc["leave_out"] = std::move(lo);
+    }
     return doc.dump(2) + "\n";
 }
 

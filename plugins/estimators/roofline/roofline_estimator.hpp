@@ -89,7 +89,7 @@ public:
                     for (uint32_t n : partition.nodes(k))
                         if (is_view(graph.op_type(n))) issued[k].views += 1;
             }
-            const runtime_timeline t = run_timeline(runtime_, issued);
+            const runtime_timeline t = run_timeline(runtime_.on_machine(input.hardware()), issued);
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 out.kernel(k, "start_s", t.kernels[k].start_s);
                 if (host_issues) out.kernel(k, "host_dispatch_s", t.kernels[k].host_dispatch_s);

@@ -71,7 +71,30 @@ struct runtime_profile {
         return p;
     }
 
+    /// The profile on one machine: a hardware entry may give the costs this runtime has there
+    /// (`runtime.<profile name>.dispatch.per_kernel`, ...; docs/hardware.md), since the host CPU
+    /// and the framework build decide them. Keys it does not give keep the profile's value.
+    runtime_profile on_machine(const sdk::config_view& hw) const {
+        runtime_profile p = *this;
+        if (name.empty() || hw.size() == 0) return p;
+        const std::string prefix = "runtime." + name + ".";
+        p.dispatch_per_kernel_s =
+            override_time(hw, prefix, "dispatch.per_kernel", p.dispatch_per_kernel_s);
+        p.dispatch_per_view_s =
+            override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
+        p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
+        p.kernel_gap_s = override_time(hw, prefix, "launch.kernel_gap", p.kernel_gap_s);
+        return p;
+    }
+
 private:
+    static double override_time(const sdk::config_view& hw, const std::string& prefix,
+                                std::string_view key, double fallback) {
+        std::string full = prefix;
+        full += key;
+        return hw.find(full) ? time(hw, full) : fallback;
+    }
+
     static double time(const sdk::config_view& rt, std::string_view key) {
         const std::optional<double> v = rt.number(key);
         if (!v) return 0;

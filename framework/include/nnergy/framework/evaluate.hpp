@@ -65,6 +65,11 @@ public:
                                            const config_values& config,
                                            const config_values& hardware);
 
+    /// Drops the architecture instances and creates the estimators anew: for hardware values
+    /// that change between evaluations (a calibration's candidates), since plugins may keep
+    /// what they derived from the values they saw.
+    void forget_hardware();
+
     /// Maps every kernel on `architecture` at `precision`, then runs the plan's estimators.
     nnergy_results evaluate(const component_instance& architecture, const bound_graph& g,
                             const partition& p, nnergy_dtype precision);

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <nnergy/framework/host.hpp>
 #include <nnergy/framework/measurements.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <optional>
@@ -86,6 +88,16 @@ struct threshold_check {
     bool passed() const { return mape && *mape <= max_mape; }
 };
 
+/// `validate --leave-out`: the entry's fitted constants refitted on all configurations (in
+/// sample) and once without each model or family, predicting the one left out (docs/validate.md).
+struct leave_out_summary {
+    std::string unit;                     ///< "model" or "family"
+    std::vector<std::string> groups;      ///< left out one at a time
+    std::vector<std::string> parameters;  ///< the constants refitted
+    std::vector<validated_config> in_sample, held_out;
+    std::vector<mode_summary> in_sample_modes, held_out_modes;
+};
+
 struct validation_result {
     std::string hardware, hw_class;
     std::filesystem::path hardware_file;
@@ -95,6 +107,7 @@ struct validation_result {
     std::vector<mode_summary> modes;  ///< by mode
     std::vector<threshold_check> thresholds;
     size_t other_runs = 0;
+    std::optional<leave_out_summary> leave_out;
 };
 
 /// Per mode: the MAPE and worst case of latency and, where measured and estimated, energy.
@@ -117,6 +130,50 @@ struct validate_options {
 /// The runtime profile of each mode that has a default for a class: GPUs run `eager` under
 /// pytorch-eager and `cuda_graph` under cuda-graph, CPUs `eager` under pytorch-eager-cpu.
 std::map<std::string, std::string> default_runtimes(const std::string& hw_class);
+
+/// Measured configurations made ready to estimate: the files read and checked, the hardware,
+/// runtime profiles and models resolved, each model bound at its batch and partitioned once.
+/// predict() then estimates them on any hardware values, as often as a fit needs.
+class validation_session {
+public:
+    /// Throws as run_validation does for a bad file, hardware, runtime or option.
+    explicit validation_session(const validate_options& options);
+    ~validation_session();
+    validation_session(const validation_session&) = delete;
+    validation_session& operator=(const validation_session&) = delete;
+
+    /// The hardware entry's values, as read (an overlay merged onto its base).
+    const config_values& hardware() const noexcept;
+    /// hardware, hardware_file, hw_class, files, other_runs and the configurations skipped
+    /// before estimation; no configs or summaries.
+    const validation_result& header() const noexcept;
+    size_t size() const noexcept;            ///< configurations ready to estimate
+    size_t measured_count() const noexcept;  ///< measured configurations, skipped ones too
+    const measured_config& measured(size_t i) const;
+    /// Name and values of each runtime profile a ready configuration runs under.
+    std::vector<std::pair<std::string, const config_values*>> runtimes() const;
+
+    /// Estimates of configurations `only` (indices below size(); all when null), in that order,
+    /// on hardware values `hardware`. A configuration no estimator gave a latency has a NaN
+    /// predicted_latency_s. Throws nnergy::error naming the configuration a plugin failed on.
+    std::vector<validated_config> predict(const config_values& hardware,
+                                          const std::vector<size_t>* only = nullptr) const;
+
+private:
+    struct state;
+    std::unique_ptr<state> s_;
+};
+
+/// Orders configurations by mode, model, precision, batch and device, as reports list them.
+void sort_configs(std::vector<validated_config>& configs);
+
+/// Appends the --max-mape and --max-energy-mape checks of `options` to `v` (its modes summarized).
+void check_thresholds(validation_result& v, const validate_options& options);
+
+/// Estimates every configuration of a session with its entry's values and summarizes, with the
+/// thresholds of `options`.
+validation_result validate_session(const validation_session& session,
+                                   const validate_options& options);
 
 /// Reads the files, estimates every configuration and summarizes. Throws nnergy::error for a
 /// bad file, hardware or runtime, and (invalid_input) when no configuration can be validated.

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file calibrate.hpp
+/// \brief `nnergy calibrate`: a hardware entry's fitted constants (op-class efficiency tables,
+/// runtime dispatch costs, energy coefficients) refitted to measurement files, written as an
+/// overlay of the entry (docs/calibrate.md); and the leave-one-out check of `nnergy validate
+/// --leave-out`, which refits without each model or family and predicts it.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <nnergy/framework/validate.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nnergy {
+
+/// One constant a calibration may move.
+struct calibration_parameter {
+    /// Where it lives: a hardware key (`cpu.kernels.conv.efficiency`), or a runtime cost on
+    /// this machine (`runtime.pytorch-eager-cpu.dispatch.per_kernel`, docs/hardware.md).
+    std::string key;
+    std::string unit;             ///< as written in the file it came from
+    double unit_factor = 1;       ///< SI value per written value
+    double initial = 0;           ///< SI, the entry's (or the runtime profile's) value
+    double lower = 0, upper = 0;  ///< SI search bounds
+    double fitted = 0;            ///< SI
+    bool identified = false;  ///< moving it changes some estimate of the measured configurations
+    bool at_bound = false;    ///< the fit ended at a search bound
+    std::string origin;       ///< the file it was read from
+    std::string runtime;      ///< the runtime profile a host cost belongs to; empty: hardware
+};
+
+struct calibrate_options {
+    validate_options validate;  ///< measurements, hardware, runtimes, models, dims
+    /// Glob patterns (`*` matches any run of characters) of the keys to fit; empty: every
+    /// continuous constant the entry marks as fitted (docs/calibrate.md).
+    std::vector<std::string> fit;
+    std::vector<std::string> fix;  ///< patterns of keys to keep, after `fit`
+    size_t max_sweeps = 200;
+};
+
+/// The errors of one set of estimates, per mode.
+struct calibration_errors {
+    std::vector<validated_config> configs;
+    std::vector<mode_summary> modes;
+};
+
+struct calibration_result {
+    validation_result header;                          ///< hardware, files, skipped configurations
+    std::vector<calibration_parameter> parameters;     ///< identified ones first, then the rest
+    calibration_errors before, after;                  ///< the entry as it is; as fitted
+    double objective_before = 0, objective_after = 0;  ///< RMS of the log errors
+    size_t evaluations = 0;                            ///< estimates of the whole set made
+};
+
+/// The constants of the session's hardware entry (and of its runtime profiles' host costs) a
+/// calibration moves, with bounds; `identified` is not yet known. Throws nnergy::error (usage)
+/// when a `fit` pattern matches no constant.
+std::vector<calibration_parameter> calibration_parameters(const validation_session& session,
+                                                          const calibrate_options& options);
+
+/// The hardware values with the parameters at `values` (SI, one per parameter).
+config_values with_parameters(const config_values& hardware,
+                              const std::vector<calibration_parameter>& parameters,
+                              const std::vector<double>& values);
+
+/// Fits `parameters` (starting at their `initial`) to the configurations `only` of the session
+/// (all when null), minimizing the root mean square of log(estimate / measurement) over the
+/// latencies and the energies. Fills `fitted`, `identified` and `at_bound`; returns the
+/// objective reached and counts evaluations into `evaluations`.
+double fit_parameters(const validation_session& session,
+                      std::vector<calibration_parameter>& parameters,
+                      const std::vector<size_t>* only, size_t max_sweeps, size_t& evaluations);
+
+/// Reads the files, fits, and reports the errors before and after.
+calibration_result run_calibration(const calibrate_options& options);
+
+/// The overlay file: `base` naming the entry (`base_ref` as given, a catalog name or a path
+/// made relative to `output`'s folder), the fitted values with their provenance, and the
+/// residuals per mode and model.
+std::string calibration_overlay(const calibration_result& result, const std::string& base_ref,
+                                const std::filesystem::path& output,
+                                const std::string& command_line);
+
+/// A readable summary: parameters before and after, MAPE per mode before and after.
+std::string calibration_text(const calibration_result& result);
+
+/// What `validate --leave-out` groups by: each model, or each family (the model name's leading
+/// letters: resnet18 and resnet50 are the family resnet).
+enum class leave_out_unit { model, family };
+
+/// The family of a model name: its leading ASCII letters, lowercased ("mobilenet_v2" ->
+/// "mobilenet"); the whole name when it starts with no letter.
+std::string model_family(const std::string& model);
+
+struct leave_out_result {
+    leave_out_unit unit = leave_out_unit::model;
+    std::vector<std::string> groups;                ///< held out one at a time
+    std::vector<calibration_parameter> parameters;  ///< as fitted on every group
+    calibration_errors in_sample;                   ///< refitted on all, predicting all
+    calibration_errors held_out;  ///< each configuration predicted by the fit without its group
+    size_t evaluations = 0;
+};
+
+/// Refits on all configurations, then once without each group, predicting the group held
+/// out. Needs two groups or more (invalid_input otherwise).
+leave_out_result run_leave_out(const validation_session& session, const calibrate_options& options,
+                               leave_out_unit unit);
+
+}  // namespace nnergy

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: Apache-2.0
+// nnergy calibrate: a hardware entry's fitted constants refitted to measurements, by
+// coordinate descent on the log of each constant, estimating every measured configuration
+// through the same plugins as `nnergy validate`.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nnergy/framework/calibrate.hpp>
+#include <nnergy/framework/error.hpp>
+#include <set>
+
+namespace nnergy {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+}
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// `*` matches any run of characters; everything else itself.
+bool glob_match(std::string_view pattern, std::string_view text) {
+    size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = t;
+        } else if (p < pattern.size() && pattern[p] == text[t]) {
+            ++p;
+            ++t;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+bool matches_any(const std::vector<std::string>& patterns, std::string_view key) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const std::string& p) { return glob_match(p, key); });
+}
+
+/// Counts are discrete (tile sizes, split depths) unless they are a half-saturation constant.
+bool continuous(const config_value& v) { return v.unit != "count" || ends_with(v.name, "_half"); }
+
+bool marked_fitted(const config_values& values, const config_value& v) {
+    if (starts_with(v.source, "fitted")) return true;
+    const config_value* p = find_value(values, v.name + "_provenance");
+    return p && p->kind == NNERGY_VALUE_STRING && p->string_value == "fitted";
+}
+
+calibration_parameter parameter_of(const config_value& v, std::string key) {
+    calibration_parameter p;
+    p.key = std::move(key);
+    p.unit = v.unit;
+    p.unit_factor = v.written_value != 0 ? v.float_value / v.written_value : 1.0;
+    p.initial = p.fitted = v.float_value;
+    p.lower = p.initial / 20;
+    p.upper = p.initial * 20;
+    // A fraction of a peak stays a fraction.
+    if ((v.unit == "%" || v.unit == "1") && p.initial <= 1) p.upper = std::min(p.upper, 1.0);
+    p.origin = v.file;
+    return p;
+}
+
+constexpr std::string_view k_runtime_costs[] = {"dispatch.per_kernel", "dispatch.per_call",
+                                                "dispatch.per_view", "launch.kernel_gap"};
+
+struct scored {
+    double objective = std::numeric_limits<double>::infinity();
+    std::vector<validated_config> predictions;
+};
+
+/// Root mean square of log(estimate / measurement) over latencies and energies; infinite when
+/// an estimate is missing or not positive.
+scored score(const validation_session& session, const config_values& hw,
+             const std::vector<size_t>* only) {
+    scored s;
+    s.predictions = session.predict(hw, only);
+    double sum = 0;
+    size_t n = 0;
+    for (const validated_config& c : s.predictions) {
+        if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return s;
+        sum += std::pow(std::log(c.predicted_latency_s / c.measured.latency_s), 2);
+        ++n;
+        if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
+            if (!(*c.predicted_energy_j > 0)) return s;
+            sum += std::pow(std::log(*c.predicted_energy_j / *c.measured.energy_j), 2);
+            ++n;
+        }
+    }
+    s.objective = n ? std::sqrt(sum / static_cast<double>(n)) : 0;
+    return s;
+}
+
+bool estimates_differ(const std::vector<validated_config>& a,
+                      const std::vector<validated_config>& b) {
+    const auto differ = [](double x, double y) {
+        return std::fabs(x - y) > 1e-9 * std::max(std::fabs(x), std::fabs(y));
+    };
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (differ(a[i].predicted_latency_s, b[i].predicted_latency_s)) return true;
+        if (a[i].predicted_energy_j && b[i].predicted_energy_j &&
+            differ(*a[i].predicted_energy_j, *b[i].predicted_energy_j))
+            return true;
+    }
+    return false;
+}
+
+calibration_errors errors_of(std::vector<validated_config> configs) {
+    calibration_errors e;
+    for (validated_config& c : configs)
+        if (std::isfinite(c.predicted_latency_s) && c.predicted_latency_s > 0)
+            e.configs.push_back(std::move(c));
+    sort_configs(e.configs);
+    e.modes = summarize(e.configs);
+    return e;
+}
+
+std::vector<double> fitted_values(const std::vector<calibration_parameter>& parameters) {
+    std::vector<double> v;
+    for (const calibration_parameter& p : parameters) v.push_back(p.fitted);
+    return v;
+}
+
+}  // namespace
+
+std::vector<calibration_parameter> calibration_parameters(const validation_session& session,
+                                                          const calibrate_options& o) {
+    const config_values& hw = session.hardware();
+    std::vector<calibration_parameter> out;
+    std::set<std::string> seen;
+    const auto wanted = [&](const config_value& v, const config_values& values) {
+        if (v.kind != NNERGY_VALUE_FLOAT || v.source.empty() || !(v.float_value > 0)) return false;
+        if (!o.fit.empty()) return matches_any(o.fit, v.name);
+        return continuous(v) && marked_fitted(values, v);
+    };
+    for (const config_value& v : hw) {
+        if (starts_with(v.name, "calibration.") || !wanted(v, hw)) continue;
+        calibration_parameter p = parameter_of(v, v.name);
+        if (starts_with(v.name, "runtime."))
+            for (const auto& [name, values] : session.runtimes())
+                if (starts_with(v.name, "runtime." + name + ".")) p.runtime = name;
+        seen.insert(p.key);
+        out.push_back(std::move(p));
+    }
+    // A runtime profile's host costs on this machine, where the entry does not give them.
+    for (const auto& [name, values] : session.runtimes())
+        for (std::string_view cost : k_runtime_costs) {
+            const config_value* v = find_value(*values, cost);
+            const std::string key = fmt::format("runtime.{}.{}", name, cost);
+            if (!v || seen.count(key)) continue;
+            config_value as_key = *v;
+            as_key.name = key;
+            if (!(v->kind == NNERGY_VALUE_FLOAT && v->float_value > 0)) continue;
+            if (o.fit.empty() ? !starts_with(v->source, "fitted") : !matches_any(o.fit, key))
+                continue;
+            calibration_parameter p = parameter_of(as_key, key);
+            p.runtime = name;
+            seen.insert(key);
+            out.push_back(std::move(p));
+        }
+    for (const std::string& pattern : o.fit)
+        if (std::none_of(out.begin(), out.end(), [&](const calibration_parameter& p) {
+                return glob_match(pattern, p.key);
+            }))
+            throw error(fmt::format("--fit {}: no positive constant of hardware '{}' or of its "
+                                    "runtime profiles' host costs has such a key",
+                                    pattern, session.header().hardware),
+                        exit_code::usage);
+    out.erase(
+        std::remove_if(out.begin(), out.end(),
+                       [&](const calibration_parameter& p) { return matches_any(o.fix, p.key); }),
+        out.end());
+    return out;
+}
+
+config_values with_parameters(const config_values& hardware,
+                              const std::vector<calibration_parameter>& parameters,
+                              const std::vector<double>& values) {
+    config_values out = hardware;
+    for (size_t i = 0; i < parameters.size(); ++i) {
+        const calibration_parameter& p = parameters[i];
+        config_value* v = nullptr;
+        for (config_value& c : out)
+            if (c.name == p.key) v = &c;
+        if (!v) {
+            config_value added;
+            added.name = p.key;
+            added.kind = NNERGY_VALUE_FLOAT;
+            added.unit = p.unit;
+            added.file = p.origin;
+            added.source = "calibrating";
+            out.push_back(std::move(added));
+            v = &out.back();
+        }
+        v->float_value = values[i];
+        v->written_value = values[i] / p.unit_factor;
+    }
+    return out;
+}
+
+double fit_parameters(const validation_session& session,
+                      std::vector<calibration_parameter>& parameters,
+                      const std::vector<size_t>* only, size_t max_sweeps, size_t& evaluations) {
+    const config_values& hw = session.hardware();
+    std::vector<double> x;
+    for (calibration_parameter& p : parameters) {
+        p.fitted = p.initial;
+        x.push_back(p.initial);
+    }
+    const auto evaluate = [&](const std::vector<double>& values) {
+        ++evaluations;
+        return score(session, with_parameters(hw, parameters, values), only);
+    };
+    scored best = evaluate(x);
+    if (!std::isfinite(best.objective))
+        throw error(
+            fmt::format("calibrate: hardware '{}' as it is gives no positive estimate of "
+                        "every configuration; nothing to fit from",
+                        session.header().hardware));
+
+    // A constant no measured configuration depends on stays as it is.
+    for (size_t i = 0; i < parameters.size(); ++i) {
+        std::vector<double> moved = x;
+        moved[i] = x[i] * 1.25 <= parameters[i].upper ? x[i] * 1.25 : x[i] / 1.25;
+        const scored s = evaluate(moved);
+        parameters[i].identified =
+            !std::isfinite(s.objective) || estimates_differ(best.predictions, s.predictions);
+    }
+
+    // Pattern search in log space (Hooke and Jeeves): each sweep tries 8 multiples of each
+    // constant on a grid of the current span (x4 at first); a sweep that gains nothing halves
+    // the span's logarithm, one that gains is extended along the step it took. Ends when the
+    // span is below 0.1 %, or after max_sweeps sweeps.
+    double span = 4.0;
+    for (size_t sweep = 0; sweep < max_sweeps && span > 1.001; ++sweep) {
+        const std::vector<double> start = x;
+        bool improved = false;
+        for (size_t i = 0; i < parameters.size(); ++i) {
+            if (!parameters[i].identified) continue;
+            for (int step = -4; step <= 4; ++step) {
+                if (step == 0) continue;
+                std::vector<double> candidate = x;
+                candidate[i] = std::clamp(x[i] * std::pow(span, step / 4.0), parameters[i].lower,
+                                          parameters[i].upper);
+                if (candidate[i] == x[i]) continue;
+                scored s = evaluate(candidate);
+                if (s.objective < best.objective * (1 - 1e-9)) {
+                    best = std::move(s);
+                    x = std::move(candidate);
+                    improved = true;
+                }
+            }
+        }
+        if (!improved) {
+            span = std::sqrt(span);
+            continue;
+        }
+        // The pattern move: the sweep's whole step once more, while it keeps gaining.
+        std::vector<double> ratio(x.size());
+        for (size_t i = 0; i < x.size(); ++i) ratio[i] = x[i] / start[i];
+        for (int extend = 0; extend < 8; ++extend) {
+            std::vector<double> candidate = x;
+            bool moved = false;
+            for (size_t i = 0; i < x.size(); ++i) {
+                candidate[i] =
+                    std::clamp(x[i] * ratio[i], parameters[i].lower, parameters[i].upper);
+                moved = moved || candidate[i] != x[i];
+            }
+            if (!moved) break;
+            scored s = evaluate(candidate);
+            if (!(s.objective < best.objective * (1 - 1e-9))) break;
+            best = std::move(s);
+            x = std::move(candidate);
+        }
+    }
+    for (size_t i = 0; i < parameters.size(); ++i) {
+        calibration_parameter& p = parameters[i];
+        p.fitted = x[i];
+        p.at_bound = p.identified && (x[i] <= p.lower * 1.001 || x[i] >= p.upper / 1.001);
+    }
+    return best.objective;
+}
+
+calibration_result run_calibration(const calibrate_options& o) {
+    const validation_session session(o.validate);
+    calibration_result r;
+    r.header = session.header();
+    if (session.size() == 0)
+        throw error(
+            fmt::format("nothing to calibrate: none of the {} measured model "
+                        "configuration{} could be estimated",
+                        session.measured_count(), session.measured_count() == 1 ? "" : "s"));
+    r.parameters = calibration_parameters(session, o);
+    if (r.parameters.empty())
+        throw error(fmt::format("nothing to calibrate: hardware '{}' marks no continuous constant "
+                                "as fitted (name them with --fit KEY)",
+                                r.header.hardware),
+                    exit_code::usage);
+    const scored before = score(session, session.hardware(), nullptr);
+    r.objective_before = before.objective;
+    r.before = errors_of(before.predictions);
+    r.objective_after = fit_parameters(session, r.parameters, nullptr, o.max_sweeps, r.evaluations);
+    r.after = errors_of(session.predict(
+        with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
+    std::stable_partition(r.parameters.begin(), r.parameters.end(),
+                          [](const calibration_parameter& p) { return p.identified; });
+    return r;
+}
+
+// ---- the overlay file ----
+
+namespace {
+
+std::string toml_string(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+bool bare_key(std::string_view k) {
+    return !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+}
+
+std::string key_part(std::string_view k) { return bare_key(k) ? std::string(k) : toml_string(k); }
+
+/// A dotted key written as a TOML table path, each part quoted where it must be.
+std::string table_path(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : ".") + key_part(p);
+    return out;
+}
+
+std::vector<std::string> split_key(const calibration_parameter& p) {
+    std::vector<std::string> parts;
+    std::string rest = p.key;
+    if (!p.runtime.empty()) {
+        parts = {"runtime", p.runtime};
+        rest = p.key.substr(std::string("runtime.").size() + p.runtime.size() + 1);
+    }
+    size_t start = 0;
+    for (size_t dot; (dot = rest.find('.', start)) != std::string::npos; start = dot + 1)
+        parts.push_back(rest.substr(start, dot - start));
+    parts.push_back(rest.substr(start));
+    return parts;
+}
+
+std::string number(double v) { return fmt::format("{:.4g}", v); }
+
+std::string file_names(const validation_result& h) {
+    std::string out;
+    for (const std::string& f : h.files)
+        out += (out.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
+    return out;
+}
+
+std::string modes_of(const calibration_errors& e) {
+    std::string out;
+    for (const mode_summary& m : e.modes) out += (out.empty() ? "" : ", ") + m.mode;
+    return out;
+}
+
+}  // namespace
+
+std::string calibration_overlay(const calibration_result& r, const std::string& base_ref,
+                                const std::filesystem::path& output,
+                                const std::string& command_line) {
+    std::string base = base_ref;
+    // A path is written relative to the overlay, so the two can move together.
+    if (base.find('/') != std::string::npos || ends_with(base, ".toml")) {
+        std::error_code ec;
+        const std::filesystem::path abs = std::filesystem::absolute(base, ec);
+        const std::filesystem::path dir = std::filesystem::absolute(output, ec).parent_path();
+        const std::filesystem::path rel = abs.lexically_relative(dir);
+        base = rel.empty() ? abs.string() : rel.string();
+    }
+    const size_t n = r.after.configs.size();
+    const std::string provenance =
+        fmt::format("nnergy calibrate to {} ({} model configuration{}; {})", file_names(r.header),
+                    n, n == 1 ? "" : "s", modes_of(r.after));
+    std::string s;
+    s += fmt::format(
+        "# Calibrated overlay of hardware '{}' (docs/calibrate.md), written by nnergy "
+        "{}.\n",
+        r.header.hardware, NNERGY_VERSION);
+    s += fmt::format("# Use: --hw {}+{} or --hw {}\n", base_ref, output.filename().string(),
+                     output.filename().string());
+    s += "# Command: " + command_line + "\n";
+    s += fmt::format(
+        "# Fit: RMS of log(estimate / measurement) {:.4f} -> {:.4f} over {} estimates "
+        "of the whole set.\n",
+        r.objective_before, r.objective_after, r.evaluations);
+    std::string unidentified;
+    for (const calibration_parameter& p : r.parameters)
+        if (!p.identified) unidentified += (unidentified.empty() ? "" : ", ") + p.key;
+    if (!unidentified.empty())
+        s +=
+            "# Not identified by these measurements (kept as the entry has them): " + unidentified +
+            "\n";
+    s += "#\n# Per configuration: measured, estimated with the entry's values, and as fitted.\n";
+    for (size_t i = 0; i < r.after.configs.size(); ++i) {
+        const validated_config& a = r.after.configs[i];
+        const measured_config& m = a.measured;
+        const validated_config* b = nullptr;
+        for (const validated_config& c : r.before.configs)
+            if (c.measured.model == m.model && c.measured.mode == m.mode &&
+                c.measured.precision == m.precision && c.measured.batch == m.batch &&
+                c.measured.device == m.device)
+                b = &c;
+        s += fmt::format("#   {} {} {} batch {}: {:.4g} ms measured, {} -> {:+.1f}%\n", m.mode,
+                         m.model, m.precision, m.batch, 1e3 * m.latency_s,
+                         b ? fmt::format("{:+.1f}%", 100 * b->latency_error()) : "-",
+                         100 * a.latency_error());
+    }
+    s += "\nschema = \"nnergy.hardware/1\"\n";
+    s += "base = " + toml_string(base) + "\n";
+
+    std::map<std::vector<std::string>, std::vector<const calibration_parameter*>> tables;
+    for (const calibration_parameter& p : r.parameters) {
+        if (!p.identified) continue;
+        std::vector<std::string> parts = split_key(p);
+        parts.pop_back();
+        tables[parts].push_back(&p);
+    }
+    for (const auto& [path, params] : tables) {
+        s += "\n[" + table_path(path) + "]\n";
+        for (const calibration_parameter* p : params) {
+            const std::string key = split_key(*p).back();
+            std::string note = fmt::format("fitted: {}; the entry had {} {}", provenance,
+                                           number(p->initial / p->unit_factor), p->unit);
+            if (p->at_bound) note += " (the fit stopped at its search bound, x20 either way)";
+            s += fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n", key_part(key),
+                             number(p->fitted / p->unit_factor), toml_string(p->unit),
+                             toml_string(note));
+        }
+    }
+
+    s += "\n[calibration]\n";
+    s += fmt::format("tool = {}\n", toml_string(fmt::format("nnergy {}", NNERGY_VERSION)));
+    s += "files = [";
+    for (size_t i = 0; i < r.header.files.size(); ++i)
+        s += (i ? ", " : "") + toml_string(r.header.files[i]);
+    s += "]\n";
+    const auto mape_line = [&](const char* key, double value, const std::string& what) {
+        s += fmt::format("{} = {{ value = {:.2f}, unit = \"%\", source = {} }}\n", key, value,
+                         toml_string(what));
+    };
+    for (const mode_summary& after : r.after.modes) {
+        const mode_summary* before = nullptr;
+        for (const mode_summary& m : r.before.modes)
+            if (m.mode == after.mode) before = &m;
+        s += "\n[calibration.residuals." + key_part(after.mode) + "]\n";
+        const std::string of = fmt::format("{} configuration{} of mode {}", after.latency.count,
+                                           after.latency.count == 1 ? "" : "s", after.mode);
+        if (before)
+            mape_line("latency_mape_before", before->latency.mape,
+                      "nnergy calibrate: latency MAPE of " + of + " with the entry's values");
+        mape_line("latency_mape", after.latency.mape,
+                  "nnergy calibrate: latency MAPE of " + of + " as fitted");
+        if (before && before->energy)
+            mape_line("energy_mape_before", before->energy->mape,
+                      "nnergy calibrate: energy MAPE of " + of + " with the entry's values");
+        if (after.energy)
+            mape_line("energy_mape", after.energy->mape,
+                      "nnergy calibrate: energy MAPE of " + of + " as fitted");
+        // Per model: where a fit shared by every model leaves its error.
+        std::map<std::string, std::vector<validated_config>> by_model;
+        for (const validated_config& c : r.after.configs)
+            if (c.measured.mode == after.mode) by_model[c.measured.model].push_back(c);
+        for (const auto& [model, configs] : by_model) {
+            const std::vector<mode_summary> m = summarize(configs);
+            s += "\n[calibration.residuals." + key_part(after.mode) + "." + key_part(model) + "]\n";
+            mape_line("latency_mape", m.front().latency.mape,
+                      fmt::format("nnergy calibrate: latency MAPE of {} configuration{} of {} as "
+                                  "fitted",
+                                  configs.size(), configs.size() == 1 ? "" : "s", model));
+            if (m.front().energy)
+                mape_line("energy_mape", m.front().energy->mape,
+                          fmt::format("nnergy calibrate: energy MAPE of {} as fitted", model));
+        }
+    }
+    return s;
+}
+
+std::string calibration_text(const calibration_result& r) {
+    std::string s =
+        fmt::format("calibrate {} ({}) to {}: {} model configuration{}\n", r.header.hardware,
+                    r.header.hardware_file.string(), file_names(r.header), r.after.configs.size(),
+                    r.after.configs.size() == 1 ? "" : "s");
+    s += fmt::format("\n{:<56} {:>12} {:>12}  {}\n", "constant", "entry", "fitted", "unit");
+    for (const calibration_parameter& p : r.parameters) {
+        std::string note;
+        if (!p.identified)
+            note = "  (not identified: no measured configuration depends on it)";
+        else if (p.at_bound)
+            note = "  (at the search bound)";
+        s += fmt::format("{:<56} {:>12} {:>12}  {}{}\n", p.key, number(p.initial / p.unit_factor),
+                         p.identified ? number(p.fitted / p.unit_factor) : "-", p.unit, note);
+    }
+    s += fmt::format("\n{:<12} {:>8} {:>16} {:>16}\n", "mode", "configs", "latency MAPE",
+                     "energy MAPE");
+    for (const mode_summary& a : r.after.modes) {
+        const mode_summary* b = nullptr;
+        for (const mode_summary& m : r.before.modes)
+            if (m.mode == a.mode) b = &m;
+        const auto pair = [](std::optional<double> x, std::optional<double> y) {
+            if (!y) return std::string("-");
+            return fmt::format("{} -> {:.1f}%", x ? fmt::format("{:.1f}%", *x) : "-", *y);
+        };
+        s += fmt::format(
+            "{:<12} {:>8} {:>16} {:>16}\n", a.mode, a.latency.count,
+            pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
+            pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
+                 a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
+    }
+    s += fmt::format("\nRMS of log(estimate / measurement): {:.4f} -> {:.4f} ({} evaluations)\n",
+                     r.objective_before, r.objective_after, r.evaluations);
+    return s;
+}
+
+// ---- leave one out ----
+
+std::string model_family(const std::string& model) {
+    std::string f;
+    for (char c : model) {
+        if (!std::isalpha(static_cast<unsigned char>(c))) break;
+        f += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return f.empty() ? model : f;
+}
+
+leave_out_result run_leave_out(const validation_session& session, const calibrate_options& o,
+                               leave_out_unit unit) {
+    leave_out_result r;
+    r.unit = unit;
+    std::vector<std::string> group_of(session.size());
+    for (size_t i = 0; i < session.size(); ++i) {
+        const std::string& model = session.measured(i).model;
+        group_of[i] = unit == leave_out_unit::model ? model : model_family(model);
+        if (std::find(r.groups.begin(), r.groups.end(), group_of[i]) == r.groups.end())
+            r.groups.push_back(group_of[i]);
+    }
+    if (r.groups.size() < 2)
+        throw error(
+            fmt::format("--leave-out {}: the measurements hold {} {}{}; leaving one out "
+                        "needs two or more",
+                        unit == leave_out_unit::model ? "model" : "family", r.groups.size(),
+                        unit == leave_out_unit::model ? "model" : "family",
+                        r.groups.empty() ? "" : " (" + r.groups.front() + ")"));
+    r.parameters = calibration_parameters(session, o);
+    if (r.parameters.empty())
+        throw error(fmt::format("--leave-out: hardware '{}' marks no continuous constant as "
+                                "fitted: there is nothing to refit",
+                                session.header().hardware),
+                    exit_code::usage);
+    fit_parameters(session, r.parameters, nullptr, o.max_sweeps, r.evaluations);
+    r.in_sample = errors_of(session.predict(
+        with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
+    std::vector<validated_config> held;
+    for (const std::string& g : r.groups) {
+        std::vector<size_t> train, test;
+        for (size_t i = 0; i < session.size(); ++i) (group_of[i] == g ? test : train).push_back(i);
+        std::vector<calibration_parameter> p = r.parameters;
+        fit_parameters(session, p, &train, o.max_sweeps, r.evaluations);
+        for (validated_config& c :
+             session.predict(with_parameters(session.hardware(), p, fitted_values(p)), &test))
+            held.push_back(std::move(c));
+    }
+    r.held_out = errors_of(std::move(held));
+    return r;
+}
+
+}  // namespace nnergy

@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""A catalog entry whose constants are nnergy calibrate's output: calibrating it again on the
+same measurements must leave every fitted constant within --tolerance of the entry's value.
+
+usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fix PATTERN ...]
+       [--tolerance PCT]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tomllib
+
+
+def flatten(table, prefix=""):
+    out = {}
+    for k, v in table.items():
+        key = prefix + k
+        if isinstance(v, dict) and "value" in v and "unit" in v:
+            out[key] = v["value"]
+        elif isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("nnergy")
+    ap.add_argument("out")
+    ap.add_argument("entry")
+    ap.add_argument("measurements", nargs="+")
+    ap.add_argument("--fix", action="append", default=[],
+                    help="a constant the entry's own calibration held")
+    ap.add_argument("--tolerance", type=float, default=1.0)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    overlay = os.path.join(a.out, "recalibrated.toml")
+    p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay] +
+                       [x for f in a.fix for x in ("--fix", f)],
+                       capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    if p.returncode != 0:
+        sys.exit("FAIL: calibrate exited %d" % p.returncode)
+    entry = flatten(tomllib.load(open(a.entry, "rb")))
+    fitted = {k: v for k, v in flatten(tomllib.load(open(overlay, "rb"))).items()
+              if not k.startswith("calibration.")}
+    if not fitted:
+        sys.exit("FAIL: the overlay fits no constant")
+    failures = []
+    for key, value in sorted(fitted.items()):
+        if key not in entry:
+            failures.append("%s: fitted, but the entry has no such constant" % key)
+            continue
+        err = 100 * (value / entry[key] - 1)
+        print("%-55s entry %-10g recalibrated %-10g %+.2f%%" % (key, entry[key], value, err))
+        if abs(err) > a.tolerance:
+            failures.append("%s: the entry has %g, calibrate gives %g (%+.2f%%)" %
+                            (key, entry[key], value, err))
+    if failures:
+        sys.exit("FAIL: the entry is not calibrate's output (tolerance %g%%):\n  %s" %
+                 (a.tolerance, "\n  ".join(failures)))
+    print("ok: %d constants reproduced within %g%%" % (len(fitted), a.tolerance))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+#include <nnergy/framework/calibrate.hpp>
+#include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host.hpp>
+
+namespace {
+const std::string data = std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/calibrate/";
+const std::string catalog = std::string(NNERGY_TEST_SOURCE_DIR) + "/configs/hardware/";
+}  // namespace
+
+TEST_CASE("an overlay is its base with its own values in their place", "[calibrate][overlay]") {
+    const nnergy::config_values base =
+        nnergy::read_hardware_file(catalog + "xeon-5th-gen-16vcpu.toml");
+    const nnergy::config_values over = nnergy::read_hardware_file(data + "xeon-truth.toml");
+    // Inherited: name, class, peaks, everything the overlay does not give.
+    REQUIRE(nnergy::find_value(over, "name"));
+    CHECK(nnergy::find_value(over, "name")->string_value == "xeon-5th-gen-16vcpu");
+    CHECK(nnergy::find_value(over, "compute.float32.peak")->float_value ==
+          nnergy::find_value(base, "compute.float32.peak")->float_value);
+    CHECK_FALSE(nnergy::find_value(over, "base"));
+    // Replaced, with the overlay's file and line.
+    const nnergy::config_value* eff = nnergy::find_value(over, "cpu.kernels.conv.efficiency");
+    REQUIRE(eff);
+    CHECK(eff->float_value == Approx(0.55));
+    CHECK(eff->source == "test truth");
+    CHECK(eff->file.find("xeon-truth.toml") != std::string::npos);
+    // Added: the runtime's cost on this machine.
+    const nnergy::config_value* dispatch =
+        nnergy::find_value(over, "runtime.pytorch-eager-cpu.dispatch.per_kernel");
+    REQUIRE(dispatch);
+    CHECK(dispatch->float_value == Approx(25e-6));
+    // Nothing duplicated.
+    size_t named = 0;
+    for (const nnergy::config_value& v : over) named += v.name == "cpu.kernels.conv.efficiency";
+    CHECK(named == 1);
+    CHECK(over.size() == base.size() + 1);
+}
+
+TEST_CASE("overlay errors name the file and line", "[calibrate][overlay]") {
+    const auto error_of = [](const std::string& file) -> std::string {
+        try {
+            nnergy::read_hardware_file(file);
+        } catch (const nnergy::error& e) {
+            return e.what();
+        }
+        return "(no error)";
+    };
+    CHECK_THAT(error_of(data + "cycle-a.toml"), Catch::Contains("cycle-") &&
+                                                    Catch::Contains(".toml:4") &&
+                                                    Catch::Contains("overlays itself"));
+    CHECK_THAT(error_of(data + "unknown-base.toml"),
+               Catch::Contains("unknown-base.toml:4") && Catch::Contains("'h100-sxm6'"));
+}
+
+TEST_CASE("model families are the leading letters of the name", "[calibrate][leave-out]") {
+    CHECK(nnergy::model_family("resnet18") == "resnet");
+    CHECK(nnergy::model_family("resnet50_dynamo") == "resnet");
+    CHECK(nnergy::model_family("mobilenet_v2") == "mobilenet");
+    CHECK(nnergy::model_family("ViT_b_16") == "vit");
+    CHECK(nnergy::model_family("3dunet") == "3dunet");
+}
+
+TEST_CASE("with_parameters sets values in SI and as written, and adds missing keys",
+          "[calibrate]") {
+    const nnergy::config_values hw =
+        nnergy::read_hardware_file(catalog + "xeon-5th-gen-16vcpu.toml");
+    nnergy::calibration_parameter eff;
+    eff.key = "cpu.kernels.conv.efficiency";
+    eff.unit = "%";
+    eff.unit_factor = 0.01;
+    nnergy::calibration_parameter dispatch;
+    dispatch.key = "runtime.pytorch-eager-cpu.dispatch.per_kernel";
+    dispatch.unit = "us";
+    dispatch.unit_factor = 1e-6;
+    dispatch.runtime = "pytorch-eager-cpu";
+    const nnergy::config_values out = nnergy::with_parameters(hw, {eff, dispatch}, {0.5, 2e-5});
+    CHECK(nnergy::find_value(out, eff.key)->float_value == Approx(0.5));
+    CHECK(nnergy::find_value(out, eff.key)->written_value == Approx(50));
+    CHECK(nnergy::find_value(out, dispatch.key)->float_value == Approx(2e-5));
+    CHECK(nnergy::find_value(out, dispatch.key)->written_value == Approx(20));
+    CHECK(out.size() == hw.size() + 1);
+    // The input is untouched.
+    CHECK(nnergy::find_value(hw, eff.key)->float_value != Approx(0.5));
+}

@@ -443,6 +443,7 @@ int main(int argc, char** argv) {
         val_models, val_domains;
     std::string val_hw, val_format = "text", val_output = "-", val_leave_out;
     std::vector<std::string> val_fit, val_fix;
+    bool val_ops = false;
     double val_tolerance = 5, val_max_ratio = 0;
     validate
         ->add_option("files", val_files,
@@ -476,6 +477,9 @@ int main(int argc, char** argv) {
                      "PERCENT: repeated runs of one configuration further apart are an error "
                      "(default 5); closer ones are merged (median)")
         ->check(CLI::NonNegativeNumber);
+    validate->add_flag("--ops", val_ops,
+                       "Runs of kind op too (single ops of the microbenchmark harness), "
+                       "summarized as mode '<mode> ops'");
     validate
         ->add_option("--leave-out", val_leave_out,
                      "model or family: refit the entry's fitted constants without each model "
@@ -512,7 +516,7 @@ int main(int argc, char** argv) {
         "Refit a hardware entry's fitted constants to measurement files; write an overlay");
     std::vector<std::string> cal_files, cal_runtimes, cal_dims, cal_models, cal_domains, cal_fit,
         cal_fix;
-    std::string cal_hw, cal_output;
+    std::string cal_hw, cal_output, cal_runs = "all";
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
     calibrate->add_option("hardware", cal_hw, "Hardware catalog name or hardware TOML file")
@@ -528,6 +532,11 @@ int main(int argc, char** argv) {
                           "default: the continuous ones the entry marks as fitted, and the "
                           "runtime profiles' fitted host costs)");
     calibrate->add_option("--fix", cal_fix, "KEY pattern of constants to keep (repeatable)");
+    calibrate
+        ->add_option("--runs", cal_runs,
+                     "model, op or all (default): the kinds of runs fitted to (op: the "
+                     "microbenchmark harness's single ops)")
+        ->check(CLI::IsMember({"model", "op", "all"}));
     calibrate->add_option("--runtime", cal_runtimes,
                           "MODE=PROFILE: the runtime profile of a measured mode (as validate)");
     calibrate->add_option("--models", cal_models,
@@ -857,6 +866,7 @@ int main(int argc, char** argv) {
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
             vo.collect.energy_domains = val_domains;
             vo.collect.duplicate_tolerance = val_tolerance / 100;
+            vo.collect.include_ops = val_ops;
             vo.plugin_paths = to_paths(g.plugin_paths);
             if (val_leave_out.empty() &&
                 (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty()))
@@ -960,6 +970,8 @@ int main(int argc, char** argv) {
             vo.dims = parse_model_dims(cal_dims);
             vo.collect.energy_domains = cal_domains;
             vo.collect.duplicate_tolerance = cal_tolerance / 100;
+            vo.collect.include_ops = cal_runs != "model";
+            vo.collect.include_models = cal_runs != "op";
             vo.plugin_paths = to_paths(g.plugin_paths);
             co.fit = cal_fit;
             co.fix = cal_fix;

@@ -12,6 +12,7 @@
 #include <map>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/pipeline.hpp>
 #include <set>
 
 namespace nnergy {
@@ -73,6 +74,61 @@ calibration_parameter parameter_of(const config_value& v, std::string key) {
     return p;
 }
 
+/// The constants of the hardware class's calibration template (configs/calibration/<class>.toml)
+/// as hardware keys with their start values: each class's key, and the same key per precision
+/// the entry offers beyond its first (starting where the class's key is).
+config_values template_candidates(const validation_session& session) {
+    config_values out;
+    const std::string& hw_class = session.header().hw_class;
+    if (hw_class.empty()) return out;
+    std::filesystem::path file;
+    for (const auto& dir : config_dirs()) {
+        std::error_code ec;
+        const std::filesystem::path f = dir / "calibration" / (hw_class + ".toml");
+        if (std::filesystem::is_regular_file(f, ec)) {
+            file = f;
+            break;
+        }
+    }
+    if (file.empty()) return out;
+    const config_values tpl = read_calibration_template(file);
+    const config_value* section = find_value(tpl, "section");
+    if (!section || section->kind != NNERGY_VALUE_STRING)
+        throw error(
+            fmt::format("{}: missing 'section' (the hardware table of the class's "
+                        "kernels, e.g. \"cpu\")",
+                        file.string()));
+    const config_values& hw = session.hardware();
+    const std::vector<std::string> precisions = hardware_precisions(hw);
+    for (size_t i = 0;; ++i) {
+        const config_value* key = find_value(tpl, fmt::format("constant[{}].key", i));
+        if (!key) break;
+        const config_value* start = find_value(tpl, fmt::format("constant[{}].start", i));
+        if (key->kind != NNERGY_VALUE_STRING || !start || start->kind != NNERGY_VALUE_FLOAT)
+            throw error(
+                fmt::format("{}:{}: constant {} needs key = \"...\" and start = {{ value, "
+                            "unit, source }}",
+                            file.string(), key->line, i));
+        for (size_t j = 0;; ++j) {
+            const config_value* cls =
+                find_value(tpl, fmt::format("constant[{}].classes[{}]", i, j));
+            if (!cls) break;
+            const std::string table =
+                fmt::format("{}.kernels.{}", section->string_value, cls->string_value);
+            config_value base = *start;
+            base.name = table + "." + key->string_value;
+            if (const config_value* given = find_value(hw, base.name)) base = *given;
+            out.push_back(base);
+            for (size_t k = 1; k < precisions.size(); ++k) {
+                config_value per = base;
+                per.name = fmt::format("{}.{}.{}", table, precisions[k], key->string_value);
+                out.push_back(std::move(per));
+            }
+        }
+    }
+    return out;
+}
+
 constexpr std::string_view k_runtime_costs[] = {"dispatch.per_kernel", "dispatch.per_call",
                                                 "dispatch.per_view", "launch.kernel_gap"};
 
@@ -101,20 +157,6 @@ scored score(const validation_session& session, const config_values& hw,
     }
     s.objective = n ? std::sqrt(sum / static_cast<double>(n)) : 0;
     return s;
-}
-
-bool estimates_differ(const std::vector<validated_config>& a,
-                      const std::vector<validated_config>& b) {
-    const auto differ = [](double x, double y) {
-        return std::fabs(x - y) > 1e-9 * std::max(std::fabs(x), std::fabs(y));
-    };
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (differ(a[i].predicted_latency_s, b[i].predicted_latency_s)) return true;
-        if (a[i].predicted_energy_j && b[i].predicted_energy_j &&
-            differ(*a[i].predicted_energy_j, *b[i].predicted_energy_j))
-            return true;
-    }
-    return false;
 }
 
 calibration_errors errors_of(std::vector<validated_config> configs) {
@@ -170,6 +212,20 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
             seen.insert(key);
             out.push_back(std::move(p));
         }
+    // Op-class constants the entry does not give, from its class's calibration template, when
+    // op runs measure classes directly.
+    bool has_ops = false;
+    for (size_t i = 0; i < session.size(); ++i)
+        has_ops = has_ops || session.measured(i).kind == "op";
+    if (has_ops)
+        for (const config_value& v : template_candidates(session)) {
+            if (seen.count(v.name) || find_value(hw, v.name)) continue;
+            if (!o.fit.empty() && !matches_any(o.fit, v.name)) continue;
+            calibration_parameter p = parameter_of(v, v.name);
+            p.from_template = true;
+            seen.insert(p.key);
+            out.push_back(std::move(p));
+        }
     for (const std::string& pattern : o.fit)
         if (std::none_of(out.begin(), out.end(), [&](const calibration_parameter& p) {
                 return glob_match(pattern, p.key);
@@ -210,33 +266,124 @@ config_values with_parameters(const config_values& hardware,
     return out;
 }
 
+namespace {
+
+/// The squared log errors of each configuration (latency, and energy where both have one).
+struct config_terms {
+    double sum = 0;  ///< infinite when an estimate is missing or not positive
+    size_t count = 0;
+};
+
+config_terms terms_of(const validated_config& c) {
+    config_terms t;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return {inf, 1};
+    t.sum += std::pow(std::log(c.predicted_latency_s / c.measured.latency_s), 2);
+    t.count = 1;
+    if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
+        if (!(*c.predicted_energy_j > 0)) return {inf, 2};
+        t.sum += std::pow(std::log(*c.predicted_energy_j / *c.measured.energy_j), 2);
+        ++t.count;
+    }
+    return t;
+}
+
+/// The fit's state: the configurations, each one's terms, their total.
+class objective_state {
+public:
+    objective_state(const validation_session& session, const config_values& hw,
+                    const std::vector<calibration_parameter>& parameters,
+                    const std::vector<size_t>* only, size_t& evaluations)
+        : session_(session), hw_(hw), parameters_(parameters), evaluations_(evaluations) {
+        if (only)
+            configs_ = *only;
+        else
+            for (size_t i = 0; i < session.size(); ++i) configs_.push_back(i);
+    }
+
+    const std::vector<size_t>& configs() const { return configs_; }
+
+    /// Terms of configurations `subset` (positions in configs()) at `values`.
+    std::vector<config_terms> terms(const std::vector<double>& values,
+                                    const std::vector<size_t>& subset) {
+        ++evaluations_;
+        std::vector<size_t> indices;
+        for (size_t k : subset) indices.push_back(configs_[k]);
+        std::vector<config_terms> out;
+        for (const validated_config& c :
+             session_.predict(with_parameters(hw_, parameters_, values), &indices))
+            out.push_back(terms_of(c));
+        return out;
+    }
+
+    static double rms(double sum, size_t count) {
+        return count ? std::sqrt(std::max(0.0, sum) / static_cast<double>(count)) : 0.0;
+    }
+
+private:
+    const validation_session& session_;
+    const config_values& hw_;
+    const std::vector<calibration_parameter>& parameters_;
+    size_t& evaluations_;
+    std::vector<size_t> configs_;
+};
+
+}  // namespace
+
 double fit_parameters(const validation_session& session,
                       std::vector<calibration_parameter>& parameters,
                       const std::vector<size_t>* only, size_t max_sweeps, size_t& evaluations) {
-    const config_values& hw = session.hardware();
     std::vector<double> x;
     for (calibration_parameter& p : parameters) {
         p.fitted = p.initial;
         x.push_back(p.initial);
     }
-    const auto evaluate = [&](const std::vector<double>& values) {
-        ++evaluations;
-        return score(session, with_parameters(hw, parameters, values), only);
+    objective_state state(session, session.hardware(), parameters, only, evaluations);
+    std::vector<size_t> all(state.configs().size());
+    for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+
+    std::vector<config_terms> terms = state.terms(x, all);
+    double sum = 0;
+    size_t count = 0;
+    const auto total = [&] {
+        sum = 0;
+        count = 0;
+        for (const config_terms& t : terms) {
+            sum += t.sum;
+            count += t.count;
+        }
     };
-    scored best = evaluate(x);
-    if (!std::isfinite(best.objective))
+    total();
+    if (!std::isfinite(sum))
         throw error(
             fmt::format("calibrate: hardware '{}' as it is gives no positive estimate of "
                         "every configuration; nothing to fit from",
                         session.header().hardware));
 
-    // A constant no measured configuration depends on stays as it is.
+    // Which configurations each constant moves (x4 and /4 of its value): a constant that moves
+    // none is not identified and stays as it is; the search re-estimates only those it moves.
+    std::vector<std::vector<size_t>> depends(parameters.size());
     for (size_t i = 0; i < parameters.size(); ++i) {
-        std::vector<double> moved = x;
-        moved[i] = x[i] * 1.25 <= parameters[i].upper ? x[i] * 1.25 : x[i] / 1.25;
-        const scored s = evaluate(moved);
+        for (double factor : {4.0, 0.25}) {
+            std::vector<double> moved = x;
+            moved[i] = std::clamp(x[i] * factor, parameters[i].lower, parameters[i].upper);
+            if (moved[i] == x[i]) continue;
+            const std::vector<config_terms> t = state.terms(moved, all);
+            for (size_t k = 0; k < all.size(); ++k) {
+                const double a = t[k].sum, b = terms[k].sum;
+                if (a != b && !(std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b))))
+                    depends[i].push_back(k);
+            }
+        }
+        std::sort(depends[i].begin(), depends[i].end());
+        depends[i].erase(std::unique(depends[i].begin(), depends[i].end()), depends[i].end());
+        // A class constant the entry lacks is added for what op runs measure of it.
         parameters[i].identified =
-            !std::isfinite(s.objective) || estimates_differ(best.predictions, s.predictions);
+            !parameters[i].from_template
+                ? !depends[i].empty()
+                : std::any_of(depends[i].begin(), depends[i].end(), [&](size_t k) {
+                      return session.measured(state.configs()[k]).kind == "op";
+                  });
     }
 
     // Pattern search in log space (Hooke and Jeeves): each sweep tries 8 multiples of each
@@ -244,25 +391,37 @@ double fit_parameters(const validation_session& session,
     // the span's logarithm, one that gains is extended along the step it took. Ends when the
     // span is below 0.1 %, or after max_sweeps sweeps.
     double span = 4.0;
+    const auto better = [](double candidate, double current) {
+        return candidate < current - 1e-12 * std::max(1.0, std::fabs(current));
+    };
     for (size_t sweep = 0; sweep < max_sweeps && span > 1.001; ++sweep) {
         const std::vector<double> start = x;
         bool improved = false;
         for (size_t i = 0; i < parameters.size(); ++i) {
             if (!parameters[i].identified) continue;
+            const std::vector<size_t>& d = depends[i];
+            double old_sum = 0;
+            for (size_t k : d) old_sum += terms[k].sum;
             for (int step = -4; step <= 4; ++step) {
                 if (step == 0) continue;
                 std::vector<double> candidate = x;
                 candidate[i] = std::clamp(x[i] * std::pow(span, step / 4.0), parameters[i].lower,
                                           parameters[i].upper);
                 if (candidate[i] == x[i]) continue;
-                scored s = evaluate(candidate);
-                if (s.objective < best.objective * (1 - 1e-9)) {
-                    best = std::move(s);
-                    x = std::move(candidate);
-                    improved = true;
-                }
+                std::vector<config_terms> t = state.terms(candidate, d);
+                double new_sum = 0;
+                for (const config_terms& c : t) new_sum += c.sum;
+                if (!std::isfinite(new_sum) || !better(sum - old_sum + new_sum, sum)) continue;
+                for (size_t k = 0; k < d.size(); ++k) terms[d[k]] = t[k];
+                sum = sum - old_sum + new_sum;
+                old_sum = new_sum;
+                x = std::move(candidate);
+                improved = true;
             }
         }
+        // The running total drifts by rounding: the whole set again.
+        terms = state.terms(x, all);
+        total();
         if (!improved) {
             span = std::sqrt(span);
             continue;
@@ -279,9 +438,12 @@ double fit_parameters(const validation_session& session,
                 moved = moved || candidate[i] != x[i];
             }
             if (!moved) break;
-            scored s = evaluate(candidate);
-            if (!(s.objective < best.objective * (1 - 1e-9))) break;
-            best = std::move(s);
+            std::vector<config_terms> t = state.terms(candidate, all);
+            double new_sum = 0;
+            for (const config_terms& c : t) new_sum += c.sum;
+            if (!std::isfinite(new_sum) || !better(new_sum, sum)) break;
+            terms = std::move(t);
+            sum = new_sum;
             x = std::move(candidate);
         }
     }
@@ -290,7 +452,7 @@ double fit_parameters(const validation_session& session,
         p.fitted = x[i];
         p.at_bound = p.identified && (x[i] <= p.lower * 1.001 || x[i] >= p.upper / 1.001);
     }
-    return best.objective;
+    return objective_state::rms(sum, count);
 }
 
 calibration_result run_calibration(const calibrate_options& o) {
@@ -374,6 +536,16 @@ std::string file_names(const validation_result& h) {
     return out;
 }
 
+/// "8 model configurations and 2 op runs".
+std::string configs_text(const calibration_errors& e) {
+    size_t models = 0, ops = 0;
+    for (const validated_config& c : e.configs) (c.measured.kind == "op" ? ops : models) += 1;
+    std::string s;
+    if (models) s = fmt::format("{} model configuration{}", models, models == 1 ? "" : "s");
+    if (ops) s += fmt::format("{}{} op run{}", s.empty() ? "" : " and ", ops, ops == 1 ? "" : "s");
+    return s;
+}
+
 std::string modes_of(const calibration_errors& e) {
     std::string out;
     for (const mode_summary& m : e.modes) out += (out.empty() ? "" : ", ") + m.mode;
@@ -394,10 +566,9 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         const std::filesystem::path rel = abs.lexically_relative(dir);
         base = rel.empty() ? abs.string() : rel.string();
     }
-    const size_t n = r.after.configs.size();
     const std::string provenance =
-        fmt::format("nnergy calibrate to {} ({} model configuration{}; {})", file_names(r.header),
-                    n, n == 1 ? "" : "s", modes_of(r.after));
+        fmt::format("nnergy calibrate to {} ({}; {})", file_names(r.header), configs_text(r.after),
+                    modes_of(r.after));
     std::string s;
     s += fmt::format(
         "# Calibrated overlay of hardware '{}' (docs/calibrate.md), written by nnergy "
@@ -446,8 +617,14 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         s += "\n[" + table_path(path) + "]\n";
         for (const calibration_parameter* p : params) {
             const std::string key = split_key(*p).back();
-            std::string note = fmt::format("fitted: {}; the entry had {} {}", provenance,
-                                           number(p->initial / p->unit_factor), p->unit);
+            std::string note =
+                p->from_template
+                    ? fmt::format(
+                          "fitted: {}; the entry has no such constant (the search began "
+                          "at {} {})",
+                          provenance, number(p->initial / p->unit_factor), p->unit)
+                    : fmt::format("fitted: {}; the entry had {} {}", provenance,
+                                  number(p->initial / p->unit_factor), p->unit);
             if (p->at_bound) note += " (the fit stopped at its search bound, x20 either way)";
             s += fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n", key_part(key),
                              number(p->fitted / p->unit_factor), toml_string(p->unit),
@@ -504,9 +681,8 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
 
 std::string calibration_text(const calibration_result& r) {
     std::string s =
-        fmt::format("calibrate {} ({}) to {}: {} model configuration{}\n", r.header.hardware,
-                    r.header.hardware_file.string(), file_names(r.header), r.after.configs.size(),
-                    r.after.configs.size() == 1 ? "" : "s");
+        fmt::format("calibrate {} ({}) to {}: {}\n", r.header.hardware,
+                    r.header.hardware_file.string(), file_names(r.header), configs_text(r.after));
     s += fmt::format("\n{:<56} {:>12} {:>12}  {}\n", "constant", "entry", "fitted", "unit");
     for (const calibration_parameter& p : r.parameters) {
         std::string note;
@@ -514,7 +690,9 @@ std::string calibration_text(const calibration_result& r) {
             note = "  (not identified: no measured configuration depends on it)";
         else if (p.at_bound)
             note = "  (at the search bound)";
-        s += fmt::format("{:<56} {:>12} {:>12}  {}{}\n", p.key, number(p.initial / p.unit_factor),
+        s += fmt::format("{:<56} {:>12} {:>12}  {}{}\n", p.key,
+                         p.from_template ? "(" + number(p.initial / p.unit_factor) + ")"
+                                         : number(p.initial / p.unit_factor),
                          p.identified ? number(p.fitted / p.unit_factor) : "-", p.unit, note);
     }
     s += fmt::format("\n{:<12} {:>8} {:>16} {:>16}\n", "mode", "configs", "latency MAPE",

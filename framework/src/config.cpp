@@ -323,6 +323,10 @@ config_values read_hardware_file(const std::filesystem::path& file) {
     return read_hardware_stack(file, stack);
 }
 
+config_values read_calibration_template(const std::filesystem::path& file) {
+    return read_described_file(file, "nnergy.calibration/1");
+}
+
 config_values read_runtime_file(const std::filesystem::path& file) {
     return read_described_file(file, "nnergy.runtime/1");
 }

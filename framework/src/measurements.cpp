@@ -248,6 +248,10 @@ measurement_file parse_measurements(const std::string& text, const std::filesyst
         run.mode = text("mode");
         if (r.contains("batch")) run.batch = r["batch"].get<int64_t>();
         if (r.contains("threads")) run.threads = r["threads"].get<int64_t>();
+        if (r.contains("flops")) run.flops = r["flops"].get<double>();
+        if (r.contains("bytes")) run.bytes = r["bytes"].get<double>();
+        run.op_class = text("op_class");
+        if (r.contains("params")) run.params_json = r["params"].dump();
         if (r.contains("latency_ms_median"))
             run.latency_ms_median = r["latency_ms_median"].get<double>();
         if (r.contains("energy"))

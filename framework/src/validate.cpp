@@ -12,6 +12,7 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/model_zoo.hpp>
+#include <nnergy/framework/op_runs.hpp>
 #include <nnergy/framework/validate.hpp>
 #include <set>
 #include <tuple>
@@ -31,8 +32,9 @@ struct pending {
 };
 
 std::string describe(const measured_config& c) {
-    return fmt::format("{} {} batch {} {}{}", c.model, c.precision, c.batch, c.mode,
-                       c.device.empty() ? "" : " on " + c.device);
+    return fmt::format("{} {} batch {} {}{}{}", c.model, c.precision, c.batch, c.mode,
+                       c.device.empty() ? "" : " on " + c.device,
+                       c.kind == "op" && c.threads ? fmt::format(", {} threads", *c.threads) : "");
 }
 
 // Repeats of one configuration must agree within the tolerance; they name the two furthest
@@ -57,20 +59,26 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
                                         const collect_options& options) {
     collected_measurements out;
     std::vector<pending> found;
-    std::map<std::tuple<std::string, std::string, int64_t, std::string, std::string>, size_t> index;
+    std::map<std::tuple<std::string, std::string, int64_t, std::string, std::string, int64_t>,
+             size_t>
+        index;
     for (const measurement_file& f : files) {
         for (const measured_run& r : f.runs) {
-            if (r.kind != "model") {
+            // An op run is comparable when it timed a call at a batch and precision (the
+            // converted peaks of a validation file carry rates only).
+            const bool op = r.kind == "op" && options.include_ops && r.batch &&
+                            !r.precision.empty() && r.latency_ms_median;
+            if ((r.kind != "model" || !options.include_models) && !op) {
                 ++out.other_runs;
                 continue;
             }
             const std::string source = fmt::format("{} run {}", f.path.string(), r.index);
             const auto need = [&](bool present, const char* key) {
                 if (!present)
-                    throw error(
-                        fmt::format("{}: run {} (model '{}'): missing '{}', which a "
-                                    "model run needs to be validated",
-                                    f.path.string(), r.index, r.name, key));
+                    throw error(fmt::format(
+                        "{}: run {} ({} '{}'): missing '{}', which {} {} run "
+                        "needs to be validated",
+                        f.path.string(), r.index, r.kind, r.name, key, op ? "an" : "a", r.kind));
             };
             need(r.batch.has_value(), "batch");
             need(!r.precision.empty(), "precision");
@@ -82,11 +90,18 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
                 if (!d.empty() && std::find(d.begin(), d.end(), domain) == d.end()) continue;
                 energy = energy.value_or(0) + j;
             }
-            const auto key = std::make_tuple(r.name, r.precision, *r.batch, mode, r.device);
+            const std::string label = op ? op_run_label(r.name, r.params_json) : r.name;
+            const auto key = std::make_tuple(label, r.precision, *r.batch, mode, r.device,
+                                             r.threads.value_or(0));
             auto [it, added] = index.emplace(key, found.size());
             if (added) {
                 pending p;
-                p.config.model = r.name;
+                p.config.model = label;
+                p.config.kind = r.kind;
+                p.config.op_class = r.op_class;
+                p.config.name = r.name;
+                p.config.params_json = r.params_json;
+                p.config.threads = r.threads;
                 p.config.precision = r.precision;
                 p.config.batch = *r.batch;
                 p.config.mode = mode;
@@ -118,6 +133,10 @@ std::optional<double> validated_config::energy_error() const {
     return *predicted_energy_j / *measured.energy_j - 1;
 }
 
+std::string summary_mode(const measured_config& c) {
+    return c.kind == "op" ? c.mode + " ops" : c.mode;
+}
+
 std::vector<mode_summary> summarize(const std::vector<validated_config>& configs) {
     std::map<std::string, mode_summary> by_mode;
     std::map<std::string, double> latency_sum, energy_sum;
@@ -132,9 +151,10 @@ std::vector<mode_summary> summarize(const std::vector<validated_config>& configs
     };
     for (size_t i = 0; i < configs.size(); ++i) {
         const validated_config& c = configs[i];
-        mode_summary& m = by_mode[c.measured.mode];
+        const std::string mode = summary_mode(c.measured);
+        mode_summary& m = by_mode[mode];
         if (m.mode.empty()) {
-            m.mode = c.measured.mode;
+            m.mode = mode;
             m.runtime = c.runtime;
         }
         add(m.latency, latency_sum[m.mode], i, c.latency_error());
@@ -184,6 +204,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 struct prepared_config {
     measured_config measured;
     runtime_state* runtime = nullptr;
+    size_t variant = 0;  ///< index into the session's hardware variants
     std::shared_ptr<const bound_graph> bound;
     std::shared_ptr<const partition> part;
     nnergy_dtype dtype{};
@@ -212,6 +233,11 @@ struct validation_session::state {
     std::map<std::string, model_state> models;
     std::vector<prepared_config> configs;
     size_t measured_count = 0;
+    double entry_units = 0;  ///< compute.units of the entry (0: not given)
+    /// How a configuration's hardware differs from the entry: the cores its thread count
+    /// allows (0: the entry's), and for a single op the runtime whose per-pass cost it does not
+    /// pay (empty: none). Index 0 is the entry as it is.
+    std::vector<std::pair<int64_t, std::string>> variants{{0, ""}};
 };
 
 validation_session::~validation_session() = default;
@@ -253,6 +279,13 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             spdlog::warn("{}: measured on '{}', validated against '{}'", f.path.string(), f.machine,
                          o.hardware);
 
+    const double entry_units = s_->entry_units = [&] {
+        const config_value* u = find_value(hw, "compute.units");
+        return u ? (u->kind == NNERGY_VALUE_INT ? static_cast<double>(u->int_value)
+                                                : u->float_value)
+                 : 0.0;
+    }();
+
     registry& reg = s_->reg;
     run_options ro;
     ro.plugin_paths = o.plugin_paths;
@@ -279,10 +312,22 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     }
 
     std::map<std::string, model_state>& models = s_->models;
-    const auto model = [&](const std::string& name) -> model_state& {
-        auto [it, added] = models.try_emplace(name);
+    const auto model = [&](const measured_config& c) -> model_state& {
+        const std::string& name = c.model;
+        // An op run's graph has its batch built in: one per batch.
+        auto [it, added] =
+            models.try_emplace(c.kind == "op" ? fmt::format("{}@batch={}", name, c.batch) : name);
         model_state& m = it->second;
         if (!added) return m;
+        if (c.kind == "op") {
+            try {
+                m.g = std::make_unique<graph>(
+                    op_run_graph(c.name, c.op_class, c.params_json, c.batch));
+            } catch (const std::exception& e) {
+                m.error = e.what();
+            }
+            return m;
+        }
         for (const auto& dir : o.model_dirs)
             for (const char* ext : {".onnx", ".json"})
                 if (m.file.empty() && std::filesystem::is_regular_file(dir / (name + ext)))
@@ -313,12 +358,14 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     };
 
     const auto skip = [&](const measured_config& c, const std::string& reason) {
+        // Op runs are many: grouped by reason alone.
+        const std::string what = c.kind == "op" ? std::string("op runs") : c.model;
         for (skipped_configs& s : v.skipped)
-            if (s.model == c.model && s.mode == c.mode && s.reason == reason) {
+            if (s.model == what && s.mode == c.mode && s.reason == reason) {
                 ++s.configs;
                 return;
             }
-        v.skipped.push_back({c.model, c.mode, reason, 1});
+        v.skipped.push_back({what, c.mode, reason, 1});
     };
 
     // One bind and partition per (model, runtime, batch): the configurations sorted so.
@@ -361,7 +408,7 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
                                 dtype ? std::string(dtype_name(*dtype)) : c.precision));
             continue;
         }
-        model_state& m = model(c.model);
+        model_state& m = model(c);
         if (!m.error.empty()) {
             skip(c, m.error);
             continue;
@@ -401,7 +448,16 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             skip(c, bound_error);
             continue;
         }
-        s_->configs.push_back({c, &rt, bound, part, *dtype});
+        // The cores the run's threads could use, when fewer than the entry has; a single op
+        // pays the runtime's per-op costs but not its per-pass one.
+        std::pair<int64_t, std::string> variant{0, ""};
+        if (c.threads && entry_units > 0 && static_cast<double>(*c.threads) < entry_units)
+            variant.first = *c.threads;
+        if (c.kind == "op") variant.second = rt.name;
+        size_t vi = 0;
+        while (vi < s_->variants.size() && s_->variants[vi] != variant) ++vi;
+        if (vi == s_->variants.size()) s_->variants.push_back(variant);
+        s_->configs.push_back({c, &rt, vi, bound, part, *dtype});
     }
     delete quiet;
     for (const std::string& n : notes) spdlog::warn("{}", n);
@@ -435,6 +491,44 @@ std::vector<validated_config> validation_session::predict(const config_values& h
     // The hardware values may differ from the last call's: architectures and estimators anew.
     for (auto& [name, rt] : s_->runtimes)
         if (rt.worker) rt.worker->forget_hardware();
+    std::vector<config_values> variants(s_->variants.size());
+    const auto hardware_of = [&](size_t v) -> const config_values& {
+        if (v == 0) return hw;
+        if (variants[v].empty()) {
+            variants[v] = hw;
+            const auto& [units, single_op_runtime] = s_->variants[v];
+            const auto set = [&](const std::string& key, double value, const char* unit) {
+                for (config_value& c : variants[v])
+                    if (c.name == key) {
+                        c.kind = NNERGY_VALUE_FLOAT;
+                        c.float_value = c.written_value = value;
+                        return;
+                    }
+                config_value c;
+                c.name = key;
+                c.kind = NNERGY_VALUE_FLOAT;
+                c.float_value = c.written_value = value;
+                c.unit = unit;
+                c.source = "nnergy validate: the measured configuration";
+                variants[v].push_back(std::move(c));
+            };
+            if (units > 0) {
+                // Fewer cores: the chip's compute peaks in proportion (memory bandwidth is
+                // shared and stays, an upper bound for fewer cores).
+                const double share = static_cast<double>(units) / s_->entry_units;
+                for (config_value& c : variants[v])
+                    if (c.kind == NNERGY_VALUE_FLOAT && c.name.rfind("compute.", 0) == 0 &&
+                        c.name.size() > 5 && c.name.compare(c.name.size() - 5, 5, ".peak") == 0) {
+                        c.float_value *= share;
+                        c.written_value *= share;
+                    }
+                set("compute.units", static_cast<double>(units), "count");
+            }
+            if (!single_op_runtime.empty())
+                set(fmt::format("runtime.{}.dispatch.per_call", single_op_runtime), 0, "s");
+        }
+        return variants[v];
+    };
     std::vector<validated_config> out;
     quiet_plugins quiet;
     const size_t n = only ? only->size() : s_->configs.size();
@@ -444,7 +538,8 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         evaluation_worker* w = c.runtime->worker.get();
         evaluation_totals t;
         try {
-            const component_instance& arch = w->architecture(0, *s_->arch_entry, {}, hw);
+            const component_instance& arch =
+                w->architecture(c.variant, *s_->arch_entry, {}, hardware_of(c.variant));
             t = totals_of(w->evaluate(arch, *c.bound, *c.part, c.dtype), *c.bound);
         } catch (const std::exception& e) {
             throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);
@@ -753,8 +848,8 @@ std::string validation_text(const validation_result& v) {
     }
     if (v.other_runs)
         s += fmt::format(
-            "\n{} run{} of kind op or command not compared (validate compares whole "
-            "models)\n",
+            "\n{} run{} of kind op or command not compared (whole models are; op runs too "
+            "with --ops)\n",
             v.other_runs, v.other_runs == 1 ? "" : "s");
     s += "\n";
     for (const summary_row& r : summary_rows(v))

@@ -4,7 +4,7 @@
 same measurements must leave every fitted constant within --tolerance of the entry's value.
 
 usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fix PATTERN ...]
-       [--tolerance PCT]
+       [--runs model|op|all] [--tolerance PCT]
 """
 import argparse
 import os
@@ -32,11 +32,12 @@ def main():
     ap.add_argument("measurements", nargs="+")
     ap.add_argument("--fix", action="append", default=[],
                     help="a constant the entry's own calibration held")
+    ap.add_argument("--runs", default="all", help="calibrate's --runs")
     ap.add_argument("--tolerance", type=float, default=1.0)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     overlay = os.path.join(a.out, "recalibrated.toml")
-    p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay] +
+    p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay, "--runs", a.runs] +
                        [x for f in a.fix for x in ("--fix", f)],
                        capture_output=True, text=True)
     print(p.stdout, p.stderr)

@@ -25,10 +25,11 @@ struct calibration_parameter {
     double initial = 0;           ///< SI, the entry's (or the runtime profile's) value
     double lower = 0, upper = 0;  ///< SI search bounds
     double fitted = 0;            ///< SI
-    bool identified = false;  ///< moving it changes some estimate of the measured configurations
-    bool at_bound = false;    ///< the fit ended at a search bound
-    std::string origin;       ///< the file it was read from
-    std::string runtime;      ///< the runtime profile a host cost belongs to; empty: hardware
+    bool identified = false;     ///< moving it changes some estimate of the measured configurations
+    bool at_bound = false;       ///< the fit ended at a search bound
+    std::string origin;          ///< the file it was read from
+    std::string runtime;         ///< the runtime profile a host cost belongs to; empty: hardware
+    bool from_template = false;  ///< absent from the entry: added from the class's template
 };
 
 struct calibrate_options {

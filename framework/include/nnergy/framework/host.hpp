@@ -46,6 +46,10 @@ std::vector<std::string> hardware_precisions(const config_values& hardware);
 /// under schema "nnergy.runtime/1".
 config_values read_runtime_file(const std::filesystem::path& file);
 
+/// Reads a calibration template (configs/calibration/<class>.toml, docs/calibrate.md): the same
+/// rules as a hardware file, under schema "nnergy.calibration/1".
+config_values read_calibration_template(const std::filesystem::path& file);
+
 const config_value* find_value(const config_values& values, std::string_view name) noexcept;
 
 /// The C host API table of this process (nnergy_host_api).

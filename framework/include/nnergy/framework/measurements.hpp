@@ -23,6 +23,9 @@ struct measured_run {
     std::string device, precision, mode;
     std::optional<int64_t> batch, threads;
     std::optional<double> latency_ms_median;
+    std::optional<double> flops, bytes;  ///< the work of one call as the file counts it
+    std::string op_class;                ///< kind op: the op class the harness measured
+    std::string params_json;  ///< kind op: its `params` object, as JSON text; empty otherwise
     /// Energy of one call per meter domain (`gpu0`, `package-0`, ...), in the file's order.
     std::vector<std::pair<std::string, double>> energy_j;
 };

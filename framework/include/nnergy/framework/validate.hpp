@@ -21,8 +21,14 @@ namespace nnergy {
 
 /// One measured configuration: a (model, precision, batch, mode, device), its runs merged.
 struct measured_config {
+    /// A model's name; for an op run its label (op_runs.hpp: name and shape parameters).
     std::string model, precision, mode, device;
     int64_t batch = 1;
+    std::string kind = "model";        ///< "model" or "op"
+    std::string op_class;              ///< op runs: the class the harness measured
+    std::string name;                  ///< op runs: the op's name, as in the file
+    std::string params_json;           ///< op runs: their params
+    std::optional<int64_t> threads;    ///< the run's thread count, where it gives one
     double latency_s = 0;              ///< the median of its runs' latency_ms_median
     std::optional<double> energy_j;    ///< the median of its runs' energies, where they have one
     std::vector<std::string> sources;  ///< "FILE run N", one per run
@@ -34,6 +40,10 @@ struct collect_options {
     double duplicate_tolerance = 0.05;
     /// Meter domains whose energies are summed; empty: every domain a run has.
     std::vector<std::string> energy_domains;
+    /// Runs of kind "op" too (single ops of the microbenchmark harness); otherwise they are
+    /// counted in other_runs.
+    bool include_ops = false;
+    bool include_models = true;  ///< runs of kind "model" (false: counted in other_runs)
 };
 
 struct collected_measurements {
@@ -109,6 +119,9 @@ struct validation_result {
     size_t other_runs = 0;
     std::optional<leave_out_summary> leave_out;
 };
+
+/// The mode a configuration is summarized under: its mode, "<mode> ops" for an op run.
+std::string summary_mode(const measured_config& c);
 
 /// Per mode: the MAPE and worst case of latency and, where measured and estimated, energy.
 std::vector<mode_summary> summarize(const std::vector<validated_config>& configs);

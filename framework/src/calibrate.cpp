@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// nnergy calibrate: a hardware entry's fitted constants refitted to measurements, by
-// coordinate descent on the log of each constant, estimating every measured configuration
-// through the same plugins as `nnergy validate`.
+// nnergy calibrate: a hardware entry's fitted constants refitted to measurements, by a pattern
+// search on the log of each constant, estimating every measured configuration through the same
+// plugins as `nnergy validate`.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 

@@ -386,7 +386,7 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     std::string bound_error;
     std::set<std::string> unknown_warned;
     std::vector<std::string> notes;  // warned once the plugins' level is back
-    const quiet_plugins* quiet = new quiet_plugins;
+    auto quiet = std::make_optional<quiet_plugins>();
     for (size_t i : order) {
         const measured_config& c = measured.configs[i];
         const bool cpu_device = c.device == "cpu" || starts_with(c.device, "cpu:");
@@ -459,7 +459,7 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
         if (vi == s_->variants.size()) s_->variants.push_back(variant);
         s_->configs.push_back({c, &rt, vi, bound, part, *dtype});
     }
-    delete quiet;
+    quiet.reset();
     for (const std::string& n : notes) spdlog::warn("{}", n);
 }
 

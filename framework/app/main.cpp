@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -299,6 +301,53 @@ std::map<std::string, nnergy::dim_bindings> parse_model_dims(
     return out;
 }
 
+/// calibrate --here: the microbenchmark harness on this machine's CPU, writing the pass
+/// (OUTPUT-runs.json) and a starting entry from it (OUTPUT-base.toml) beside the overlay; sets
+/// `hardware` and `files` to them.
+void run_here(const std::string& output, std::string harness, const std::string& python,
+              int threads, bool quick, std::string& hardware, std::vector<std::string>& files) {
+    std::error_code ec;
+    if (harness.empty())
+        if (const char* env = std::getenv("NNERGY_MICROBENCH")) harness = env;
+    if (harness.empty())
+        for (const auto& dir : nnergy::config_dirs()) {
+            const std::filesystem::path p = dir.parent_path() / "tools" / "microbench" / "run.py";
+            if (std::filesystem::is_regular_file(p, ec)) {
+                harness = p.string();
+                break;
+            }
+        }
+    if (harness.empty() || !std::filesystem::is_regular_file(harness, ec))
+        throw nnergy::error(
+            harness.empty()
+                ? std::string("--here: no microbenchmark harness found (tools/microbench/run.py "
+                              "of the source tree; --harness PATH or NNERGY_MICROBENCH)")
+                : fmt::format("--here: harness '{}' does not exist", harness));
+    const std::filesystem::path out(output);
+    const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
+    const std::string stem = out.stem().string();
+    const std::filesystem::path runs = dir / (stem + "-runs.json");
+    const std::filesystem::path base = dir / (stem + "-base.toml");
+    const auto self = boost::dll::program_location(ec);
+    std::vector<std::string> argv = {python,     harness,       "--device",         "cpu",
+                                     "--energy", "auto",        "--nnergy",         self.string(),
+                                     "-o",       runs.string(), "--hardware-entry", base.string()};
+    if (threads > 0) {
+        argv.push_back("--threads");
+        argv.push_back(std::to_string(threads));
+    }
+    if (quick) argv.push_back("--quick");
+    spdlog::info("--here: {}", nnergy::shell_join(argv));
+    const nnergy::command_result r = nnergy::run_command(argv);
+    if (!r.started) throw nnergy::error(fmt::format("--here: cannot run {}: {}", python, r.error));
+    if (r.exit_status != 0)
+        throw nnergy::error(
+            fmt::format("--here: the harness exited {} (see its messages above)", r.exit_status),
+            exit_code::failure);
+    hardware = base.string();
+    files = {runs.string()};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -519,12 +568,25 @@ int main(int argc, char** argv) {
     std::string cal_hw, cal_output, cal_runs = "all";
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
-    calibrate->add_option("hardware", cal_hw, "Hardware catalog name or hardware TOML file")
-        ->required();
-    calibrate
-        ->add_option("files", cal_files,
-                     "Measurement files (nnergy.measurements/1, docs/measurements.md)")
-        ->required();
+    calibrate->add_option("hardware", cal_hw, "Hardware catalog name or hardware TOML file");
+    calibrate->add_option("files", cal_files,
+                          "Measurement files (nnergy.measurements/1, docs/measurements.md)");
+    bool cal_here = false, cal_quick = false;
+    std::string cal_harness, cal_python = "/usr/bin/python3";
+    int cal_threads = 0;
+    calibrate->add_flag("--here", cal_here,
+                        "Measure this machine's CPU with the microbenchmark harness, write a "
+                        "starting entry from the pass, and calibrate it (no HARDWARE or files)");
+    calibrate->add_flag("--quick", cal_quick,
+                        "With --here: the harness's quick pass (a smoke "
+                        "test: one small shape per class)");
+    calibrate->add_option("--threads", cal_threads, "With --here: threads of the main pass")
+        ->check(CLI::PositiveNumber);
+    calibrate->add_option("--harness", cal_harness,
+                          "With --here: the harness's run.py (default: tools/microbench/run.py "
+                          "of the source tree)");
+    calibrate->add_option("--python", cal_python,
+                          "With --here: a Python that imports torch (default /usr/bin/python3)");
     calibrate->add_option("-o,--output", cal_output, "The overlay file to write (TOML)")
         ->required();
     calibrate->add_option("--fit", cal_fit,
@@ -560,6 +622,7 @@ int main(int argc, char** argv) {
         "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
         "  nnergy analyze resnet50 --hw xeon-5th-gen-16vcpu+xeon-calibrated.toml\n"
         "  nnergy calibrate h100-sxm5 runs.json --fit 'gpu.kernels.conv.*' -o h100-conv.toml\n"
+        "  nnergy calibrate --here -o this-cpu.toml     # then --hw this-cpu.toml\n"
         "See docs/calibrate.md.");
 
     // plugins
@@ -957,6 +1020,20 @@ int main(int argc, char** argv) {
         }
 
         if (calibrate->parsed()) {
+            if (cal_here) {
+                if (!cal_hw.empty() || !cal_files.empty())
+                    throw nnergy::error("--here measures this machine: give no HARDWARE or files",
+                                        exit_code::usage);
+                run_here(cal_output, cal_harness, cal_python, cal_threads, cal_quick, cal_hw,
+                         cal_files);
+                cal_runs = "op";
+            } else if (cal_hw.empty() || cal_files.empty()) {
+                throw nnergy::error("calibrate needs HARDWARE and measurement files (or --here)",
+                                    exit_code::usage);
+            } else if (cal_quick || cal_threads || !cal_harness.empty()) {
+                throw nnergy::error("--quick, --threads and --harness go with --here",
+                                    exit_code::usage);
+            }
             nnergy::calibrate_options co;
             nnergy::validate_options& vo = co.validate;
             vo.hardware = cal_hw;

@@ -63,6 +63,9 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true",
                    help="print the plan (runs per class) and exit without measuring")
     p.add_argument("-o", "--output", help="measurement file to write")
+    p.add_argument("--hardware-entry", default=None,
+                   help="CPU: also write a starting hardware entry for this machine from the "
+                        "pass (peaks, bandwidths, caches; docs/calibrate.md)")
     # A child under `nnergy measure`: one case, a timed loop, a result file (meters.py).
     p.add_argument("--single", help=argparse.SUPPRESS)
     p.add_argument("--loop-s", type=float, default=2.0, help=argparse.SUPPRESS)
@@ -338,6 +341,14 @@ def main(argv):
     with open(args.output, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
+    if args.hardware_entry and kind == "cpu":
+        import entry
+        main_threads = args.main_threads or max(threads)
+        text = entry.cpu_entry(doc, os.path.basename(args.output), main_threads)
+        os.makedirs(os.path.dirname(os.path.abspath(args.hardware_entry)), exist_ok=True)
+        with open(args.hardware_entry, "w", encoding="utf-8") as f:
+            f.write(text)
+        log(f"wrote {args.hardware_entry}: a starting entry for this machine")
     log(f"wrote {args.output}: {len(doc['runs'])} runs in {elapsed:.1f} s "
         f"({elapsed / 60:.1f} min){', ' + str(len(skipped)) + ' skipped' if skipped else ''}")
     return 1 if "interrupted" in env and not args.max_minutes else 0

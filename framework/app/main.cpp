@@ -348,6 +348,31 @@ void run_here(const std::string& output, std::string harness, const std::string&
     files = {runs.string()};
 }
 
+/// What validate and calibrate share: the measurements, the hardware, and how each measured
+/// mode, model and dim is estimated.
+nnergy::validate_options measured_options(const global_options& g, const std::string& hardware,
+                                          const std::vector<std::string>& files,
+                                          const std::vector<std::string>& runtimes,
+                                          const std::vector<std::string>& model_dirs,
+                                          const std::vector<std::string>& dims,
+                                          const std::vector<std::string>& energy_domains,
+                                          double duplicate_tolerance_pct) {
+    nnergy::validate_options vo;
+    vo.hardware = hardware;
+    vo.measurements = to_paths(files);
+    for (const std::string& r : runtimes) {
+        auto [mode, profile] =
+            split_setting(r, "--runtime", "MODE=PROFILE (e.g. eager=pytorch-eager)");
+        vo.runtimes[mode] = profile;
+    }
+    vo.model_dirs = to_paths(model_dirs);
+    vo.dims = parse_model_dims(dims);
+    vo.collect.energy_domains = energy_domains;
+    vo.collect.duplicate_tolerance = duplicate_tolerance_pct / 100;
+    vo.plugin_paths = to_paths(g.plugin_paths);
+    return vo;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -916,21 +941,11 @@ int main(int argc, char** argv) {
                         : std::string("validate needs --hw NAME (a catalog name or file)"),
                     exit_code::usage);
             }
-            vo.hardware = val_hw;
-            vo.measurements = to_paths(val_files);
-            for (const std::string& r : val_runtimes) {
-                auto [mode, profile] =
-                    split_setting(r, "--runtime", "MODE=PROFILE (e.g. eager=pytorch-eager)");
-                vo.runtimes[mode] = profile;
-            }
-            vo.model_dirs = to_paths(val_models);
-            vo.dims = parse_model_dims(val_dims);
+            vo = measured_options(g, val_hw, val_files, val_runtimes, val_models, val_dims,
+                                  val_domains, val_tolerance);
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
-            vo.collect.energy_domains = val_domains;
-            vo.collect.duplicate_tolerance = val_tolerance / 100;
             vo.collect.include_ops = val_ops;
-            vo.plugin_paths = to_paths(g.plugin_paths);
             if (val_leave_out.empty() &&
                 (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty()))
                 throw nnergy::error("--max-leave-out-ratio, --fit and --fix need --leave-out",
@@ -941,56 +956,10 @@ int main(int argc, char** argv) {
                 nnergy::calibrate_options co;
                 co.fit = val_fit;
                 co.fix = val_fix;
-                const nnergy::leave_out_result lo = nnergy::run_leave_out(
-                    session, co,
-                    val_leave_out == "family" ? nnergy::leave_out_unit::family
-                                              : nnergy::leave_out_unit::model);
-                nnergy::leave_out_summary l;
-                l.unit = val_leave_out;
-                l.groups = lo.groups;
-                for (const nnergy::calibration_parameter& p : lo.parameters)
-                    if (p.identified) l.parameters.push_back(p.key);
-                l.in_sample = lo.in_sample.configs;
-                l.in_sample_modes = lo.in_sample.modes;
-                l.held_out = lo.held_out.configs;
-                l.held_out_modes = lo.held_out.modes;
-                // The held-out errors answer to the same limits, and to the ratio.
-                const auto find = [](const std::vector<nnergy::mode_summary>& modes,
-                                     const std::string& mode) {
-                    const nnergy::mode_summary* f = nullptr;
-                    for (const nnergy::mode_summary& m : modes)
-                        if (m.mode == mode) f = &m;
-                    return f;
-                };
-                for (const auto& [mode, max] : vo.max_mape) {
-                    const nnergy::mode_summary* h = find(l.held_out_modes, mode);
-                    result.thresholds.push_back(
-                        {mode, "held-out latency", max,
-                         h ? std::optional<double>(h->latency.mape) : std::nullopt});
-                }
-                for (const auto& [mode, max] : vo.max_energy_mape) {
-                    const nnergy::mode_summary* h = find(l.held_out_modes, mode);
-                    result.thresholds.push_back(
-                        {mode, "held-out energy", max,
-                         h && h->energy ? std::optional<double>(h->energy->mape) : std::nullopt});
-                }
-                if (val_max_ratio > 0)
-                    for (const nnergy::mode_summary& h : l.held_out_modes) {
-                        const nnergy::mode_summary* in = find(l.in_sample_modes, h.mode);
-                        if (!in) continue;
-                        result.thresholds.push_back(
-                            {h.mode,
-                             fmt::format("held-out latency ({:g}x the in-sample {:.1f}%)",
-                                         val_max_ratio, in->latency.mape),
-                             val_max_ratio * in->latency.mape, h.latency.mape});
-                        if (h.energy && in->energy)
-                            result.thresholds.push_back(
-                                {h.mode,
-                                 fmt::format("held-out energy ({:g}x the in-sample {:.1f}%)",
-                                             val_max_ratio, in->energy->mape),
-                                 val_max_ratio * in->energy->mape, h.energy->mape});
-                    }
-                result.leave_out = std::move(l);
+                nnergy::add_leave_out(result, session, vo, co,
+                                      val_leave_out == "family" ? nnergy::leave_out_unit::family
+                                                                : nnergy::leave_out_unit::model,
+                                      val_max_ratio);
             }
             const std::string bytes = val_format == "json" ? nnergy::validation_json(result)
                                       : val_format == "markdown"
@@ -1036,20 +1005,10 @@ int main(int argc, char** argv) {
             }
             nnergy::calibrate_options co;
             nnergy::validate_options& vo = co.validate;
-            vo.hardware = cal_hw;
-            vo.measurements = to_paths(cal_files);
-            for (const std::string& r : cal_runtimes) {
-                auto [mode, profile] =
-                    split_setting(r, "--runtime", "MODE=PROFILE (e.g. eager=pytorch-eager)");
-                vo.runtimes[mode] = profile;
-            }
-            vo.model_dirs = to_paths(cal_models);
-            vo.dims = parse_model_dims(cal_dims);
-            vo.collect.energy_domains = cal_domains;
-            vo.collect.duplicate_tolerance = cal_tolerance / 100;
+            vo = measured_options(g, cal_hw, cal_files, cal_runtimes, cal_models, cal_dims,
+                                  cal_domains, cal_tolerance);
             vo.collect.include_ops = cal_runs != "model";
             vo.collect.include_models = cal_runs != "op";
-            vo.plugin_paths = to_paths(g.plugin_paths);
             co.fit = cal_fit;
             co.fix = cal_fix;
             co.max_sweeps = cal_sweeps;

@@ -18,13 +18,6 @@
 namespace nnergy {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 /// `*` matches any run of characters; everything else itself.
 bool glob_match(std::string_view pattern, std::string_view text) {
     size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
@@ -52,10 +45,10 @@ bool matches_any(const std::vector<std::string>& patterns, std::string_view key)
 }
 
 /// Counts are discrete (tile sizes, split depths) unless they are a half-saturation constant.
-bool continuous(const config_value& v) { return v.unit != "count" || ends_with(v.name, "_half"); }
+bool continuous(const config_value& v) { return v.unit != "count" || v.name.ends_with("_half"); }
 
 bool marked_fitted(const config_values& values, const config_value& v) {
-    if (starts_with(v.source, "fitted")) return true;
+    if (v.source.starts_with("fitted")) return true;
     const config_value* p = find_value(values, v.name + "_provenance");
     return p && p->kind == NNERGY_VALUE_STRING && p->string_value == "fitted";
 }
@@ -188,11 +181,11 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         return continuous(v) && marked_fitted(values, v);
     };
     for (const config_value& v : hw) {
-        if (starts_with(v.name, "calibration.") || !wanted(v, hw)) continue;
+        if (v.name.starts_with("calibration.") || !wanted(v, hw)) continue;
         calibration_parameter p = parameter_of(v, v.name);
-        if (starts_with(v.name, "runtime."))
+        if (v.name.starts_with("runtime."))
             for (const auto& [name, values] : session.runtimes())
-                if (starts_with(v.name, "runtime." + name + ".")) p.runtime = name;
+                if (v.name.starts_with("runtime." + name + ".")) p.runtime = name;
         seen.insert(p.key);
         out.push_back(std::move(p));
     }
@@ -205,7 +198,7 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
             config_value as_key = *v;
             as_key.name = key;
             if (!(v->kind == NNERGY_VALUE_FLOAT && v->float_value > 0)) continue;
-            if (o.fit.empty() ? !starts_with(v->source, "fitted") : !matches_any(o.fit, key))
+            if (o.fit.empty() ? !v->source.starts_with("fitted") : !matches_any(o.fit, key))
                 continue;
             calibration_parameter p = parameter_of(as_key, key);
             p.runtime = name;
@@ -559,7 +552,7 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
                                 const std::string& command_line) {
     std::string base = base_ref;
     // A path is written relative to the overlay, so the two can move together.
-    if (base.find('/') != std::string::npos || ends_with(base, ".toml")) {
+    if (base.find('/') != std::string::npos || base.ends_with(".toml")) {
         std::error_code ec;
         const std::filesystem::path abs = std::filesystem::absolute(base, ec);
         const std::filesystem::path dir = std::filesystem::absolute(output, ec).parent_path();
@@ -766,6 +759,54 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
     }
     r.held_out = errors_of(std::move(held));
     return r;
+}
+
+void add_leave_out(validation_result& v, const validation_session& session,
+                   const validate_options& options, const calibrate_options& fit,
+                   leave_out_unit unit, double max_ratio) {
+    const leave_out_result lo = run_leave_out(session, fit, unit);
+    leave_out_summary l;
+    l.unit = unit == leave_out_unit::family ? "family" : "model";
+    l.groups = lo.groups;
+    for (const calibration_parameter& p : lo.parameters)
+        if (p.identified) l.parameters.push_back(p.key);
+    l.in_sample = lo.in_sample.configs;
+    l.in_sample_modes = lo.in_sample.modes;
+    l.held_out = lo.held_out.configs;
+    l.held_out_modes = lo.held_out.modes;
+    const auto find = [](const std::vector<mode_summary>& modes, const std::string& mode) {
+        const mode_summary* f = nullptr;
+        for (const mode_summary& m : modes)
+            if (m.mode == mode) f = &m;
+        return f;
+    };
+    const auto energy = [](const mode_summary* m) {
+        return m && m->energy ? std::optional<double>(m->energy->mape) : std::nullopt;
+    };
+    // The held-out errors answer to the same limits, and to the ratio.
+    for (const auto& [mode, max] : options.max_mape) {
+        const mode_summary* h = find(l.held_out_modes, mode);
+        v.thresholds.push_back({mode, "held-out latency", max,
+                                h ? std::optional<double>(h->latency.mape) : std::nullopt});
+    }
+    for (const auto& [mode, max] : options.max_energy_mape)
+        v.thresholds.push_back(
+            {mode, "held-out energy", max, energy(find(l.held_out_modes, mode))});
+    if (max_ratio > 0)
+        for (const mode_summary& h : l.held_out_modes) {
+            const mode_summary* in = find(l.in_sample_modes, h.mode);
+            if (!in) continue;
+            v.thresholds.push_back({h.mode,
+                                    fmt::format("held-out latency ({:g}x the in-sample {:.1f}%)",
+                                                max_ratio, in->latency.mape),
+                                    max_ratio * in->latency.mape, h.latency.mape});
+            if (h.energy && in->energy)
+                v.thresholds.push_back({h.mode,
+                                        fmt::format("held-out energy ({:g}x the in-sample {:.1f}%)",
+                                                    max_ratio, in->energy->mape),
+                                        max_ratio * in->energy->mape, h.energy->mape});
+        }
+    v.leave_out = std::move(l);
 }
 
 }  // namespace nnergy

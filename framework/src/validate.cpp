@@ -196,10 +196,6 @@ struct model_state {
     std::string error;  ///< why it cannot be validated
 };
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 /// A configuration ready to estimate: its model bound at its batch and partitioned.
 struct prepared_config {
     measured_config measured;
@@ -389,8 +385,8 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     auto quiet = std::make_optional<quiet_plugins>();
     for (size_t i : order) {
         const measured_config& c = measured.configs[i];
-        const bool cpu_device = c.device == "cpu" || starts_with(c.device, "cpu:");
-        const bool gpu_device = starts_with(c.device, "cuda") || starts_with(c.device, "gpu");
+        const bool cpu_device = c.device == "cpu" || c.device.starts_with("cpu:");
+        const bool gpu_device = c.device.starts_with("cuda") || c.device.starts_with("gpu");
         if ((cpu_device && v.hw_class != "cpu") || (gpu_device && v.hw_class != "gpu")) {
             skip(c, fmt::format("measured on device '{}'; the hardware is a {}", c.device,
                                 v.hw_class.empty() ? "device without a class" : v.hw_class));
@@ -517,8 +513,8 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 // shared and stays, an upper bound for fewer cores).
                 const double share = static_cast<double>(units) / s_->entry_units;
                 for (config_value& c : variants[v])
-                    if (c.kind == NNERGY_VALUE_FLOAT && c.name.rfind("compute.", 0) == 0 &&
-                        c.name.size() > 5 && c.name.compare(c.name.size() - 5, 5, ".peak") == 0) {
+                    if (c.kind == NNERGY_VALUE_FLOAT && c.name.starts_with("compute.") &&
+                        c.name.ends_with(".peak")) {
                         c.float_value *= share;
                         c.written_value *= share;
                     }

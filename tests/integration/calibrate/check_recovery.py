@@ -20,24 +20,14 @@ import subprocess
 import sys
 import tomllib
 
+from quantities import quantities
+
 
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("FAIL: %s exited %d\n%s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
     return p.stdout
-
-
-def flatten(table, prefix=""):
-    """Quantities of a TOML table by dotted key (value as written)."""
-    out = {}
-    for k, v in table.items():
-        key = prefix + k
-        if isinstance(v, dict) and "value" in v and "unit" in v:
-            out[key] = v["value"]
-        elif isinstance(v, dict):
-            out.update(flatten(v, key + "."))
-    return out
 
 
 def main():
@@ -95,8 +85,8 @@ def main():
     text = run([a.nnergy, "calibrate", a.hw, synthetic, "-o", overlay] + fit + dims)
     print(text)
 
-    truth = flatten(tomllib.load(open(a.truth, "rb")))
-    fitted = flatten(tomllib.load(open(overlay, "rb")))
+    truth = quantities(a.truth)
+    fitted = quantities(overlay)
     failures = []
     moved = [k for k in truth if not k.startswith("calibration.")]
     if not moved:

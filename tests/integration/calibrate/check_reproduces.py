@@ -10,18 +10,8 @@ import argparse
 import os
 import subprocess
 import sys
-import tomllib
 
-
-def flatten(table, prefix=""):
-    out = {}
-    for k, v in table.items():
-        key = prefix + k
-        if isinstance(v, dict) and "value" in v and "unit" in v:
-            out[key] = v["value"]
-        elif isinstance(v, dict):
-            out.update(flatten(v, key + "."))
-    return out
+from quantities import quantities
 
 
 def main():
@@ -43,8 +33,8 @@ def main():
     print(p.stdout, p.stderr)
     if p.returncode != 0:
         sys.exit("FAIL: calibrate exited %d" % p.returncode)
-    entry = flatten(tomllib.load(open(a.entry, "rb")))
-    fitted = {k: v for k, v in flatten(tomllib.load(open(overlay, "rb"))).items()
+    entry = quantities(a.entry)
+    fitted = {k: v for k, v in quantities(overlay).items()
               if not k.startswith("calibration.")}
     if not fitted:
         sys.exit("FAIL: the overlay fits no constant")

@@ -109,4 +109,11 @@ struct leave_out_result {
 leave_out_result run_leave_out(const validation_session& session, const calibrate_options& options,
                                leave_out_unit unit);
 
+/// `validate --leave-out`: runs run_leave_out and adds its summary to `v`, with the checks of
+/// the held-out errors against `options`' --max-mape and --max-energy-mape limits and, when
+/// `max_ratio` > 0, against max_ratio times each mode's in-sample MAPE.
+void add_leave_out(validation_result& v, const validation_session& session,
+                   const validate_options& options, const calibrate_options& fit,
+                   leave_out_unit unit, double max_ratio);
+
 }  // namespace nnergy

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A stand-in for `nnergy measure` with one constant-power meter, for the harness's tests.
+"""A stand-in for `nnergy measure` with one scripted meter, for the harness's tests.
 
     fake_nnergy_measure.py measure [--gpu N] [--rapl] --json FILE -- COMMAND...
 
 Runs COMMAND and writes a measurement file whose one command run has a `package-0` domain
-drawing exactly 10 W for the whole command, so the energy the harness derives per call is
-known: 10 W x the loop's length / its calls.
+with a known power: when COMMAND is a harness child (`--result FILE` among its arguments), it
+draws 10 W during the child's loop (the `loop_s` the child wrote), 1 W for the rest of its
+run, and 2 J more after a loop (as a device ramping down after heavy work); anything else draws
+1 W. The energy per call the harness derives is right only if it separates the loop from the
+rest: 10 W x the loop's length / its calls.
 """
 import json
 import subprocess
 import sys
 import time
 
-POWER_W = 10.0
+LOOP_W = 10.0
+OTHER_W = 1.0
+TAIL_J = 2.0
 
 
 def main(argv):
@@ -30,11 +35,20 @@ def main(argv):
     start = time.monotonic()
     rc = subprocess.run(command, check=False).returncode
     duration = time.monotonic() - start
+    loop_s = 0.0
+    if "--result" in command:
+        try:
+            with open(command[command.index("--result") + 1], encoding="utf-8") as f:
+                loop_s = min(float(json.load(f)["loop_s"]), duration)
+        except (OSError, ValueError, KeyError, IndexError):
+            pass
+    energy_j = LOOP_W * loop_s + OTHER_W * (duration - loop_s) + (TAIL_J if loop_s > 0 else 0)
     doc = {"schema": "nnergy.measurements/1", "machine": {"name": "fake"},
            "runs": [{"kind": "command", "name": " ".join(command), "exit_status": rc,
                      "duration_s": duration,
-                     "energy": {"package-0": {"meter": "fake", "energy_j": POWER_W * duration,
-                                              "mean_power_w": POWER_W, "window_s": duration,
+                     "energy": {"package-0": {"meter": "fake", "energy_j": energy_j,
+                                              "mean_power_w": energy_j / duration,
+                                              "window_s": duration,
                                               "method": "counter"}}}]}
     with open(out, "w", encoding="utf-8") as f:
         json.dump(doc, f)

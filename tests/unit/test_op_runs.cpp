@@ -9,14 +9,19 @@
 #include <set>
 
 namespace {
-const std::string measurements =
-    std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/measurements/cpu-build-vm-2core.json";
+const std::string measurements_dir =
+    std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/measurements/";
+const std::string measurements = measurements_dir + "cpu-build-vm-2core.json";
 }  // namespace
 
 // The harness writes the FLOPs of each op run as docs/counting.md counts them; the one-op graph
 // of the run, counted by nnergy, must give the same figure: the graph is the op that was timed.
+// Every committed pass: the build VM's CPU, the H100 and its host's Xeon.
 TEST_CASE("op-run graphs count the FLOPs the harness measured", "[op_runs]") {
-    const nnergy::measurement_file f = nnergy::read_measurements(measurements);
+    const std::string file = GENERATE(as<std::string>{}, "cpu-build-vm-2core.json",
+                                      "cpu-h100-host-xeon-16vcpu.json", "gpu-h100-sxm5.json");
+    INFO(file);
+    const nnergy::measurement_file f = nnergy::read_measurements(measurements_dir + file);
     std::map<std::string, std::pair<size_t, size_t>> per_class;  // checked, agreeing
     std::set<std::string> disagreements;
     for (const nnergy::measured_run& r : f.runs) {
@@ -39,9 +44,12 @@ TEST_CASE("op-run graphs count the FLOPs the harness measured", "[op_runs]") {
                                  ": nnergy " + std::to_string(flops) + ", harness " +
                                  std::to_string(expected));
     }
+    size_t checked_runs = 0;
+    for (const auto& [op_class, counts] : per_class) checked_runs += counts.first;
     for (const std::string& d : disagreements) UNSCOPED_INFO(d);
     CHECK(disagreements.empty());
     CHECK(per_class.size() >= 10);
+    CHECK(checked_runs >= 400);
 }
 
 TEST_CASE("op-run graphs: bad parameters name the run and the key", "[op_runs]") {

@@ -4,12 +4,19 @@
 `nnergy measure [--gpu N] [--rapl] --json FILE -- COMMAND...` runs COMMAND and writes a
 measurement file whose one run (kind "command") holds, per meter domain, the energy of the
 whole command and its `duration_s`. To get the energy of one call, the harness runs the call in
-a child process under `measure`: the child builds the op, warms it up, calls it in a loop for
-`loop_s` seconds and writes the loop's length and call count to a small result file. The
-energy outside the loop (interpreter start, imports, device initialization, exit) is charged
-at the mean power of a baseline child that starts, builds a tiny op and exits without a loop;
-what remains is the loop's energy, divided by its calls. Idle power is included, as in every
-`energy_j` of the format.
+two child processes under `measure`: each builds the op, warms it up, calls it in a loop and
+writes the loop's length and call count to a small result file; one loops for a quarter of
+`loop_s`, the other for `loop_s`. Everything outside the loops (interpreter start, imports,
+device initialization, the device's power ramping down after the loop, exit) is the same in
+both, so the difference of their energies over the difference of their calls is the energy of
+a call, and over the difference of their loop lengths the loop's mean power. The two children
+do not start in exactly the same time: the difference of their durations outside the loops is
+charged at the mean power of a baseline child that only starts, builds a tiny op and exits.
+Idle power is included, as in every `energy_j` of the format.
+
+Charging the time outside the loop at the power of a child that only starts and exits (the
+harness's first method) misses what the device draws after a heavy loop while it ramps down:
+on an H100 that put GEMM loops of 1.5 s at up to 890 W, above the 700 W limit.
 """
 import json
 import os
@@ -29,7 +36,7 @@ class EnergyMeter:
         self.log = log
         self.nnergy = nnergy
         self.reason = None       # why energy is absent, said once
-        self.baseline_w = {}     # domain -> mean power of a child without a loop
+        self.baseline_w = {}     # domain -> mean power of a child without a loop (logged)
         self.idle_w = {}         # domain -> idle power, when measure reports it
         if mode == "none":
             self.reason = "energy not requested (--energy none)"
@@ -99,25 +106,38 @@ class EnergyMeter:
         self.log("energy: nnergy measure, domains " + ", ".join(
             f"{d} (start-up {w:.1f} W)" for d, w in self.baseline_w.items()))
 
+    SHORT_FRACTION = 0.25  # the short child's loop, as a fraction of loop_s
+
     def measure(self, case):
         """(energy block, note) for one case, or (None, reason) when it could not be taken."""
         if not self.available:
             return None, self.reason
         try:
-            run, child, _ = self._run_child(case, self.loop_s)
+            short_run, short, _ = self._run_child(case, self.loop_s * self.SHORT_FRACTION)
+            long_run, long, _ = self._run_child(case, self.loop_s)
         except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
             return None, f"energy run failed: {e}"
-        duration = run.get("duration_s") or 0
-        loop_s, iters = child["loop_s"], child["iters"]
+        calls = long["iters"] - short["iters"]
+        loop_s = long["loop_s"] - short["loop_s"]
+        if calls <= 0 or loop_s <= 0:
+            return None, (f"energy run: the long loop ({long['iters']} calls, "
+                          f"{long['loop_s']:.3f} s) was not longer than the short one "
+                          f"({short['iters']} calls, {short['loop_s']:.3f} s)")
         block = {}
-        for domain, e in (run.get("energy") or {}).items():
-            if not isinstance(e, dict) or e.get("energy_j") is None:
+        for domain, e in (long_run.get("energy") or {}).items():
+            e_short = (short_run.get("energy") or {}).get(domain)
+            if not isinstance(e, dict) or e.get("energy_j") is None \
+                    or not isinstance(e_short, dict) or e_short.get("energy_j") is None:
                 continue
-            outside = max(0.0, duration - loop_s) * self.baseline_w.get(domain, 0.0)
-            loop_j = e["energy_j"] - outside
+            # What the children spent outside their loops cancels but for their difference in
+            # start-up time, charged at start-up power.
+            outside_s = (long_run.get("duration_s", 0) - long["loop_s"]) \
+                - (short_run.get("duration_s", 0) - short["loop_s"])
+            loop_j = e["energy_j"] - e_short["energy_j"] \
+                - outside_s * self.baseline_w.get(domain, 0.0)
             if loop_j <= 0:
                 continue
-            entry = {"meter": e.get("meter", "unknown"), "energy_j": loop_j / iters,
+            entry = {"meter": e.get("meter", "unknown"), "energy_j": loop_j / calls,
                      "mean_power_w": loop_j / loop_s, "window_s": loop_s}
             if e.get("method") in ("counter", "sampled"):
                 entry["method"] = e["method"]
@@ -126,8 +146,10 @@ class EnergyMeter:
             block[domain] = entry
         if not block:
             return None, "energy run gave no usable domain"
-        note = (f"energy: nnergy measure over a child process calling this op for {loop_s:.2f} s "
-                f"({iters} calls, {1e3 * loop_s / iters:.4g} ms per call); the child's "
-                f"{max(0.0, duration - loop_s):.2f} s outside the loop are charged at the mean "
-                "power of a child that only starts and exits, and subtracted")
+        note = (f"energy: nnergy measure over two child processes calling this op in a loop, "
+                f"for {long['loop_s']:.2f} s ({long['iters']} calls) and {short['loop_s']:.2f} s "
+                f"({short['iters']} calls); the difference of their energies over the "
+                f"{calls} calls between them ({1e3 * loop_s / calls:.4g} ms per call), so what "
+                "each child spends outside its loop cancels (their difference in start-up time "
+                "is charged at the power of a child that only starts and exits)")
         return block, note

@@ -512,3 +512,25 @@ def quick_plan(device, threads_list, classes, sdpa):
     add("dispatch", "conv2d", "dispatch", {"op": "conv2d"})
     add("dispatch", "view", "dispatch", {"op": "view"})
     return cases
+
+
+def spread(cases):
+    """The same cases reordered so that any prefix samples every class evenly: classes take
+    turns, and each class's runs are visited in a low-discrepancy order (golden-ratio stride)
+    across its shapes, batches and precisions. A pass cut short by --max-minutes then holds
+    some runs of every class instead of all of the first few classes."""
+    golden = 0.6180339887498949
+    by_class = {}
+    for c in cases:
+        by_class.setdefault(c["op_class"], []).append(c)
+    queues = []
+    for runs in by_class.values():
+        order = sorted(range(len(runs)), key=lambda i: (i * golden) % 1.0)
+        queues.append([runs[i] for i in order])
+    out = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+

@@ -60,6 +60,9 @@ def parse_args(argv):
                    help="multiplies every run's timed-loop budget (default 1)")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop measuring after this long and write what was measured")
+    p.add_argument("--spread", action="store_true",
+                   help="interleave the classes and spread each one's shapes, so that a pass "
+                        "cut short by --max-minutes samples every class")
     p.add_argument("--list", action="store_true",
                    help="print the plan (runs per class) and exit without measuring")
     p.add_argument("-o", "--output", help="measurement file to write")
@@ -239,6 +242,8 @@ def main(argv):
         cases = plan.cpu_plan(threads, classes, sdpa, args.main_threads)
     else:
         cases = plan.gpu_plan(classes, sdpa)
+    if args.spread:
+        cases = plan.spread(cases)
 
     if args.list:
         by_class = {}

@@ -149,14 +149,14 @@ std::vector<mode_summary> summarize(const std::vector<validated_config>& configs
         ++s.count;
         sum += std::fabs(pct);
     };
+    std::map<std::string, std::set<std::string>> runtimes_of;
     for (size_t i = 0; i < configs.size(); ++i) {
         const validated_config& c = configs[i];
         const std::string mode = summary_mode(c.measured);
         mode_summary& m = by_mode[mode];
-        if (m.mode.empty()) {
-            m.mode = mode;
-            m.runtime = c.runtime;
-        }
+        if (m.mode.empty()) m.mode = mode;
+        // Op runs of one mode may take two variants of its profile (fp32 math): named both.
+        runtimes_of[mode].insert(c.runtime);
         add(m.latency, latency_sum[m.mode], i, c.latency_error());
         if (const std::optional<double> e = c.energy_error()) {
             if (!m.energy) m.energy = error_summary{};
@@ -165,6 +165,8 @@ std::vector<mode_summary> summarize(const std::vector<validated_config>& configs
     }
     std::vector<mode_summary> out;
     for (auto& [mode, m] : by_mode) {
+        for (const std::string& r : runtimes_of[mode])
+            m.runtime += (m.runtime.empty() ? "" : ", ") + r;
         m.latency.mape = latency_sum[mode] / static_cast<double>(m.latency.count);
         if (m.energy) m.energy->mape = energy_sum[mode] / static_cast<double>(m.energy->count);
         out.push_back(std::move(m));
@@ -182,7 +184,9 @@ namespace {
 
 /// A runtime profile with its plan, and the worker that partitions under it.
 struct runtime_state {
-    std::string name;
+    std::string id;     ///< the session's key: the profile, or a variant of it
+    std::string name;   ///< the profile's own name (runtime.<name>.* hardware keys)
+    std::string label;  ///< what reports call it: the name, and a variant's difference
     std::filesystem::path file;
     config_values values;
     std::unique_ptr<evaluation_plan> plan;
@@ -296,6 +300,7 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     for (const auto& [mode, profile] : profile_of) {
         if (runtimes.count(profile)) continue;
         runtime_state& rt = runtimes[profile];
+        rt.id = profile;
         rt.name = profile;
         if (profile != "none") {
             rt.file = resolve_runtime(profile, spec.base_dir, {"--runtime", 0});
@@ -306,6 +311,36 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             plan_for_runtime(reg, spec, rt.values, profile, rt.file, "default pipeline"));
         rt.worker = std::make_unique<evaluation_worker>(*rt.plan);
     }
+
+    // The harness's fp32 op runs turn TF32 off for convolutions and matrix products alike
+    // (docs/microbench.md), where a model's fp32 keeps its runtime's math (PyTorch lets cuDNN
+    // use TF32): such runs take a variant of their profile with every math mode float32.
+    const auto runtime_for = [&](const measured_config& c,
+                                 const std::string& profile) -> runtime_state& {
+        runtime_state& rt = runtimes.at(profile);
+        if (c.kind != "op" || c.precision != "fp32") return rt;
+        bool tf32 = false;
+        for (const config_value& x : rt.values)
+            tf32 |= x.name.starts_with("math.") && x.string_value == "tfloat32";
+        if (!tf32) return rt;
+        const std::string strict_name = profile + " (fp32 math)";
+        auto [it, added] = runtimes.try_emplace(strict_name);
+        runtime_state& strict = it->second;
+        if (added) {
+            strict.id = strict_name;
+            strict.name = rt.name;
+            strict.label = rt.name + " (fp32 math)";
+            strict.file = rt.file;
+            strict.values = rt.values;
+            for (config_value& x : strict.values)
+                if (x.name.starts_with("math.") && x.string_value == "tfloat32")
+                    x.string_value = "float32";
+            strict.plan = std::make_unique<evaluation_plan>(plan_for_runtime(
+                reg, spec, strict.values, profile, strict.file, "default pipeline"));
+            strict.worker = std::make_unique<evaluation_worker>(*strict.plan);
+        }
+        return strict;
+    };
 
     std::map<std::string, model_state>& models = s_->models;
     const auto model = [&](const measured_config& c) -> model_state& {
@@ -409,8 +444,8 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             skip(c, m.error);
             continue;
         }
-        runtime_state& rt = runtimes.at(profile->second);
-        const auto this_key = std::make_tuple(c.model, profile->second, c.batch);
+        runtime_state& rt = runtime_for(c, profile->second);
+        const auto this_key = std::make_tuple(c.model, rt.id, c.batch);
         if (!bound || this_key != bound_key || !bound_error.empty()) {
             bound_key = this_key;
             bound.reset();
@@ -542,7 +577,7 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         }
         validated_config r;
         r.measured = c.measured;
-        r.runtime = c.runtime->name;
+        r.runtime = c.runtime->label.empty() ? c.runtime->name : c.runtime->label;
         r.predicted_latency_s = t.latency_s ? *t.latency_s : std::nan("");
         r.predicted_energy_j = t.energy_j;
         out.push_back(std::move(r));

@@ -67,14 +67,17 @@ class EnergyMeter:
             return ["--gpu", index]
         return ["--rapl"]
 
-    def _run_child(self, case, loop_s):
+    def _run_child(self, case, loop_s, idle=False):
         """Runs one case under `nnergy measure`; returns (measure's run, child result, idle)."""
         with tempfile.TemporaryDirectory(prefix="nnergy-microbench-") as tmp:
             measured = os.path.join(tmp, "measure.json")
             result = os.path.join(tmp, "child.json")
             child = [sys.executable, RUN_PY, "--device", self.device, "--single",
                      json.dumps(case), "--loop-s", str(loop_s), "--result", result]
-            cmd = [self.nnergy, "measure", *self._meter_flags(), "--json", measured, "--", *child]
+            # Only the baseline child measures the idle power first (half a second each).
+            idle_flags = [] if idle else ["--idle-ms", "0"]
+            cmd = [self.nnergy, "measure", *self._meter_flags(), *idle_flags, "--json", measured,
+                   "--", *child]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
             if r.returncode != 0 or not os.path.exists(measured) or not os.path.exists(result):
                 raise RuntimeError(f"nnergy measure exited {r.returncode}: "
@@ -91,7 +94,7 @@ class EnergyMeter:
 
     def _calibrate(self):
         try:
-            run, _, idle = self._run_child(BASELINE_CASE, 0.0)
+            run, _, idle = self._run_child(BASELINE_CASE, 0.0, idle=True)
         except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
             self.reason = f"the baseline measurement failed: {e}"
             return

@@ -113,8 +113,12 @@ def main(argv):
         return rewrite(vi, [2, 1, 2], first_dim_symbolic)
 
     graph_input, graph_output = 11, 12
-    model = rewrite(model, [7, graph_input], value_info)
-    model = rewrite(model, [7, graph_output], value_info)
+    try:
+        model = rewrite(model, [7, graph_input], value_info)
+        model = rewrite(model, [7, graph_output], value_info)
+    except (ValueError, IndexError) as e:
+        sys.exit(f"onnx_symbolic_batch: {args.input}: not a readable ONNX model "
+                 f"(protobuf: {e or 'truncated'})")
     if not changed:
         sys.exit(f"onnx_symbolic_batch: {args.input}: no graph input or output rewritten")
     with open(args.output, "wb") as f:

@@ -169,6 +169,8 @@ public:
     /// Estimates of configurations `only` (indices below size(); all when null), in that order,
     /// on hardware values `hardware`. A configuration no estimator gave a latency has a NaN
     /// predicted_latency_s. Throws nnergy::error naming the configuration a plugin failed on.
+    /// Not for two threads at once: it is const to its callers, but each call recreates the
+    /// session's evaluation workers' plugins for the hardware it is given.
     std::vector<validated_config> predict(const config_values& hardware,
                                           const std::vector<size_t>* only = nullptr) const;
 

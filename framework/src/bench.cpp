@@ -109,10 +109,10 @@ graph synthetic_graph(size_t target_nodes) {
     return g;
 }
 
-std::filesystem::path find_config(const std::string& rel) {
-    for (const auto& dir : config_dirs())
-        if (std::filesystem::is_regular_file(dir / rel)) return dir / rel;
-    throw error(fmt::format("bench: cannot find configs/{}", rel));
+std::filesystem::path need_config(const std::string& rel) {
+    std::filesystem::path p = find_config(rel);
+    if (p.empty()) throw error(fmt::format("bench: cannot find configs/{}", rel));
+    return p;
 }
 
 const component_entry& need(const registry& reg, nnergy_component_kind kind, const char* name) {
@@ -141,7 +141,7 @@ struct default_components {
           memory(need(reg, NNERGY_KIND_ESTIMATOR, "nnergy.estimator.memory")) {
         rules.name = "rules";
         rules.kind = NNERGY_VALUE_STRING;
-        rules.string_value = find_config("fusion/default.toml").string();
+        rules.string_value = need_config("fusion/default.toml").string();
     }
 };
 
@@ -160,7 +160,7 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
     const auto& fe_entry = need(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph");
     const default_components c(reg);
 
-    config_values hw = read_hardware_file(find_config("hardware/h100-sxm5.toml"));
+    config_values hw = read_hardware_file(need_config("hardware/h100-sxm5.toml"));
 
     component_instance frontend(fe_entry, {});
     component_instance partitioner(c.partitioner, {c.rules});

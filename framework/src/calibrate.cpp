@@ -74,15 +74,8 @@ config_values template_candidates(const validation_session& session) {
     config_values out;
     const std::string& hw_class = session.header().hw_class;
     if (hw_class.empty()) return out;
-    std::filesystem::path file;
-    for (const auto& dir : config_dirs()) {
-        std::error_code ec;
-        const std::filesystem::path f = dir / "calibration" / (hw_class + ".toml");
-        if (std::filesystem::is_regular_file(f, ec)) {
-            file = f;
-            break;
-        }
-    }
+    const std::filesystem::path file =
+        find_config(std::filesystem::path("calibration") / (hw_class + ".toml"));
     if (file.empty()) return out;
     const config_values tpl = read_calibration_template(file);
     const config_value* section = find_value(tpl, "section");

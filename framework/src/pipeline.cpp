@@ -475,10 +475,18 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
 }
 
 std::filesystem::path default_fusion_rules() {
-    for (const auto& dir : config_dirs())
-        if (std::filesystem::is_regular_file(dir / "fusion" / "default.toml"))
-            return dir / "fusion" / "default.toml";
-    throw error("cannot find the bundled fusion rules (configs/fusion/default.toml)");
+    std::filesystem::path p = find_config("fusion/default.toml");
+    if (p.empty())
+        throw error("cannot find the bundled fusion rules (configs/fusion/default.toml)");
+    return p;
+}
+
+std::filesystem::path find_config(const std::filesystem::path& relative) {
+    for (const auto& dir : config_dirs()) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(dir / relative, ec)) return dir / relative;
+    }
+    return {};
 }
 
 std::vector<std::filesystem::path> config_dirs() {

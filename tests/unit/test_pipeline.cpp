@@ -116,3 +116,12 @@ TEST_CASE("a pipeline's reporter may be named by format or by its output", "[pip
                Catch::Contains("reporter_no_format.toml:16") &&
                    Catch::Contains("[[reporter]] needs 'plugin'") && Catch::Contains("html"));
 }
+
+TEST_CASE("bundled configs are found by their path under configs/", "[pipeline]") {
+    const std::filesystem::path rules = nnergy::find_config("fusion/default.toml");
+    REQUIRE_FALSE(rules.empty());
+    CHECK(std::filesystem::is_regular_file(rules));
+    CHECK(rules.filename() == "default.toml");
+    CHECK(nnergy::find_config("calibration/gpu.toml").parent_path().filename() == "calibration");
+    CHECK(nnergy::find_config("fusion/no-such-rules.toml").empty());
+}

@@ -109,6 +109,10 @@ std::string reporter_component(std::string_view format, std::string_view output)
 /// installed share directory and the source tree's configs/ when run from a build tree.
 std::vector<std::filesystem::path> config_dirs();
 
+/// The first bundled config file at `relative` ("fusion/default.toml") in config_dirs(), or an
+/// empty path when none has it.
+std::filesystem::path find_config(const std::filesystem::path& relative);
+
 /// Resolves a hardware reference: a path (relative to base_dir) or a catalog name looked up in
 /// configs/hardware/<name>.toml. Throws listing the catalog when the name is unknown.
 std::filesystem::path resolve_hardware(const std::string& ref,

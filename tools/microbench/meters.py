@@ -8,10 +8,12 @@ two child processes under `measure`: each builds the op, warms it up, calls it i
 writes the loop's length and call count to a small result file; one loops for a quarter of
 `loop_s`, the other for `loop_s`. Everything outside the loops (interpreter start, imports,
 device initialization, the device's power ramping down after the loop, exit) is the same in
-both, so the difference of their energies over the difference of their calls is the energy of
-a call, and over the difference of their loop lengths the loop's mean power. The two children
-do not start in exactly the same time: the difference of their durations outside the loops is
-charged at the mean power of a baseline child that only starts, builds a tiny op and exits.
+both, so the difference of their energies over the difference of their loop lengths is the
+loop's mean power, and that times the long loop's time per call is the energy of a call (the
+long loop's own rate: on a shared machine the two loops need not run equally fast). The two
+children do not start in exactly the same time: the difference of their durations outside the
+loops is charged at the mean power of a baseline child that only starts, builds a tiny op and
+exits.
 Idle power is included, as in every `energy_j` of the format.
 
 Charging the time outside the loop at the power of a child that only starts and exits (the
@@ -120,12 +122,13 @@ class EnergyMeter:
             long_run, long, _ = self._run_child(case, self.loop_s)
         except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
             return None, f"energy run failed: {e}"
-        calls = long["iters"] - short["iters"]
+        # The loops' power comes from the difference; a call's share of it from the long loop's
+        # own rate (on a shared machine the two loops need not run at the same rate).
         loop_s = long["loop_s"] - short["loop_s"]
-        if calls <= 0 or loop_s <= 0:
-            return None, (f"energy run: the long loop ({long['iters']} calls, "
-                          f"{long['loop_s']:.3f} s) was not longer than the short one "
-                          f"({short['iters']} calls, {short['loop_s']:.3f} s)")
+        if loop_s <= 0 or long["iters"] <= 0:
+            return None, (f"energy run: the long loop ({long['loop_s']:.3f} s) was not longer "
+                          f"than the short one ({short['loop_s']:.3f} s)")
+        per_call_s = long["loop_s"] / long["iters"]
         block = {}
         for domain, e in (long_run.get("energy") or {}).items():
             e_short = (short_run.get("energy") or {}).get(domain)
@@ -140,8 +143,9 @@ class EnergyMeter:
                 - outside_s * self.baseline_w.get(domain, 0.0)
             if loop_j <= 0:
                 continue
-            entry = {"meter": e.get("meter", "unknown"), "energy_j": loop_j / calls,
-                     "mean_power_w": loop_j / loop_s, "window_s": loop_s}
+            power_w = loop_j / loop_s
+            entry = {"meter": e.get("meter", "unknown"), "energy_j": power_w * per_call_s,
+                     "mean_power_w": power_w, "window_s": loop_s}
             if e.get("method") in ("counter", "sampled"):
                 entry["method"] = e["method"]
             if domain in self.idle_w:
@@ -152,7 +156,8 @@ class EnergyMeter:
         note = (f"energy: nnergy measure over two child processes calling this op in a loop, "
                 f"for {long['loop_s']:.2f} s ({long['iters']} calls) and {short['loop_s']:.2f} s "
                 f"({short['iters']} calls); the difference of their energies over the "
-                f"{calls} calls between them ({1e3 * loop_s / calls:.4g} ms per call), so what "
-                "each child spends outside its loop cancels (their difference in start-up time "
-                "is charged at the power of a child that only starts and exits)")
+                f"{loop_s:.2f} s between the loops is the loop's power, so what each child "
+                "spends outside its loop cancels (their difference in start-up time is charged "
+                "at the power of a child that only starts and exits), times the long loop's "
+                f"{1e3 * per_call_s:.4g} ms per call")
         return block, note

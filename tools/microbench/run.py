@@ -354,6 +354,9 @@ def main(argv):
         with open(args.hardware_entry, "w", encoding="utf-8") as f:
             f.write(text)
         log(f"wrote {args.hardware_entry}: a starting entry for this machine")
+        if "NOT a DRAM rate" in text:
+            log("warning: no streaming run of the pass exceeded the last-level cache: the "
+                "entry's memory.dram.bandwidth is a cache rate, marked so in its source")
     log(f"wrote {args.output}: {len(doc['runs'])} runs in {elapsed:.1f} s "
         f"({elapsed / 60:.1f} min){', ' + str(len(skipped)) + ' skipped' if skipped else ''}")
     return 1 if "interrupted" in env and not args.max_minutes else 0

@@ -307,6 +307,7 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             rt.values = read_runtime_file(rt.file);
             if (const config_value* n = find_value(rt.values, "name")) rt.name = n->string_value;
         }
+        rt.label = rt.name;
         rt.plan = std::make_unique<evaluation_plan>(
             plan_for_runtime(reg, spec, rt.values, profile, rt.file, "default pipeline"));
         rt.worker = std::make_unique<evaluation_worker>(*rt.plan);
@@ -577,7 +578,7 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         }
         validated_config r;
         r.measured = c.measured;
-        r.runtime = c.runtime->label.empty() ? c.runtime->name : c.runtime->label;
+        r.runtime = c.runtime->label;
         r.predicted_latency_s = t.latency_s ? *t.latency_s : std::nan("");
         r.predicted_energy_j = t.energy_j;
         out.push_back(std::move(r));

@@ -38,7 +38,7 @@ class EnergyMeter:
         self.log = log
         self.nnergy = nnergy
         self.reason = None       # why energy is absent, said once
-        self.baseline_w = {}     # domain -> mean power of a child without a loop (logged)
+        self.baseline_w = {}     # domain -> start-up power: a child that loops not at all
         self.idle_w = {}         # domain -> idle power, when measure reports it
         if mode == "none":
             self.reason = "energy not requested (--energy none)"

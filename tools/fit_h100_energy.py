@@ -1,25 +1,32 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Fits the H100's energy coefficients ([energy] of configs/hardware/h100-sxm5.toml) to the
-microbenchmarks of the shared H100 validation set (micro.json), never to model measurements.
+"""Fits the H100's energy coefficients ([energy] of configs/hardware/h100-sxm5.toml) to
+micro-benchmarks, never to model measurements: the GEMM and streaming-add calls of the shared
+H100 validation set (micro.json) and the single-op calls of the microbench harness's energy pass
+on the same GPU (tests/data/measurements/gpu-h100-sxm5-energy.json: convolutions of every kind,
+GEMMs, attention, normalization, pooling, elementwise at batch 64).
 
 The physics is the energy estimator's (plugins/estimators/energy/energy_model.hpp):
   E(call) = P_idle x period + P_active x busy share x kernel time + sum(count(event) x pJ(event))
 with the events, kernel time and busy share of SMs exactly as the GPU architecture maps the call
-(each call is analyzed by the nnergy binary as a one-node graph): FLOPs per unit and precision
-(CUDA-core fp32, TF32/fp16/bf16 tensor cores), bytes through L2, bytes from HBM. `period` is the
-time one call occupies in the measured loop (energy per call / power); kernels shorter than it
-leave the GPU idle for the rest. Which level the bytes come from
-follows the L2's capacity (50 MB): a streaming add or GEMM whose operands fit stays in L2 across
-the loop's calls, one that does not streams from HBM. That is what separates the two levels:
-L2-resident calls price L2 bytes, larger ones L2 plus HBM bytes.
+(each call is analyzed by the nnergy binary as the graph `nnergy validate` prices it with):
+FLOPs per unit and precision (CUDA-core fp32, TF32/fp16/bf16 tensor cores), bytes through L2,
+bytes from HBM. `period` is the time one call occupies in the measured loop (energy per call /
+power); kernels shorter than it leave the GPU idle for the rest. Which level the bytes come from
+follows the L2's capacity (50 MB): a call whose operands fit stays in L2 across the loop's
+calls, one that does not streams from HBM.
 
-A non-negative least-squares fit on relative error. Coefficients the data cannot identify (no
-benchmark exercises them) are not fitted: the file states their basis as "scaled" or
-"theoretical". Leave-one-out: each benchmark is refitted without it and predicted, so a fit that
-only matches its own points shows.
+The kernel time is the architecture's, not the measured one, because the estimator charges busy
+power over its own time: the fit finds the coefficients that make the estimator's energy right.
 
-usage: tools/fit_h100_energy.py [--validation DIR] [--nnergy BIN] [--check|--write TOML]
+A non-negative least-squares fit on relative error. Coefficients the data cannot identify are
+not fitted: the file states their basis as "scaled" or "theoretical". L2 bytes are one of them:
+the busy SMs that move them absorb their energy (a free fit puts L2 at 0 pJ/B), so L2 is priced
+from first principles and taken off each call before the fit. Leave-one-out: each call is
+refitted without it and predicted, so a fit that only matches its own points shows.
+
+usage: tools/fit_h100_energy.py [--validation DIR] [--op-runs FILE] [--nnergy BIN]
+                                [--check|--write TOML]
 """
 import argparse
 import difflib
@@ -33,13 +40,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 L2_BYTES = 50e6  # [WP] H100 SXM5 L2 cache size 50 MB
 
 FITTED = ["static", "busy", "clocked_idle", "cuda_core.float32", "tensor_core.tfloat32", "tensor_core.float16",
-          "tensor_core.bfloat16", "l2", "dram_extra"]
+          "tensor_core.bfloat16", "dram_extra"]
 
 # Events the micro benchmarks cannot separate from the fitted ones: priced from first
 # principles (docs/hardware.md, "Energy"), their energy is taken off each call before the fit.
 # Horowitz, "Computing's energy problem", ISSCC 2014: a 64-bit read of an 8 KB SRAM costs 10 pJ
 # at 45 nm (1.25 pJ/B); scaled to TSMC 4N by 0.2 (feature size and supply voltage).
 THEORETICAL = {
+    # The data cannot tell L2 traffic from the busy SMs that move it (a free fit puts it at 0).
+    "l2": (6.5e-12, "pJ/B", 1e12,
+           "theoretical: Horowitz ISSCC 2014, 1 MB SRAM 64-bit read 100 pJ at 45 nm = 12.5 pJ/B, "
+           "x 0.2 for TSMC 4N = 2.5 pJ/B for the L2 slice, plus 4 pJ/B for the crossbar to the SMs "
+           "(on-chip wire about 0.1 pJ/bit/mm at 45 nm over about 10 mm, x 0.5 as wires scale "
+           "less than logic)"),
     "shared": (0.25e-12, "pJ/B", 1e12,
                "theoretical: Horowitz ISSCC 2014, 8 KB SRAM 64-bit read 10 pJ at 45 nm = 1.25 "
                "pJ/B, x 0.2 for TSMC 4N (feature size and supply voltage)"),
@@ -127,19 +140,80 @@ def samples(validation, nnergy, hardware):
         period = call["energy_j"] / call["power_w"]  # the call's share of the measured loop
         busy_time = min(latency, period)
         x = {"static": period, "busy": busy_time * share, "clocked_idle": busy_time * (1 - share)}
-        for (category, event), count in events.items():
-            if category == "compute":
-                # 16-bit CUDA-core work is priced at half the fp32 energy (the file says so).
-                if event in ("cuda_core.float16", "cuda_core.bfloat16"):
-                    x["cuda_core.float32"] = x.get("cuda_core.float32", 0) + count / 2
-                else:
-                    x[event] = x.get(event, 0) + count
-        moved = events.get(("memory", "l2"), 0.0)
-        x["l2"] = moved
-        if moved > L2_BYTES:
-            x["dram_extra"] = moved
+        add_events(x, events)
         out.append((name, x, call["energy_j"] - theoretical_energy(events), call["energy_j"]))
     return out
+
+
+def op_run_samples(op_runs, nnergy, hardware):
+    """(name, fitted features, energy left for them, measured energy) per op run with energy
+    (the microbench harness's energy pass, docs/microbench.md). Each run's graph is the one
+    `nnergy validate --ops` prices it with, analyzed at the run's precision; the events are the
+    GPU architecture's, and so is the kernels' time (capped at the call's period: its energy
+    over the loop's power), as for the micro-benchmark calls."""
+    runs = json.load(open(op_runs))["runs"]
+    out = []
+    with tempfile.TemporaryDirectory() as workdir:
+        graphs = os.path.join(workdir, "graphs")
+        subprocess.run([nnergy, "--quiet", "validate", "--hw", hardware, "--ops", op_runs,
+                        "--write-graphs", graphs, "--format", "json", "-o",
+                        os.path.join(workdir, "validate.json")], check=True)
+        stem = os.path.splitext(os.path.basename(op_runs))[0]
+        for index, run in enumerate(runs):
+            energy = [e for e in (run.get("energy") or {}).values()
+                      if isinstance(e, dict) and e.get("energy_j") and e.get("mean_power_w")]
+            if run.get("kind") != "op" or not energy:
+                continue
+            graph = os.path.join(graphs, "%s-run-%d.json" % (stem, index))
+            if not os.path.exists(graph):
+                sys.exit("%s: run %d has no graph from nnergy validate --ops" % (op_runs, index))
+            report = graph + ".report.json"
+            subprocess.run([nnergy, "--quiet", "analyze", graph, "--hw", hardware, "--precision",
+                            run["precision"], "--runtime",
+                            os.path.join(ROOT, "configs/runtimes/pytorch-eager.toml"),
+                            "--format", "json", "-o", report], check=True)
+            kernels = [k for k in json.load(open(report))["runs"][0]["kernels"]
+                       if k["mapping"].get("unit") != "none"]
+            measured = sum(e["energy_j"] for e in energy)
+            period = sum(e["energy_j"] / e["mean_power_w"] for e in energy) / len(energy)
+            modeled = sum(k["metrics"].get("latency_unthrottled_s", k["metrics"]["latency_s"])
+                          for k in kernels) or 1.0
+            busy_time = min(modeled, period)
+            x = {"static": period, "busy": 0.0, "clocked_idle": 0.0}
+            events = {}
+            for k in kernels:
+                m = k["mapping"]
+                t = busy_time * k["metrics"].get("latency_unthrottled_s",
+                                                 k["metrics"]["latency_s"]) / modeled
+                share = m["units_allocated"] / m["units_available"]
+                x["busy"] += t * share
+                x["clocked_idle"] += t * (1 - share)
+                for e in m.get("events", []):
+                    key = (e["category"], e["event"])
+                    events[key] = events.get(key, 0.0) + e["count"]
+            add_events(x, events)
+            name = "%s %s %s b%d" % (run["op_class"], run["params"].get("source", run["name"]),
+                                     run["precision"], run["batch"])
+            out.append((name, x, measured - theoretical_energy(events), measured))
+    return out
+
+
+def add_events(x, events):
+    """The fitted event features of one call: FLOPs per unit and precision, bytes through L2,
+    and the same bytes again from HBM when they exceed the L2."""
+    for (category, event), count in events.items():
+        if category == "compute":
+            # 16-bit CUDA-core work is priced at half the fp32 energy (the file says so).
+            if event in ("cuda_core.float16", "cuda_core.bfloat16"):
+                x["cuda_core.float32"] = x.get("cuda_core.float32", 0) + count / 2
+            elif event == "cuda_core.tfloat32":
+                x["cuda_core.float32"] = x.get("cuda_core.float32", 0) + count
+            else:
+                x[event] = x.get(event, 0) + count
+    moved = events.get(("memory", "l2"), 0.0)
+    x["l2"] = moved
+    if moved > L2_BYTES:
+        x["dram_extra"] = moved
 
 
 def solve(m, b):
@@ -183,11 +257,14 @@ def gating(coef):
     return min(1.0, max(0.0, 1 - coef["clocked_idle"] / coef["busy"]))
 
 
-def table(coef, rows, loo_mape, mape):
+def table(coef, micro_calls, op_calls, loo_mape, mape):
     pj = 1e12
-    n = len(rows)
-    fit = "fitted: tools/fit_h100_energy.py to shared validation h100 micro.json (%d GEMM and " \
-          "streaming-add calls, in-sample %.1f%%, leave-one-out %.1f%%)" % (n, mape, loo_mape)
+    data = "%d GEMM and streaming-add calls of shared validation h100 micro.json" % micro_calls
+    if op_calls:
+        data += " and %d single-op calls of tests/data/measurements/gpu-h100-sxm5-energy.json" \
+            % op_calls
+    fit = "fitted: tools/fit_h100_energy.py to %s (in-sample %.1f%%, leave-one-out %.1f%%)" \
+        % (data, mape, loo_mape)
     lines = [
         "[energy]",
         "# Regenerate with tools/fit_h100_energy.py --write (a test checks it). Events are the GPU",
@@ -252,12 +329,8 @@ def table(coef, rows, loo_mape, mape):
     ] + [
         '%s = { value = %s, unit = "%s", source = "%s" }\n%s_provenance = "theoretical"'
         % (k, "%.2f" % (THEORETICAL[k][0] * THEORETICAL[k][2]), THEORETICAL[k][1],
-           THEORETICAL[k][3], k) for k in ("shared", "register_file")
+           THEORETICAL[k][3], k) for k in ("shared", "register_file", "l2")
     ] + [
-        'l2 = { value = %.2f, unit = "pJ/B", source = "%s: a byte between L2 and the SMs and '
-        'back, with the SM work that moves it (calls whose operands fit in the 50 MB L2)" }'
-        % (coef["l2"] * pj, fit),
-        'l2_provenance = "fitted"',
         'dram = { value = %.2f, unit = "pJ/B", source = "%s: a byte from HBM3 on top of its L2 '
         'path (calls whose operands exceed the L2)" }' % (coef["dram_extra"] * pj, fit),
         'dram_provenance = "fitted"',
@@ -278,6 +351,10 @@ def main():
     ap.add_argument("--validation", default=os.path.join(ROOT, "tests/data/validation/h100"))
     ap.add_argument("--nnergy", default=os.path.join(ROOT, "build/bin/nnergy"),
                     help="the nnergy binary whose GPU architecture maps each benchmark call")
+    ap.add_argument("--op-runs",
+                    default=os.path.join(ROOT, "tests/data/measurements/gpu-h100-sxm5-energy.json"),
+                    help="a measurement file of the microbench harness's energy pass on the "
+                         "H100: its op runs with energy join the fit ('none': micro.json alone)")
     action = ap.add_mutually_exclusive_group()
     action.add_argument("--check", metavar="TOML")
     action.add_argument("--write", metavar="TOML")
@@ -285,6 +362,9 @@ def main():
 
     hardware = args.check or args.write or os.path.join(ROOT, "configs/hardware/h100-sxm5.toml")
     rows = samples(args.validation, args.nnergy, hardware)
+    micro_calls = len(rows)
+    if args.op_runs != "none":
+        rows += op_run_samples(args.op_runs, args.nnergy, hardware)
     coef = nnls(rows, FITTED)
     # Errors are relative to the measured energy of the call (theoretical events included).
     errors = [(predict(coef, x) - y) / total for _, x, y, total in rows]
@@ -301,7 +381,7 @@ def main():
               (name, total, 100 * e, 100 * l), file=report)
     print("energy fit: in-sample MAPE %.1f%%, leave-one-out MAPE %.1f%% over %d calls" %
           (mape, loo_mape, len(rows)), file=report)
-    text = table(coef, rows, loo_mape, mape)
+    text = table(coef, micro_calls, len(rows) - micro_calls, loo_mape, mape)
     if not (args.check or args.write):
         sys.stdout.write(text)
         return 0

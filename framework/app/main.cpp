@@ -518,6 +518,7 @@ int main(int argc, char** argv) {
     std::string val_hw, val_format = "text", val_output = "-", val_leave_out;
     std::vector<std::string> val_fit, val_fix;
     bool val_ops = false;
+    std::string val_graphs_dir;
     double val_tolerance = 5, val_max_ratio = 0;
     validate
         ->add_option("files", val_files,
@@ -554,6 +555,10 @@ int main(int argc, char** argv) {
     validate->add_flag("--ops", val_ops,
                        "Runs of kind op too (single ops of the microbenchmark harness), "
                        "summarized as mode '<mode> ops'");
+    validate->add_option(
+        "--write-graphs", val_graphs_dir,
+        "DIR: write each op run's graph (JSON graph) as DIR/<file stem>-run-<N>.json, "
+        "N the run that first measured the configuration");
     validate
         ->add_option("--leave-out", val_leave_out,
                      "model or family: refit the entry's fitted constants without each model "
@@ -946,6 +951,10 @@ int main(int argc, char** argv) {
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
             vo.collect.include_ops = val_ops;
+            vo.graphs_dir = val_graphs_dir;
+            if (!val_graphs_dir.empty() && !val_ops)
+                throw nnergy::error("--write-graphs writes op runs' graphs: it needs --ops",
+                                    exit_code::usage);
             if (val_leave_out.empty() &&
                 (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty()))
                 throw nnergy::error("--max-leave-out-ratio, --fit and --fix need --leave-out",

@@ -11,6 +11,7 @@
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
+#include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/op_runs.hpp>
 #include <nnergy/framework/validate.hpp>
@@ -19,6 +20,14 @@
 
 namespace nnergy {
 namespace {
+
+/// "<file stem>-run-<N>.json" for the source "FILE run N" of an op configuration.
+std::string op_graph_file_name(const std::string& source) {
+    const size_t at = source.rfind(" run ");
+    const std::string file = at == std::string::npos ? source : source.substr(0, at);
+    const std::string run = at == std::string::npos ? "0" : source.substr(at + 5);
+    return fmt::format("{}-run-{}.json", std::filesystem::path(file).stem().string(), run);
+}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -247,6 +256,13 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
         throw error("validate: no measurement file given", exit_code::usage);
     std::vector<measurement_file> files;
     for (const auto& p : o.measurements) files.push_back(read_measurements(p));
+    if (!o.graphs_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.graphs_dir, ec);
+        if (ec)
+            throw error(fmt::format("--write-graphs {}: cannot create the directory: {}",
+                                    o.graphs_dir.string(), ec.message()));
+    }
     const collected_measurements measured = collect_measured(files, o.collect);
     if (measured.configs.empty()) {
         std::string names;
@@ -445,6 +461,8 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             skip(c, m.error);
             continue;
         }
+        if (!o.graphs_dir.empty() && c.kind == "op" && !c.sources.empty())
+            write_json_graph_file(*m.g, o.graphs_dir / op_graph_file_name(c.sources.front()));
         runtime_state& rt = runtime_for(c, profile->second);
         const auto this_key = std::make_tuple(c.model, rt.id, c.batch);
         if (!bound || this_key != bound_key || !bound_error.empty()) {

@@ -457,6 +457,11 @@ def occupancy_sweep():
     return cases
 
 
+def energy_only(cases):
+    """The cases that carry an energy run, in plan order (--energy-only: the energy pass)."""
+    return [c for c in cases if c["energy"]]
+
+
 QUICK_SHAPES = {
     "conv": (64, 64, 14, 3, 1, 1, "quick"),
     "depthwise_conv": (64, 64, 14, 3, 1, 64, "quick"),

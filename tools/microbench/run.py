@@ -63,6 +63,9 @@ def parse_args(argv):
     p.add_argument("--spread", action="store_true",
                    help="interleave the classes and spread each one's shapes, so that a pass "
                         "cut short by --max-minutes samples every class")
+    p.add_argument("--energy-only", action="store_true",
+                   help="measure only the cases that carry an energy run (a pass of the "
+                        "energy figures alone, minutes rather than the whole plan)")
     p.add_argument("--list", action="store_true",
                    help="print the plan (runs per class) and exit without measuring")
     p.add_argument("-o", "--output", help="measurement file to write")
@@ -242,6 +245,8 @@ def main(argv):
         cases = plan.cpu_plan(threads, classes, sdpa, args.main_threads)
     else:
         cases = plan.gpu_plan(classes, sdpa)
+    if args.energy_only:
+        cases = plan.energy_only(cases)
     if args.spread:
         cases = plan.spread(cases)
 

@@ -138,6 +138,9 @@ struct validate_options {
     std::map<std::string, double> max_mape, max_energy_mape;  ///< per mode, percent
     collect_options collect;
     std::vector<std::filesystem::path> plugin_paths;
+    /// When set, each op run's graph is written there as a JSON graph, named after the run
+    /// that first measured the configuration: `<file stem>-run-<N>.json` (docs/validate.md).
+    std::filesystem::path graphs_dir;
 };
 
 /// The runtime profile of each mode that has a default for a class: GPUs run `eager` under

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""--energy-only (tools/microbench/plan.py energy_only): exactly the plan's cases with an energy
+run, and the committed GPU energy pass (the data tools/fit_h100_energy.py fits) holds runs of
+those cases only, each with its energy. Needs no PyTorch: the plans are pure Python.
+
+usage: check_microbench_energy_plan.py TOOLS_MICROBENCH_DIR ENERGY_PASS_JSON"""
+import json
+import sys
+
+sys.path.insert(0, sys.argv[1])  # tools/microbench
+import plan  # noqa: E402
+
+failures = []
+cases = plan.gpu_plan(set(plan.CLASSES), True)
+chosen = plan.energy_only(cases)
+if not chosen or any(not c["energy"] for c in chosen) \
+        or len(chosen) != sum(1 for c in cases if c["energy"]):
+    failures.append("energy_only is not the plan's cases with an energy run")
+
+
+def key(op_class, source, precision, batch, mode):
+    return (op_class, source, precision, batch, mode)
+
+
+planned = {key(c["op_class"], c["params"].get("source"), c["precision"], c["batch"], c["mode"])
+           for c in chosen}
+doc = json.load(open(sys.argv[2]))
+runs = doc["runs"]
+for i, r in enumerate(runs):
+    k = key(r["op_class"], r["params"].get("source"), r["precision"], r["batch"], r["mode"])
+    if k not in planned:
+        failures.append(f"{sys.argv[2]}: run {i} {k} is not an energy case of the GPU plan")
+    e = (r.get("energy") or {}).get("gpu0") or {}
+    if not e.get("energy_j") or not e.get("mean_power_w"):
+        failures.append(f"{sys.argv[2]}: run {i} {k} has no energy")
+if "--energy-only" not in doc["env"].get("command", ""):
+    failures.append(f"{sys.argv[2]}: env.command is not an --energy-only pass")
+print(f"GPU plan: {len(cases)} runs, {len(chosen)} with energy; the committed pass holds "
+      f"{len(runs)} of them")
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)

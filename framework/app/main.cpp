@@ -769,8 +769,10 @@ int main(int argc, char** argv) {
                         "Label for the file: the runtime mode (eager, cuda_graph, compiled)");
     measure->add_option("--device", measure_opts.device,
                         "Label for the file: the device the work ran on (cpu, cuda:0)");
-    measure->add_option("command", measure_opts.command, "The command and its arguments, after --")
-        ->required();
+    measure->add_flag("--serve", measure_opts.serve,
+                      "Run no command: answer begin/end requests on standard input with the "
+                      "meters' readings, a JSON line each (docs/measure.md)");
+    measure->add_option("command", measure_opts.command, "The command and its arguments, after --");
     measure->footer(
         "Examples:\n"
         "  nnergy measure -- python3 infer.py --batch 8\n"
@@ -1159,6 +1161,7 @@ int main(int argc, char** argv) {
             measure_opts.idle = std::chrono::milliseconds(measure_idle_ms);
             measure_opts.meter.sample_period =
                 std::chrono::microseconds(static_cast<long long>(measure_sample_ms * 1000));
+            if (measure_opts.serve) return nnergy::serve_meters(measure_opts, std::cin, stdout);
             return nnergy::run_measure(measure_opts, stderr);
         }
 

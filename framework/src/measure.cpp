@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <istream>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -302,22 +303,14 @@ command_result run_command(const std::vector<std::string>& argv) {
     return res;
 }
 
-int run_measure(const measure_options& o, std::FILE* out) {
-    if (o.command.empty())
-        throw error("measure: no command to run (nnergy measure [OPTIONS] -- COMMAND ...)",
-                    exit_code::usage);
-    if (o.items && !(*o.items > 0)) throw error("--items must be positive", exit_code::usage);
-    if (!o.precision.empty() && measurement_precision(o.precision).empty())
-        throw error(fmt::format("--precision '{}': expected fp32, tf32, fp16, bf16, int8 or fp8 "
-                                "(or float32, float16, bfloat16)",
-                                o.precision),
-                    exit_code::usage);
-    if (o.batch && *o.batch < 1) throw error("--batch must be positive", exit_code::usage);
+namespace {
 
-    // Meters asked for must open; otherwise every one that opens is used.
+// Meters asked for must open (an error otherwise); with none asked for, every one that opens
+// is used and why the others did not goes to `unavailable`.
+std::vector<std::unique_ptr<meters::meter>> open_meters(const measure_options& o,
+                                                        std::vector<std::string>& unavailable) {
     const bool chosen = o.gpus || o.rapl || o.jetson;
     std::vector<std::unique_ptr<meters::meter>> ms;
-    std::vector<std::string> unavailable;
     const auto try_open = [&](bool wanted, const auto& open) {
         if (chosen && !wanted) return;
         try {
@@ -332,6 +325,107 @@ int run_measure(const measure_options& o, std::FILE* out) {
     });
     try_open(o.rapl, [&] { return meters::open_rapl_meter(o.meter); });
     try_open(o.jetson, [&] { return meters::open_hwmon_meter(o.meter); });
+    return ms;
+}
+
+nlohmann::ordered_json reading_json(const meters::reading& r) {
+    using json = nlohmann::ordered_json;
+    json e = {{"domain", r.domain},
+              {"meter", r.meter},
+              {"device", r.device},
+              {"method", meters::method_name(r.method)},
+              {"energy_j", r.energy_j ? json(*r.energy_j) : json(nullptr)},
+              {"window_s", r.window_s},
+              {"mean_power_w", r.mean_power_w ? json(*r.mean_power_w) : json(nullptr)},
+              {"peak_power_w", r.peak_power_w ? json(*r.peak_power_w) : json(nullptr)}};
+    if (r.update_period_s) e["update_period_s"] = *r.update_period_s;
+    if (r.counter_power_w && r.counter_span_s) {
+        e["counter_power_w"] = *r.counter_power_w;
+        e["counter_span_s"] = *r.counter_span_s;
+    }
+    e["samples"] = r.samples.size();
+    e["warnings"] = r.warnings;
+    return e;
+}
+
+void reply(std::FILE* out, const nlohmann::ordered_json& j) {
+    const std::string line = j.dump() + "\n";
+    std::fwrite(line.data(), 1, line.size(), out);
+    std::fflush(out);
+}
+
+}  // namespace
+
+int serve_meters(const measure_options& o, std::istream& in, std::FILE* out) {
+    using json = nlohmann::ordered_json;
+    if (!o.command.empty())
+        throw error(
+            "measure --serve runs no command: it answers begin/end requests on its "
+            "standard input",
+            exit_code::usage);
+    std::vector<std::string> unavailable;
+    std::vector<std::unique_ptr<meters::meter>> ms = open_meters(o, unavailable);
+    json domains = json::array();
+    for (auto& m : ms) {
+        m->update_period_s();  // detected now, not inside the first window
+        for (const std::string& d : m->domains())
+            domains.push_back({{"meter", m->name()}, {"domain", d}});
+    }
+    reply(out, {{"ready", true}, {"domains", domains}, {"unavailable", unavailable}});
+    bool open = false;
+    std::string line;
+    while (std::getline(in, line)) {
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (line.empty()) continue;
+        if (line == "quit") break;
+        if (line == "begin") {
+            if (open) {
+                reply(out, {{"error", "begin: a window is open already (end it first)"}});
+                continue;
+            }
+            try {
+                for (auto& m : ms) m->begin();
+            } catch (const std::exception& e) {
+                reply(out, {{"error", fmt::format("begin: {}", e.what())}});
+                continue;
+            }
+            open = true;
+            reply(out, {{"begun", true}});
+        } else if (line == "end") {
+            if (!open) {
+                reply(out, {{"error", "end: no window is open (begin one first)"}});
+                continue;
+            }
+            json readings = json::array();
+            for (auto& m : ms)
+                for (const meters::reading& r : m->end()) readings.push_back(reading_json(r));
+            open = false;
+            reply(out, {{"readings", readings}});
+        } else {
+            reply(out, {{"error", fmt::format("unknown request '{}': expected begin, end or quit",
+                                              line.substr(0, 80))}});
+        }
+    }
+    if (open)
+        for (auto& m : ms) m->end();
+    return 0;
+}
+
+int run_measure(const measure_options& o, std::FILE* out) {
+    if (o.command.empty())
+        throw error(
+            "measure: a command is required (nnergy measure [OPTIONS] -- COMMAND ...), or --serve",
+            exit_code::usage);
+    if (o.items && !(*o.items > 0)) throw error("--items must be positive", exit_code::usage);
+    if (!o.precision.empty() && measurement_precision(o.precision).empty())
+        throw error(fmt::format("--precision '{}': expected fp32, tf32, fp16, bf16, int8 or fp8 "
+                                "(or float32, float16, bfloat16)",
+                                o.precision),
+                    exit_code::usage);
+    if (o.batch && *o.batch < 1) throw error("--batch must be positive", exit_code::usage);
+
+    std::vector<std::string> unavailable;
+    std::vector<std::unique_ptr<meters::meter>> ms = open_meters(o, unavailable);
     for (const std::string& why : unavailable)
         std::fprintf(out, "nnergy measure: not metered: %s\n", why.c_str());
     if (ms.empty())

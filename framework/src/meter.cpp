@@ -129,6 +129,8 @@ struct domain_state {
     bool seen_change = false;
     double last_change_t = 0;
     double energy_at_last_change = 0;
+    double first_change_t = 0;
+    double energy_at_first_change = 0;
     std::vector<power_sample> samples;
     std::vector<std::string> warnings;
     std::string error;
@@ -172,6 +174,8 @@ public:
             d.seen_change = false;
             d.last_change_t = 0;
             d.energy_at_last_change = 0;
+            d.first_change_t = 0;
+            d.energy_at_first_change = 0;
             d.samples.clear();
             d.warnings.clear();
             d.error.clear();
@@ -260,6 +264,10 @@ private:
                     if (!d.src->has_power() && d.seen_change && t > d.last_change_t)
                         d.samples.push_back({t, (d.accumulated_j - d.energy_at_last_change) /
                                                     (t - d.last_change_t)});
+                    if (!d.seen_change) {
+                        d.first_change_t = t;
+                        d.energy_at_first_change = d.accumulated_j;
+                    }
                     d.seen_change = true;
                     d.last_change_t = t;
                     d.energy_at_last_change = d.accumulated_j;
@@ -288,6 +296,11 @@ private:
         }
         if (d.src->has_counter()) {
             r.method = energy_method::counter;
+            if (d.seen_change && d.last_change_t > d.first_change_t) {
+                r.counter_span_s = d.last_change_t - d.first_change_t;
+                r.counter_power_w =
+                    (d.energy_at_last_change - d.energy_at_first_change) / *r.counter_span_s;
+            }
             if (d.accumulated_j > 0) {
                 r.energy_j = d.accumulated_j;
                 if (d.period_s && window < options_.min_periods * *d.period_s)

@@ -336,11 +336,60 @@ def usage_errors():
     check(rc == 2 and "command is required" in err, "no command")
 
 
+def serve():
+    """--serve: windows on request, one JSON line per answer; bad requests are answered, not
+    fatal; a command is refused; a meter asked for and absent is an error."""
+    script = "energy 0 0 500      # 500 W\nupdate_period_ms 0 20\nunsupported power 0\n"
+    p = subprocess.Popen([NNERGY, "measure", "--gpu", "0", "--serve"], env=env_with(script),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+
+    def ask(request):
+        p.stdin.write(request + "\n")
+        p.stdin.flush()
+        line = p.stdout.readline()
+        print(f"> {request}\n< {line}", end="")
+        return json.loads(line)
+
+    ready = json.loads(p.stdout.readline())
+    check(ready.get("ready") is True and ready["domains"] == [{"meter": "nvml", "domain": "gpu0"}],
+          f"the ready line names gpu0: {ready}")
+    check("error" in ask("end"), "end without begin is an error answer")
+    check(ask("begin") == {"begun": True}, "begin")
+    check("error" in ask("begin"), "a second begin is an error answer")
+    time.sleep(0.6)
+    readings = ask("end")["readings"]
+    check(len(readings) == 1 and readings[0]["domain"] == "gpu0", "one reading, gpu0")
+    r = readings[0]
+    check(r["method"] == "counter", "the counter")
+    near(r["energy_j"], 500 * r["window_s"], 500 * 0.03, "energy over the window at 500 W")
+    near(r["mean_power_w"], 500, 30, "mean power")
+    # Between the first and the last update seen (20 ms apart): the power without the lag of
+    # the window's ends.
+    check(r["counter_span_s"] > 0.5, f"the updates span {r['counter_span_s']} s of 0.6 s")
+    near(r["counter_power_w"], 500, 15, "the power between updates")
+    check(r["samples"] >= 20, f"{r['samples']} power samples")
+    check("unknown request 'measure'" in ask("measure").get("error", ""), "an unknown request")
+    check(ask("begin") == {"begun": True}, "a second window")
+    out, err = p.communicate("end\nquit\n", timeout=30)
+    print(out, err)
+    check(p.returncode == 0, f"exit {p.returncode} after quit")
+    check(len(json.loads(out.splitlines()[0])["readings"]) == 1, "the second window's reading")
+    rc, _, err = run(["measure", "--serve", "--", "true"], env_with(script))
+    check(rc == 2 and "--serve runs no command" in err, "a command with --serve")
+    rc, _, err = run(["measure", "--serve", "--rapl"], env_with())
+    check(rc != 0 and "RAPL" in err, "an absent meter asked for")
+    # The end of input stops it too, and an open window is closed quietly.
+    p = subprocess.run([NNERGY, "measure", "--gpu", "0", "--serve"], env=env_with(script),
+                       input="begin\n", capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0 and len(p.stdout.splitlines()) == 2, "end of input")
+
+
 def main():
     scenarios = {f.__name__: f for f in (
         exit_status, killed, not_found, stdout_clean, fake_figures, gpu_select, gpu_missing,
         nvml_missing, rapl, rapl_denied, rapl_missing, jetson, short_window, no_figure,
-        forward_signal, labels, bad_json_path, usage_errors)}
+        forward_signal, labels, bad_json_path, usage_errors, serve)}
     if SCENARIO not in scenarios:
         sys.exit(f"check_measure: unknown scenario {SCENARIO} ({', '.join(scenarios)})")
     try:

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Runs the microbenchmark harness's quick CPU pass and checks its measurement file.
 
-    check_microbench.py SCHEMA RUN_PY TORCH_PYTHON OUTDIR [--energy FAKE_NNERGY]
+    check_microbench.py SCHEMA RUN_PY TORCH_PYTHON OUTDIR [--energy FAKE_NNERGY METHOD]
 
 Exit 77 (CTest's skip) when TORCH_PYTHON cannot import torch. Checks: the file validates
 against docs/measurements.schema.json; every op class is present; the thread sweep holds the
 same shape at several thread counts; flops, bytes and latencies are positive; the pass took
 under 30 s; --device cuda fails with a clear message where no GPU is visible. With --energy,
-the quick pass runs under a fake `nnergy measure` of constant 10 W instead, and the energy
-attached to a run must come out at 10 W over its loop.
+the quick pass runs under a fake `nnergy measure` instead with --energy-method METHOD, and the
+energy attached to a run must come out at 10 W over its loop: the fake draws 10 W in the loop
+(window: in every window), and 1 W plus a 2 J tail around the loop of a child.
 """
 import json
 import os
@@ -25,10 +26,10 @@ CLASSES = ["conv", "depthwise_conv", "grouped_conv", "gemm", "gemv", "attention"
 
 
 def main(argv):
-    if len(argv) not in (5, 7):
+    if len(argv) not in (5, 8):
         sys.exit(__doc__)
     schema_path, run_py, torch_python, outdir = argv[1:5]
-    fake = argv[6] if len(argv) == 7 else None
+    fake, method = (argv[6], argv[7]) if len(argv) == 8 else (None, None)
     try:
         probe = subprocess.run([torch_python, "-c", "import torch"], capture_output=True,
                                check=False).returncode
@@ -38,11 +39,12 @@ def main(argv):
         print(f"SKIP: {torch_python} cannot import torch (apt-get install python3-torch)")
         return SKIP
     os.makedirs(outdir, exist_ok=True)
-    out = os.path.join(outdir, "microbench-quick-energy.json" if fake else "microbench-quick.json")
+    out = os.path.join(outdir, f"microbench-quick-energy-{method}.json" if fake
+                       else "microbench-quick.json")
     cmd = [torch_python, run_py, "--device", "cpu", "--quick", "--threads", "1,2",
            "--machine", "ctest", "-o", out]
-    cmd += ["--classes", "gemm", "--energy", "auto", "--nnergy", fake, "--energy-loop-s", "0.3"] \
-        if fake else ["--energy", "none"]
+    cmd += ["--classes", "gemm", "--energy", "auto", "--nnergy", fake, "--energy-loop-s", "0.3",
+            "--energy-method", method] if fake else ["--energy", "none"]
     start = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     elapsed = time.monotonic() - start
@@ -66,8 +68,12 @@ def main(argv):
         energetic = [r for r in runs if "energy" in r]
         if not energetic:
             errors.append("no run carries energy under the fake meter")
+        if doc["env"].get("energy_method") != method:
+            errors.append(f"env.energy_method {doc['env'].get('energy_method')!r}, not {method}")
         for run in energetic:
             e = run["energy"]["package-0"]
+            if method == "window" and "--serve" not in run.get("note", ""):
+                errors.append(f"{run['name']}: the note does not name the window method")
             # 10 W over the loop, whatever the child did outside it (the fake meter draws 1 W
             # outside the loop and 2 J after it, which only a method that cancels it survives).
             if abs(e["mean_power_w"] - 10.0) > 0.5:

@@ -1,19 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
 """Energy per call through `nnergy measure`, which reads the machine's meters (NVML, RAPL, ...).
 
-`nnergy measure [--gpu N] [--rapl] --json FILE -- COMMAND...` runs COMMAND and writes a
-measurement file whose one run (kind "command") holds, per meter domain, the energy of the
-whole command and its `duration_s`. To get the energy of one call, the harness runs the call in
-two child processes under `measure`: each builds the op, warms it up, calls it in a loop and
-writes the loop's length and call count to a small result file; one loops for a quarter of
-`loop_s`, the other for `loop_s`. Everything outside the loops (interpreter start, imports,
-device initialization, the device's power ramping down after the loop, exit) is the same in
-both, so the difference of their energies over the difference of their loop lengths is the
-loop's mean power, and that times the long loop's time per call is the energy of a call (the
-long loop's own rate: on a shared machine the two loops need not run equally fast). The two
-children do not start in exactly the same time: the difference of their durations outside the
-loops is charged at the mean power of a baseline child that only starts, builds a tiny op and
-exits.
+Two methods (run.py --energy-method):
+
+window (the default where `nnergy measure --serve` exists): one long-lived
+`nnergy measure [--gpu N | --rapl] --serve` answers `begin` and `end` requests on its standard
+input with the meters' readings. The harness warms the op up in its own process, opens a window,
+calls the op in a loop for `loop_s`, synchronizes and closes the window. A counter's power
+between the first and the last update seen in the window (`counter_power_w`) is the loop's
+power, free of the lag of up to one update period at the window's ends (NVML's counter moves
+every 100 ms on an H100); without two updates, the window's mean power. That times the loop's
+time per call is the energy of a call. A case costs its loop and a short warm-up: no process
+starts.
+
+children: each case runs in two child processes under `nnergy measure --json FILE -- ...`; each
+builds the op, warms it up, calls it in a loop and writes the loop's length and call count to a
+small result file; one loops for a quarter of `loop_s`, the other for `loop_s`. Everything
+outside the loops (interpreter start, imports, device initialization, the device's power ramping
+down after the loop, exit) is the same in both, so the difference of their energies over the
+difference of their loop lengths is the loop's mean power, and that times the long loop's time
+per call is the energy of a call (the long loop's own rate: on a shared machine the two loops
+need not run equally fast). The two children do not start in exactly the same time: the
+difference of their durations outside the loops is charged at the mean power of a baseline
+child that only starts, builds a tiny op and exits. About 9 s of start-up per case on the H100.
+
 Idle power is included, as in every `energy_j` of the format.
 
 Charging the time outside the loop at the power of a child that only starts and exits (the
@@ -25,14 +35,19 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 RUN_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run.py")
 BASELINE_CASE = {"op_class": "dispatch", "name": "add", "builder": "dispatch",
                  "params": {"op": "add"}, "batch": 1, "precision": "fp32", "mode": "eager"}
 
 
+WARMUP_S = 0.25     # window method: calls before the window opens, to reach steady power
+IDLE_S = 0.5        # window method: the idle window at start-up
+
+
 class EnergyMeter:
-    def __init__(self, mode, nnergy, device, loop_s, log):
+    def __init__(self, mode, nnergy, device, loop_s, log, method="auto"):
         self.device = device
         self.loop_s = loop_s
         self.log = log
@@ -40,14 +55,22 @@ class EnergyMeter:
         self.reason = None       # why energy is absent, said once
         self.baseline_w = {}     # domain -> start-up power: a child that loops not at all
         self.idle_w = {}         # domain -> idle power, when measure reports it
+        self.server = None       # window method: the `nnergy measure --serve` process
+        self.method = None       # "window" or "children"
+        self.help_text = ""      # `nnergy measure --help`: does it serve windows?
         if mode == "none":
             self.reason = "energy not requested (--energy none)"
         elif not nnergy or not os.access(nnergy, os.X_OK):
             self.reason = f"no nnergy binary at {nnergy!r} (--nnergy PATH)"
         elif not self._has_measure():
             self.reason = f"{nnergy} has no 'measure' command"
+        elif method == "window" or (method == "auto" and "--serve" in self.help_text):
+            self.method = "window"
+            self._start_server()
         else:
             self._calibrate()
+            if not self.reason:
+                self.method = "children"
         if self.reason:
             log(f"energy: none recorded: {self.reason}")
 
@@ -55,12 +78,121 @@ class EnergyMeter:
     def available(self):
         return self.reason is None
 
+    @property
+    def in_process(self):
+        """True when measure_in_process() takes the energy (window method)."""
+        return self.method == "window"
+
+    # ---- window method -----------------------------------------------------------------------
+
+    def _start_server(self):
+        cmd = [self.nnergy, "measure", *self._meter_flags(), "--serve"]
+        why = "no ready line"
+        try:
+            self.server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True)
+            ready = json.loads(self.server.stdout.readline() or "null")
+        except (OSError, ValueError) as e:
+            ready = None
+            why = str(e)
+        if not isinstance(ready, dict) or not ready.get("ready"):
+            if self.server:
+                self.server.kill()
+                why = self.server.communicate()[1].strip()[-300:] or why
+                self.server = None
+            self.reason = f"nnergy measure --serve did not start: {why}"
+            return
+        if not ready.get("domains"):
+            self.close()
+            self.reason = "nnergy measure found no meter on this machine: " + "; ".join(
+                ready.get("unavailable") or [])
+            return
+        idle = self._window(lambda: time.sleep(IDLE_S))
+        if isinstance(idle, str):
+            self.close()
+            self.reason = f"the idle window failed: {idle}"
+            return
+        self.idle_w = {d: p for d, (p, _, _) in idle.items()}
+        self.log("energy: nnergy measure --serve, domains " + ", ".join(
+            f"{d} (idle {w:.1f} W)" for d, w in self.idle_w.items()))
+
+    def _ask(self, request):
+        self.server.stdin.write(request + "\n")
+        self.server.stdin.flush()
+        line = self.server.stdout.readline()
+        if not line:
+            raise RuntimeError("nnergy measure --serve exited")
+        return json.loads(line)
+
+    def _window(self, work):
+        """Runs work() inside a window: {domain: (power_w, seconds, reading)}, or why not."""
+        try:
+            begun = self._ask("begin")
+            if "error" in begun:
+                return begun["error"]
+            work()
+            ended = self._ask("end")
+        except (OSError, ValueError, RuntimeError) as e:
+            return str(e)
+        if "error" in ended:
+            return ended["error"]
+        out = {}
+        for r in ended.get("readings", []):
+            span = r.get("counter_span_s") or 0
+            if r.get("counter_power_w") and span >= 0.5 * r["window_s"]:
+                out[r["domain"]] = (r["counter_power_w"], span, r)
+            elif r.get("mean_power_w"):
+                out[r["domain"]] = (r["mean_power_w"], r["window_s"], r)
+        return out
+
+    def measure_in_process(self, fn, sync):
+        """(energy block, note) for an op this process calls (window method)."""
+        import timing
+        timing.loop_for(fn, WARMUP_S, sync)
+        loop = {}
+
+        def work():
+            loop["iters"], loop["loop_s"] = timing.loop_for(fn, self.loop_s, sync)
+
+        got = self._window(work)
+        if isinstance(got, str):
+            return None, f"energy window failed: {got}"
+        if not got or not loop.get("iters"):
+            return None, "energy window gave no usable domain"
+        per_call_s = loop["loop_s"] / loop["iters"]
+        block = {}
+        for domain, (power_w, seconds, r) in got.items():
+            entry = {"meter": r.get("meter", "unknown"), "energy_j": power_w * per_call_s,
+                     "mean_power_w": power_w, "window_s": seconds}
+            if r.get("method") in ("counter", "sampled"):
+                entry["method"] = r["method"]
+            if domain in self.idle_w:
+                entry["idle_power_w"] = self.idle_w[domain]
+            block[domain] = entry
+        spans = ", ".join(f"{d} {s:.2f} s" for d, (_, s, _) in got.items())
+        note = (f"energy: nnergy measure --serve, a window around {loop['loop_s']:.2f} s of calls "
+                f"({loop['iters']} calls) after {WARMUP_S:g} s of warm-up; the power between the "
+                f"first and last counter updates seen in it ({spans}), times the loop's "
+                f"{1e3 * per_call_s:.4g} ms per call")
+        return block, note
+
+    def close(self):
+        if self.server:
+            try:
+                self.server.communicate("quit\n", timeout=30)
+            except (OSError, subprocess.TimeoutExpired, ValueError):
+                self.server.kill()
+            self.server = None
+
+    # ---- children method ---------------------------------------------------------------------
+
     def _has_measure(self):
         try:
             r = subprocess.run([self.nnergy, "measure", "--help"], capture_output=True,
-                               timeout=30, check=False)
+                               text=True, timeout=30, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return False
+        self.help_text = r.stdout
         return r.returncode == 0
 
     def _meter_flags(self):

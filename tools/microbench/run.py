@@ -51,6 +51,11 @@ def parse_args(argv):
                    help="auto: energy through `nnergy measure` where it and a meter exist")
     p.add_argument("--nnergy", default=os.path.join(REPO_ROOT, "build", "bin", "nnergy"),
                    help="the nnergy binary whose `measure` command reads the meters")
+    p.add_argument("--energy-method", choices=["auto", "window", "children"], default="auto",
+                   help="window: read the meters around an in-process loop through `nnergy "
+                        "measure --serve`; children: two child processes per case under `nnergy "
+                        "measure` (slow: about 9 s of start-up per case); auto: window where "
+                        "the binary serves windows (docs/microbench.md, \"Energy\")")
     p.add_argument("--energy-loop-s", type=float, default=2.0,
                    help="seconds each energy child calls its op (default 2)")
     p.add_argument("--machine", default=None,
@@ -286,9 +291,13 @@ def main(argv):
         log(f"warning: load average {load[0]:g} on {cores} cores: other work is running, and "
             "CPU figures (most of all with several threads) will be slower than the op's own; "
             "see load_average and cpu_share per run")
-    meter = meters.EnergyMeter(args.energy, args.nnergy, device, args.energy_loop_s, log)
+    meter = meters.EnergyMeter(args.energy, args.nnergy, device, args.energy_loop_s, log,
+                               args.energy_method)
     if not meter.available:
         env["energy"] = meter.reason
+    else:
+        env["energy_method"] = meter.method
+    sync = torch.cuda.synchronize if kind == "cuda" else (lambda: None)
 
     log(f"{len(cases)} runs on {device} ({doc['machine']['cpu'] if kind == 'cpu' else doc['machine']['gpu']})"
         f"{', threads ' + ','.join(map(str, threads)) if kind == 'cpu' else ''}")
@@ -324,14 +333,15 @@ def main(argv):
                 run = make_run(case, op, result, device)
                 if load:
                     run["load_average"] = load[0]
-                del op
                 if case.get("energy") and meter.available:
-                    energy, note = meter.measure(case)
+                    energy, note = meter.measure_in_process(op.fn, sync) if meter.in_process \
+                        else meter.measure(case)
                     if energy:
                         run["energy"] = {d: {k: (sig(v) if isinstance(v, float) else v)
                                              for k, v in e.items()} for d, e in energy.items()}
                     if note:
                         run["note"] = note
+                del op
                 doc["runs"].append(run)
                 if kind == "cuda" and i % 50 == 49:
                     torch.cuda.empty_cache()
@@ -342,6 +352,8 @@ def main(argv):
     except KeyboardInterrupt:
         env["interrupted"] = f"after {len(doc['runs'])} of {len(cases)} runs"
         log("interrupted: writing the runs measured so far")
+    finally:
+        meter.close()
     elapsed = time.perf_counter() - start
     env["elapsed_s"] = round(elapsed, 1)
     env["load_average_end"] = machine.load_average()

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <istream>
 #include <nnergy/framework/meter.hpp>
 #include <optional>
 #include <string>
@@ -27,6 +28,8 @@ struct measure_options {
     std::string model, hardware, precision, mode, device;
     std::optional<long long> batch;
     meters::meter_options meter;
+    /// Serve meter windows on request instead of running a command (serve_meters).
+    bool serve = false;
 };
 
 /// What running a command gave.
@@ -53,5 +56,14 @@ std::string measurement_precision(const std::string& precision);
 /// measurement file. Returns the command's exit status. Throws nnergy::error before running
 /// the command when a meter asked for is unavailable or the file cannot be written.
 int run_measure(const measure_options& options, std::FILE* out = stderr);
+
+/// `nnergy measure --serve`: opens the meters as run_measure does, then answers requests read
+/// a line at a time from `in` with one JSON line each on `out` (docs/measure.md, "Serving
+/// windows"): first a ready line naming the domains, then `begin` opens a window, `end` closes
+/// it and gives its readings, `quit` or the end of input stops. A process that times its own
+/// work reads its energy this way without running under `measure`. Returns 0 after `quit` or
+/// the end of input; throws nnergy::error when a meter asked for is unavailable or a command
+/// was given.
+int serve_meters(const measure_options& options, std::istream& in, std::FILE* out);
 
 }  // namespace nnergy

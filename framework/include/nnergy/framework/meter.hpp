@@ -41,7 +41,12 @@ struct reading {
     std::optional<double> peak_power_w;     ///< the highest power sample; absent without samples
     std::vector<power_sample> samples;      ///< as sampled while the window was open
     std::optional<double> update_period_s;  ///< the counter's, where detected
-    std::vector<std::string> warnings;      ///< short window, counter that did not move, ...
+    /// A counter's power between the first and the last update seen in the window, and the time
+    /// between them: exact for steady work, free of the up-to-one-period lag of the window's
+    /// ends (the update times are known to a sampling period). Absent with fewer than two.
+    std::optional<double> counter_power_w;
+    std::optional<double> counter_span_s;
+    std::vector<std::string> warnings;  ///< short window, counter that did not move, ...
 };
 
 /// Reads a whole small file (a sysfs attribute) into `out`; returns 0 or an errno value. The

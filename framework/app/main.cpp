@@ -522,10 +522,12 @@ int main(int argc, char** argv) {
     double val_tolerance = 5, val_max_ratio = 0;
     validate
         ->add_option("files", val_files,
-                     "Measurement files (nnergy.measurements/1, docs/measurements.md); a "
-                     "pipeline file first instead of --hw is not supported yet")
+                     "Measurement files (nnergy.measurements/1, docs/measurements.md), after a "
+                     "pipeline file (.toml) when --hw is not given: its [[architecture]] names "
+                     "the hardware")
         ->required();
-    validate->add_option("--hw", val_hw, "Hardware catalog name or hardware TOML file");
+    validate->add_option("--hw", val_hw,
+                         "Hardware catalog name or hardware TOML file (or a pipeline file first)");
     validate->add_option("--runtime", val_runtimes,
                          "MODE=PROFILE: the runtime profile of a measured mode (repeatable; "
                          "defaults: GPU eager=pytorch-eager, cuda_graph=cuda-graph; CPU "
@@ -586,6 +588,8 @@ int main(int argc, char** argv) {
         "--format html -o validation.html\n"
         "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --leave-out model "
         "--max-leave-out-ratio 1.5\n"
+        "  nnergy validate my-gpu.toml h100-models.json   # the pipeline's hardware, plugins, "
+        "runtime\n"
         "Exit codes: 6 when a --max-mape, --max-energy-mape or --max-leave-out-ratio is exceeded "
         "(docs/validate.md).");
 
@@ -937,19 +941,25 @@ int main(int argc, char** argv) {
 
         if (validate->parsed()) {
             nnergy::validate_options vo;
-            if (val_hw.empty()) {
-                const std::string ext =
-                    std::filesystem::path(val_files.front()).extension().string();
+            std::optional<nnergy::pipeline_spec> val_pipeline;
+            if (std::filesystem::path(val_files.front()).extension() == ".toml") {
+                if (!val_hw.empty())
+                    throw nnergy::error(
+                        fmt::format("validate {}: give the hardware in the pipeline's "
+                                    "[[architecture]] or with --hw, not both",
+                                    val_files.front()),
+                        exit_code::usage);
+                val_pipeline =
+                    nnergy::parse_pipeline(val_files.front(), nnergy::pipeline_use::validate);
+                val_files.erase(val_files.begin());
+            } else if (val_hw.empty()) {
                 throw nnergy::error(
-                    ext == ".toml"
-                        ? fmt::format("validate {}: the pipeline form is not supported yet; "
-                                      "give the hardware with --hw NAME (and --runtime, --dim)",
-                                      val_files.front())
-                        : std::string("validate needs --hw NAME (a catalog name or file)"),
+                    "validate needs --hw NAME (a catalog name or file) or a pipeline file first",
                     exit_code::usage);
             }
             vo = measured_options(g, val_hw, val_files, val_runtimes, val_models, val_dims,
                                   val_domains, val_tolerance);
+            vo.pipeline = std::move(val_pipeline);
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
             vo.collect.include_ops = val_ops;

@@ -288,7 +288,8 @@ std::string reporter_component(std::string_view format, std::string_view output)
     return "";
 }
 
-pipeline_spec parse_pipeline(const std::filesystem::path& file) {
+pipeline_spec parse_pipeline(const std::filesystem::path& file, pipeline_use use) {
+    const bool validating = use == pipeline_use::validate;
     toml::table root = detail::parse_toml_file(file);
     reader r{file.string()};
     pipeline_spec spec;
@@ -318,7 +319,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     const bool sweep_hardware = spec.sweep && !spec.sweep->hardware.empty();
 
     const toml::node* model = root.get("model");
-    if (!model && !sweep_models)
+    if (!model && !sweep_models && !validating)
         throw error(fmt::format("{}: missing required table [model]", file.string()));
     if (model) {
         const toml::table& t = r.table(*model, "model");
@@ -364,7 +365,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
     }
 
     const toml::node* part = root.get("partitioner");
-    if (!part && !spec.sweep)
+    if (!part && !spec.sweep && !validating)
         throw error(fmt::format("{}: missing required table [partitioner]", file.string()));
     if (part) {
         const toml::table& t = r.table(*part, "partitioner");
@@ -437,7 +438,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file) {
             spec.architectures.push_back(std::move(one));
         }
     }
-    for (const toml::table* t : tables("estimator", !spec.sweep)) {
+    for (const toml::table* t : tables("estimator", !spec.sweep && !validating)) {
         component_spec e;
         r.component(*t, "estimator", e);
         e.config = r.plugin_config(*t, {"plugin"});

@@ -238,6 +238,7 @@ struct validation_session::state {
     config_values hw;
     registry reg;
     const component_entry* arch_entry = nullptr;
+    config_values arch_config;  ///< the pipeline's [[architecture]] options (none with --hw)
     std::map<std::string, runtime_state> runtimes;
     std::map<std::string, model_state> models;
     std::vector<prepared_config> configs;
@@ -276,9 +277,34 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     for (const auto& f : files) v.files.push_back(f.path.string());
     pipeline_spec spec;
     spec.base_dir = std::filesystem::current_path();
-    const source_location hw_where{"--hw", 0};
-    v.hardware = o.hardware;
-    v.hardware_file = resolve_hardware(o.hardware, spec.base_dir, hw_where);
+    source_location hw_where{"--hw", 0};
+    const architecture_spec* pipeline_arch = nullptr;
+    if (o.pipeline) {
+        spec = *o.pipeline;
+        const std::string file = spec.file.string();
+        if (spec.architectures.size() != 1)
+            throw error(fmt::format("{}: validate takes a pipeline with one [[architecture]] (the "
+                                    "hardware the measurements are compared with); it has {}",
+                                    file, spec.architectures.size()),
+                        exit_code::usage);
+        if (spec.sweep)
+            throw error(fmt::format("{}: validate takes no [sweep] pipeline: the measurements give "
+                                    "the models, batches and precisions",
+                                    file),
+                        exit_code::usage);
+        if (!spec.model.path.empty() || !spec.reporters.empty())
+            spdlog::warn(
+                "{}: validate does not use [model] or [[reporter]]: the measurements name "
+                "the models, and validate writes its own report (--format, -o)",
+                file);
+        pipeline_arch = &spec.architectures.front();
+        hw_where = pipeline_arch->where;
+        v.hardware = pipeline_arch->hardware;
+        v.hardware_file = pipeline_arch->hardware_file;
+    } else {
+        v.hardware = o.hardware;
+        v.hardware_file = resolve_hardware(o.hardware, spec.base_dir, hw_where);
+    }
     s_->hw = read_hardware_file(v.hardware_file);
     const config_values& hw = s_->hw;
     if (const config_value* c = find_value(hw, "class"); c && c->kind == NNERGY_VALUE_STRING)
@@ -286,14 +312,14 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     // A file measured on another catalog machine is most likely a mistake, but not surely one.
     const std::string hw_name = [&] {
         const config_value* n = find_value(hw, "name");
-        return n ? n->string_value : o.hardware;
+        return n ? n->string_value : v.hardware;
     }();
     const std::vector<std::string> catalog = hardware_catalog();
     for (const measurement_file& f : files)
-        if (f.machine != o.hardware && f.machine != hw_name &&
+        if (f.machine != v.hardware && f.machine != hw_name &&
             std::find(catalog.begin(), catalog.end(), f.machine) != catalog.end())
             spdlog::warn("{}: measured on '{}', validated against '{}'", f.path.string(), f.machine,
-                         o.hardware);
+                         v.hardware);
 
     const double entry_units = s_->entry_units = [&] {
         const config_value* u = find_value(hw, "compute.units");
@@ -306,11 +332,31 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     run_options ro;
     ro.plugin_paths = o.plugin_paths;
     load_plugins(reg, spec, ro);
-    s_->arch_entry = &require_component(reg, NNERGY_KIND_ARCHITECTURE,
-                                        reg.architecture_for_class(v.hw_class), hw_where);
+    s_->arch_entry = &require_component(
+        reg, NNERGY_KIND_ARCHITECTURE,
+        pipeline_arch ? pipeline_arch->plugin : reg.architecture_for_class(v.hw_class), hw_where);
+    if (pipeline_arch) s_->arch_config = pipeline_arch->config;
 
     // Every profile is resolved before any work, so a typo fails first.
     std::map<std::string, std::string> profile_of = default_runtimes(v.hw_class);
+    if (o.pipeline && o.pipeline->runtime) {
+        // The pipeline's profile stands for the measured mode its own mode names.
+        const runtime_spec& r = *o.pipeline->runtime;
+        const config_values values = read_runtime_file(r.file);
+        const config_value* m = find_value(values, "mode");
+        const std::string kind = m ? m->string_value : "";
+        static const std::map<std::string, std::string> measured_mode{{"eager", "eager"},
+                                                                      {"inline", "eager"},
+                                                                      {"graph", "cuda_graph"},
+                                                                      {"fused", "compiled"}};
+        const auto it = measured_mode.find(kind);
+        if (it == measured_mode.end())
+            throw error(fmt::format("{}: [runtime] {}: its mode '{}' names no measured mode "
+                                    "(eager, graph, inline or fused); give --runtime MODE=PROFILE",
+                                    r.where.str(), r.profile, kind),
+                        exit_code::usage);
+        profile_of[it->second] = r.file.string();
+    }
     for (const auto& [mode, profile] : o.runtimes) profile_of[mode] = profile;
     std::map<std::string, runtime_state>& runtimes = s_->runtimes;
     for (const auto& [mode, profile] : profile_of) {
@@ -588,8 +634,8 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         evaluation_worker* w = c.runtime->worker.get();
         evaluation_totals t;
         try {
-            const component_instance& arch =
-                w->architecture(c.variant, *s_->arch_entry, {}, hardware_of(c.variant));
+            const component_instance& arch = w->architecture(
+                c.variant, *s_->arch_entry, s_->arch_config, hardware_of(c.variant));
             t = totals_of(w->evaluate(arch, *c.bound, *c.part, c.dtype), *c.bound);
         } catch (const std::exception& e) {
             throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);

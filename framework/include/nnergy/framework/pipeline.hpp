@@ -91,9 +91,15 @@ struct pipeline_spec {
     std::optional<sweep_spec> sweep;
 };
 
+/// What a pipeline file is read for: a run needs [model], [partitioner] and [[estimator]]
+/// (unless a [sweep] supplies them); `validate` takes the models from measurements and the
+/// default partitioner and estimators where the file has none.
+enum class pipeline_use { run, validate };
+
 /// Parses and checks a pipeline file. Unknown keys, wrong types, missing files and missing
 /// required keys are nnergy::error naming the file, line and key.
-pipeline_spec parse_pipeline(const std::filesystem::path& file);
+pipeline_spec parse_pipeline(const std::filesystem::path& file,
+                             pipeline_use use = pipeline_use::run);
 
 /// The report formats with a bundled reporter, by their short names (text, json, csv, ...).
 std::vector<std::string> report_formats();

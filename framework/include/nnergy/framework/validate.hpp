@@ -12,6 +12,7 @@
 #include <memory>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/measurements.hpp>
+#include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <optional>
 #include <string>
@@ -129,6 +130,12 @@ std::vector<mode_summary> summarize(const std::vector<validated_config>& configs
 struct validate_options {
     std::vector<std::filesystem::path> measurements;
     std::string hardware;  ///< a catalog name or a hardware file
+    /// The pipeline form (`validate PIPELINE MEASUREMENTS...`): its one [[architecture]] gives
+    /// the hardware, the architecture plugin and its options, its [partitioner], [[estimator]]s,
+    /// plugin search paths and [runtime] (for the measured mode the profile's mode names) are
+    /// used; [model] and [[reporter]] are not (the measurements name the models). Replaces
+    /// `hardware`.
+    std::optional<pipeline_spec> pipeline;
     /// MODE -> runtime profile (a name in configs/runtimes, a file, or "none"), over the
     /// defaults of the hardware's class (docs/validate.md).
     std::map<std::string, std::string> runtimes;

@@ -51,6 +51,21 @@ public:
             consumers_.erase(std::unique(first, consumers_.end()), consumers_.end());
             offsets_[n + 1] = static_cast<uint32_t>(consumers_.size());
         }
+        // A node computed from weights alone is a weight too: the classic ONNX exporter passes
+        // a shared bias through an Identity, which must not turn a bias add into a residual one.
+        // One pass in node order (ONNX keeps nodes sorted; an unsorted graph is only judged
+        // more strictly).
+        for (uint32_t n = 0; n < count_; ++n) {
+            const size_t inputs = api.node_input_count(g_, n);
+            bool from_weights = inputs > 0 && !constant_[n];
+            for (size_t s = 0; s < inputs && from_weights; ++s) {
+                const uint32_t t = api.node_input(g_, n, s);
+                if (t == NNERGY_NO_TENSOR || api.tensor_is_initializer(g_, t)) continue;
+                const uint32_t p = api.tensor_producer(g_, t);
+                from_weights = p != NNERGY_NO_NODE && p < n && constant_[p] != 0;
+            }
+            if (from_weights) constant_[n] = 1;
+        }
     }
 
     size_t size() const noexcept { return count_; }

@@ -281,6 +281,37 @@ TEST_CASE("conv + batchnorm + residual add + relu fuse", "[fusion]") {
     CHECK(describe(m.graph(), p) == std::vector<std::string>{"conv_add_act: add1,bn1,conv1,relu1"});
 }
 
+TEST_CASE("a bias behind an Identity is a weight; an activation behind one is not", "[fusion]") {
+    // The classic ONNX exporter passes a shared Linear bias through an Identity. Eager PyTorch
+    // runs the Linear as one addmm: the pytorch-eager rules' linear chain (Add with weights)
+    // must take it; a residual Add behind an Identity stays a kernel of its own.
+    fusion_plugin plugin;
+    SECTION("bias through Identity") {
+        model m;
+        m.input("x", {2, 16})
+            .weight("w", {16, 32})
+            .weight("b", {32})
+            .op("bias", "Identity", {"b"}, {"bi"})
+            .op("mm", "MatMul", {"x", "w"}, {"m"})
+            .op("add", "Add", {"m", "bi"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind(), rules_config(k_eager_rules));
+        CHECK(describe(m.graph(), p) == std::vector<std::string>{"linear: add,bias,mm"});
+    }
+    SECTION("activation through Identity") {
+        model m;
+        m.input("x", {2, 16})
+            .input("r", {2, 32})
+            .weight("w", {16, 32})
+            .op("res", "Identity", {"r"}, {"ri"})
+            .op("mm", "MatMul", {"x", "w"}, {"m"})
+            .op("add", "Add", {"m", "ri"}, {"y"})
+            .output("y");
+        const auto p = plugin.run(m.bind(), rules_config(k_eager_rules));
+        CHECK(describe(m.graph(), p) == sorted({"add: add,res", "matmul: mm"}));
+    }
+}
+
 TEST_CASE("matmul + bias add + relu fuse; so do gemm + relu", "[fusion]") {
     fusion_plugin plugin;
     SECTION("MatMul, Add, Relu") {

@@ -17,7 +17,7 @@ using json = nlohmann::json;
 
 const std::set<std::string>& note_keys() {
     static const std::set<std::string> keys = {"source",    "out_hw", "kernels", "eager_bytes",
-                                               "for_class", "m",      "op"};
+                                               "for_class", "m",      "op",      "reuse_output"};
     return keys;
 }
 

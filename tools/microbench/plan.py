@@ -188,6 +188,17 @@ CHAIN_LENGTHS = [1, 2, 4, 8]
 CHAIN_NUMEL = 256 * 56 * 56
 # Bandwidth sweep of a two-operand add: 1 element to far past the last-level cache.
 ADD_SWEEP_CPU = [2 ** e for e in range(0, 25, 2)]
+# The CPU sweep reaches past 4x the last-level cache (a DRAM rate, not a cache one), within this.
+CPU_SWEEP_MAX_BYTES = 4e9
+
+
+def cpu_add_sweep(llc_bytes):
+    """The CPU bandwidth sweep's sizes: ADD_SWEEP_CPU, then powers of 4 until a float32 add (12
+    bytes an element) moves 4x the last-level cache of `llc_bytes` (0: unknown)."""
+    sizes = list(ADD_SWEEP_CPU)
+    while llc_bytes and 12 * sizes[-1] < 4 * llc_bytes and 12 * sizes[-1] * 4 <= CPU_SWEEP_MAX_BYTES:
+        sizes.append(sizes[-1] * 4)
+    return sizes
 ADD_SWEEP_GPU = [2 ** e for e in range(0, 29, 2)]
 
 DISPATCH_NAMES = ["add", "add_scalar", "mul", "relu", "sigmoid", "gelu", "linear", "matmul",
@@ -238,7 +249,7 @@ def attention_params(entry, impl):
             "impl": impl, "source": source}
 
 
-def base_shapes(device, sdpa):
+def base_shapes(device, sdpa, llc_bytes=0):
     """Every (op_class or None, name, builder, params) of a pass, before batch and precision.
 
     op_class None means "decide from the batch" (linears: GEMV at one row, else GEMM).
@@ -273,9 +284,13 @@ def base_shapes(device, sdpa):
     for n in CHAIN_LENGTHS:
         yield "elementwise", "+".join(["add"] * n), "elementwise", {
             "ops": ["add"] * n, "numel": CHAIN_NUMEL, "source": f"chain of {n} adds"}
-    for numel in (ADD_SWEEP_GPU if device == "cuda" else ADD_SWEEP_CPU):
-        yield "elementwise", "add", "elementwise", {"ops": ["add"], "numel": numel,
-                                                    "source": "bandwidth sweep"}
+    for numel in (ADD_SWEEP_GPU if device == "cuda" else cpu_add_sweep(llc_bytes)):
+        params = {"ops": ["add"], "numel": numel, "source": "bandwidth sweep"}
+        if device != "cuda":
+            # One output buffer for every call: a fresh one would be first-touched (page
+            # faults) each call, which is not the DRAM rate a model's kernels see.
+            params["reuse_output"] = True
+        yield "elementwise", "add", "elementwise", params
     for c, sq, hw, act, gate, source in SQUEEZE_EXCITATION:
         yield "squeeze_excitation", "squeeze_excitation", "squeeze_excitation", {
             "c": c, "squeeze": sq, "hw": hw, "act": act, "gate": gate, "source": source}
@@ -369,11 +384,11 @@ def _cpu_batches(builder, params):
     return out
 
 
-def cpu_plan(threads_list, classes, sdpa, main_threads=None):
+def cpu_plan(threads_list, classes, sdpa, main_threads=None, llc_bytes=0):
     """Main pass at `main_threads` (default the largest count); the thread sweep at the others."""
     main_threads = main_threads or max(threads_list)
     cases = []
-    for cls, name, builder, params in base_shapes("cpu", sdpa):
+    for cls, name, builder, params in base_shapes("cpu", sdpa, llc_bytes):
         for batch in _cpu_batches(builder, params):
             op_class = cls or matmul_class(params, batch)
             if op_class not in classes:

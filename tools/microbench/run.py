@@ -247,7 +247,10 @@ def main(argv):
     elif kind == "cpu":
         if args.main_threads and args.main_threads not in threads:
             sys.exit(f"microbench: --main-threads {args.main_threads} is not among --threads")
-        cases = plan.cpu_plan(threads, classes, sdpa, args.main_threads)
+        import entry
+        caches = entry.cache_sizes()
+        cases = plan.cpu_plan(threads, classes, sdpa, args.main_threads,
+                              caches[max(caches)][0] if caches else 0)
     else:
         cases = plan.gpu_plan(classes, sdpa)
     if args.energy_only:

@@ -88,9 +88,11 @@ class EnergyMeter:
     def _start_server(self):
         cmd = [self.nnergy, "measure", *self._meter_flags(), "--serve"]
         why = "no ready line"
+        # Its messages go to a file: a pipe nobody reads during the pass could fill and block it.
+        errors = tempfile.TemporaryFile(mode="w+")
         try:
             self.server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, text=True)
+                                           stderr=errors, text=True)
             ready = json.loads(self.server.stdout.readline() or "null")
         except (OSError, ValueError) as e:
             ready = None
@@ -98,7 +100,9 @@ class EnergyMeter:
         if not isinstance(ready, dict) or not ready.get("ready"):
             if self.server:
                 self.server.kill()
-                why = self.server.communicate()[1].strip()[-300:] or why
+                self.server.communicate()
+                errors.seek(0)
+                why = errors.read().strip()[-300:] or why
                 self.server = None
             self.reason = f"nnergy measure --serve did not start: {why}"
             return
@@ -130,7 +134,11 @@ class EnergyMeter:
             begun = self._ask("begin")
             if "error" in begun:
                 return begun["error"]
-            work()
+            try:
+                work()
+            except (RuntimeError, ValueError, MemoryError) as e:
+                self._ask("end")  # closes the window; its reading is of no use
+                return f"the op failed in the energy loop: {str(e).splitlines()[0][:200]}"
             ended = self._ask("end")
         except (OSError, ValueError, RuntimeError) as e:
             return str(e)

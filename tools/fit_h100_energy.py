@@ -89,18 +89,7 @@ def model_runs(nnergy, hardware, micro, workdir):
         return path
 
     def analyze(path, precision, runtime_file):
-        out = path + ".report.json"
-        subprocess.run([nnergy, "--quiet", "analyze", path, "--hw", hardware, "--precision",
-                        precision, "--runtime", runtime_file, "--format", "json", "-o", out],
-                       check=True)
-        run = json.load(open(out))["runs"][0]
-        kernel = [k for k in run["kernels"] if k["mapping"].get("unit") != "none"][0]
-        m = kernel["mapping"]
-        events = {(e["category"], e["event"]): e["count"] for e in m.get("events", [])}
-        share = m["units_allocated"] / m["units_available"]
-        # The latency estimator's time: the energy estimator's throttling depends on this file.
-        metrics = kernel["metrics"]
-        return events, metrics.get("latency_unthrottled_s", metrics["latency_s"]), share
+        return mapped_kernels(nnergy, path, hardware, precision, runtime_file)[0]
 
     runs = []
     for g in micro["gemm"]:
@@ -119,6 +108,25 @@ def model_runs(nnergy, hardware, micro, workdir):
                                                  "inputs": ["x", "one"], "outputs": ["y"]})
         runs.append(analyze(path, dt, runtime))
     return runs
+
+
+def mapped_kernels(nnergy, graph, hardware, precision, runtime_file):
+    """(events, time, busy share of the SMs) of each kernel the GPU architecture maps `graph` to
+    (`nnergy analyze`), kernels that run on no unit left out."""
+    out = graph + ".report.json"
+    subprocess.run([nnergy, "--quiet", "analyze", graph, "--hw", hardware, "--precision",
+                    precision, "--runtime", runtime_file, "--format", "json", "-o", out],
+                   check=True)
+    kernels = []
+    for k in json.load(open(out))["runs"][0]["kernels"]:
+        m = k["mapping"]
+        if m.get("unit") == "none":
+            continue
+        events = {(e["category"], e["event"]): e["count"] for e in m.get("events", [])}
+        # The latency estimator's time: the energy estimator's throttling depends on this file.
+        time = k["metrics"].get("latency_unthrottled_s", k["metrics"]["latency_s"])
+        kernels.append((events, time, m["units_allocated"] / m["units_available"]))
+    return kernels
 
 
 def theoretical_energy(events):
@@ -159,6 +167,7 @@ def op_run_samples(op_runs, nnergy, hardware):
                         "--write-graphs", graphs, "--format", "json", "-o",
                         os.path.join(workdir, "validate.json")], check=True)
         stem = os.path.splitext(os.path.basename(op_runs))[0]
+        eager = os.path.join(ROOT, "configs/runtimes/pytorch-eager.toml")
         for index, run in enumerate(runs):
             energy = [e for e in (run.get("energy") or {}).values()
                       if isinstance(e, dict) and e.get("energy_j") and e.get("mean_power_w")]
@@ -167,30 +176,19 @@ def op_run_samples(op_runs, nnergy, hardware):
             graph = os.path.join(graphs, "%s-run-%d.json" % (stem, index))
             if not os.path.exists(graph):
                 sys.exit("%s: run %d has no graph from nnergy validate --ops" % (op_runs, index))
-            report = graph + ".report.json"
-            subprocess.run([nnergy, "--quiet", "analyze", graph, "--hw", hardware, "--precision",
-                            run["precision"], "--runtime",
-                            os.path.join(ROOT, "configs/runtimes/pytorch-eager.toml"),
-                            "--format", "json", "-o", report], check=True)
-            kernels = [k for k in json.load(open(report))["runs"][0]["kernels"]
-                       if k["mapping"].get("unit") != "none"]
+            kernels = mapped_kernels(nnergy, graph, hardware, run["precision"], eager)
             measured = sum(e["energy_j"] for e in energy)
             period = sum(e["energy_j"] / e["mean_power_w"] for e in energy) / len(energy)
-            modeled = sum(k["metrics"].get("latency_unthrottled_s", k["metrics"]["latency_s"])
-                          for k in kernels) or 1.0
+            modeled = sum(time for _, time, _ in kernels) or 1.0
             busy_time = min(modeled, period)
             x = {"static": period, "busy": 0.0, "clocked_idle": 0.0}
             events = {}
-            for k in kernels:
-                m = k["mapping"]
-                t = busy_time * k["metrics"].get("latency_unthrottled_s",
-                                                 k["metrics"]["latency_s"]) / modeled
-                share = m["units_allocated"] / m["units_available"]
+            for kernel_events, time, share in kernels:
+                t = busy_time * time / modeled
                 x["busy"] += t * share
                 x["clocked_idle"] += t * (1 - share)
-                for e in m.get("events", []):
-                    key = (e["category"], e["event"])
-                    events[key] = events.get(key, 0.0) + e["count"]
+                for key, count in kernel_events.items():
+                    events[key] = events.get(key, 0.0) + count
             add_events(x, events)
             name = "%s %s %s b%d" % (run["op_class"], run["params"].get("source", run["name"]),
                                      run["precision"], run["batch"])

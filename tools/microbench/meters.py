@@ -168,21 +168,24 @@ class EnergyMeter:
         if not got or not loop.get("iters"):
             return None, "energy window gave no usable domain"
         per_call_s = loop["loop_s"] / loop["iters"]
-        block = {}
-        for domain, (power_w, seconds, r) in got.items():
-            entry = {"meter": r.get("meter", "unknown"), "energy_j": power_w * per_call_s,
-                     "mean_power_w": power_w, "window_s": seconds}
-            if r.get("method") in ("counter", "sampled"):
-                entry["method"] = r["method"]
-            if domain in self.idle_w:
-                entry["idle_power_w"] = self.idle_w[domain]
-            block[domain] = entry
+        block = {domain: self._entry(domain, r, power_w, per_call_s, seconds)
+                 for domain, (power_w, seconds, r) in got.items()}
         spans = ", ".join(f"{d} {s:.2f} s" for d, (_, s, _) in got.items())
         note = (f"energy: nnergy measure --serve, a window around {loop['loop_s']:.2f} s of calls "
                 f"({loop['iters']} calls) after {WARMUP_S:g} s of warm-up; the power between the "
                 f"first and last counter updates seen in it ({spans}), times the loop's "
                 f"{1e3 * per_call_s:.4g} ms per call")
         return block, note
+
+    def _entry(self, domain, reading, power_w, per_call_s, window_s):
+        """A run's energy block for one domain: the loop's power times the time per call."""
+        entry = {"meter": reading.get("meter", "unknown"), "energy_j": power_w * per_call_s,
+                 "mean_power_w": power_w, "window_s": window_s}
+        if reading.get("method") in ("counter", "sampled"):
+            entry["method"] = reading["method"]
+        if domain in self.idle_w:
+            entry["idle_power_w"] = self.idle_w[domain]
+        return entry
 
     def close(self):
         if self.server:
@@ -283,14 +286,7 @@ class EnergyMeter:
                 - outside_s * self.baseline_w.get(domain, 0.0)
             if loop_j <= 0:
                 continue
-            power_w = loop_j / loop_s
-            entry = {"meter": e.get("meter", "unknown"), "energy_j": power_w * per_call_s,
-                     "mean_power_w": power_w, "window_s": loop_s}
-            if e.get("method") in ("counter", "sampled"):
-                entry["method"] = e["method"]
-            if domain in self.idle_w:
-                entry["idle_power_w"] = self.idle_w[domain]
-            block[domain] = entry
+            block[domain] = self._entry(domain, e, loop_j / loop_s, per_call_s, loop_s)
         if not block:
             return None, "energy run gave no usable domain"
         note = (f"energy: nnergy measure over two child processes calling this op in a loop, "

@@ -10,6 +10,9 @@ packages=(
   python3-jsonschema chromium fonts-dejavu-core zsh
   # The microbenchmark harness (docs/microbench.md): PyTorch, with OpenBLAS for its GEMMs.
   python3-torch libopenblas0-openmp
+  # The TorchScript frontend (docs/torchscript.md): libtorch's headers and CMake files; its tests
+  # trace torchvision models.
+  libtorch-dev python3-torchvision
 )
 
 missing=()

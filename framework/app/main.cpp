@@ -466,6 +466,11 @@ int main(int argc, char** argv) {
                         "Text and Markdown reports: per-kernel rows to show, N (the N slowest, "
                         "in kernel order) or 'all'");
     analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
+    std::vector<std::string> input_shapes;
+    analyze->add_option("--input-shape", input_shapes,
+                        "TorchScript models: an input's shape, [NAME=]D0xD1x... (1x3x224x224, "
+                        "ids=batchxseq); one per input, in order or by name; a number in the "
+                        "leading dim is the batch (--batch overrides it)");
     analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
     analyze->add_flag("--strict", an_strict,
                       "Fail when the model has ops that cannot be counted, or declared shapes "
@@ -499,6 +504,9 @@ int main(int argc, char** argv) {
                         "Compute precision (default float32); a device without it runs at its "
                         "own: bfloat16, float16, int8, else the first it offers");
     compare->add_option("--runtime", cmp_runtime, "Execution runtime profile, as for analyze");
+    std::vector<std::string> cmp_input_shapes;
+    compare->add_option("--input-shape", cmp_input_shapes,
+                        "TorchScript models: input shapes, as for analyze");
     const std::vector<std::string> compare_formats{"text", "json", "csv"};
     compare->add_option("--format", cmp_format, "text, json or csv")
         ->check(CLI::IsMember(compare_formats));
@@ -688,6 +696,9 @@ int main(int argc, char** argv) {
     bench->add_option("--model", bench_models,
                       "Time loading these model files (or bundled models) instead (load, "
                       "inference, counting)");
+    std::vector<std::string> bench_input_shapes;
+    bench->add_option("--input-shape", bench_input_shapes,
+                      "With --model: TorchScript input shapes, as for analyze");
     std::string bench_sweep;
     bench->add_option("--sweep", bench_sweep,
                       "Evaluations per second of a sweep of this model over the catalog");
@@ -852,10 +863,15 @@ int main(int argc, char** argv) {
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(an_dims);
             opts.default_dims["batch"] = 1;
+            const std::optional<int64_t> shape_batch =
+                nnergy::add_input_shapes(spec.model, input_shapes, {"--input-shape", 0});
             for (int64_t b : batches)
                 if (b <= 0) throw nnergy::error("--batch must be positive", exit_code::usage);
             if (batches.size() == 1) opts.dims["batch"] = batches.front();
             if (batches.size() > 1) opts.sweeps["batch"] = batches;
+            // 8x3x224x224 binds batch=8 unless --batch or --dim says otherwise.
+            if (shape_batch && batches.empty() && !opts.dims.count("batch"))
+                opts.dims["batch"] = *shape_batch;
             opts.strict = an_strict;
             nnergy::architecture_spec arch;
             arch.plugin = arch_plugin;
@@ -1067,6 +1083,9 @@ int main(int argc, char** argv) {
             if (cmp_batch < 0 || (cmp_batch == 0 && compare->count("--batch")))
                 throw nnergy::error("--batch must be positive", exit_code::usage);
             if (cmp_batch > 0) opts.dims["batch"] = cmp_batch;
+            if (const std::optional<int64_t> b =
+                    nnergy::add_input_shapes(spec.model, cmp_input_shapes, {"--input-shape", 0}))
+                if (!opts.dims.count("batch")) opts.dims["batch"] = *b;
             if (!cmp_precision.empty()) check_precision(cmp_precision);
             std::vector<nnergy::config_values> hardware;
             const std::string wanted = cmp_precision.empty() ? "float32" : cmp_precision;
@@ -1193,8 +1212,13 @@ int main(int argc, char** argv) {
             if (!bench_models.empty()) {
                 for (std::string& m : bench_models) m = model_arg(m);
                 nnergy::dim_bindings dims = parse_dims(bench_dims);
+                nnergy::model_spec shapes;
+                if (const std::optional<int64_t> b =
+                        nnergy::add_input_shapes(shapes, bench_input_shapes, {"--input-shape", 0}))
+                    dims.try_emplace("batch", *b);
                 dims.try_emplace("batch", 1);
-                return nnergy::run_bench_models(reg, to_paths(bench_models), dims, bench_repeats);
+                return nnergy::run_bench_models(reg, to_paths(bench_models), dims, bench_repeats,
+                                                shapes.options);
             }
             return nnergy::run_bench(reg, bench_sizes, bench_repeats);
         }

@@ -323,7 +323,7 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file, pipeline_use use
         throw error(fmt::format("{}: missing required table [model]", file.string()));
     if (model) {
         const toml::table& t = r.table(*model, "model");
-        r.only_keys(t, "model", {"frontend", "path", "dims", "options"});
+        r.only_keys(t, "model", {"frontend", "path", "dims", "options", "input_shapes"});
         spec.model.where = r.at(t);
         spec.model.frontend = r.string(t, "frontend", "model", false, t);
         const std::string p = r.string(t, "path", "model", true, t);
@@ -361,6 +361,27 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file, pipeline_use use
             const toml::table& opts = r.table(*o, "model.options");
             for (auto&& [k, v] : opts)
                 detail::flatten_toml(v, std::string(k.str()), r.file, spec.model.options);
+        }
+        if (const toml::node* s = t.get("input_shapes")) {
+            std::vector<std::string> shapes;
+            if (const auto* one = s->as_string()) {
+                shapes.push_back(one->get());
+            } else if (const toml::array* many = s->as_array()) {
+                for (const toml::node& x : *many) {
+                    if (!x.as_string())
+                        r.fail(x,
+                               "'model.input_shapes' must be strings such as "
+                               "\"batchx3x224x224\"");
+                    shapes.push_back(x.as_string()->get());
+                }
+            } else {
+                r.fail(*s,
+                       "'model.input_shapes' must be a string or an array of strings such as "
+                       "[\"batchx3x224x224\"]");
+            }
+            const std::optional<int64_t> batch = add_input_shapes(spec.model, shapes, r.at(*s));
+            if (batch && !spec.model.dims.count("batch") && !spec.model.sweeps.count("batch"))
+                spec.model.dims["batch"] = *batch;
         }
     }
 
@@ -592,6 +613,41 @@ std::filesystem::path resolve_hardware(const std::string& ref,
 std::filesystem::path resolve_runtime(const std::string& ref, const std::filesystem::path& base_dir,
                                       const source_location& where) {
     return resolve_in_catalog("runtimes", "runtime profile", ref, base_dir, where);
+}
+
+std::optional<int64_t> add_input_shapes(model_spec& model, const std::vector<std::string>& shapes,
+                                        const source_location& where) {
+    std::optional<int64_t> batch;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        std::string shape = shapes[i];
+        const size_t eq = shape.find('=');
+        const size_t start = eq == std::string::npos ? 0 : eq + 1;
+        size_t end = start;
+        while (end < shape.size() && std::isdigit(static_cast<unsigned char>(shape[end]))) ++end;
+        if (end > start && end - start <= 12 &&
+            (end == shape.size() || shape[end] == 'x' || shape[end] == ',')) {
+            const int64_t n = std::stoll(shape.substr(start, end - start));
+            if (n <= 0)
+                throw error(fmt::format("{}: input shape '{}': the batch dim must be positive",
+                                        where.str(), shapes[i]),
+                            exit_code::usage);
+            if (batch && *batch != n)
+                throw error(fmt::format("{}: input shapes disagree on the batch: {} and {} (write "
+                                        "the symbol batch, or one number)",
+                                        where.str(), *batch, n),
+                            exit_code::usage);
+            batch = n;
+            shape.replace(start, end - start, "batch");
+        }
+        config_value v;
+        v.name = fmt::format("input_shapes[{}]", i);
+        v.kind = NNERGY_VALUE_STRING;
+        v.string_value = shape;
+        v.file = where.file;
+        v.line = where.line;
+        model.options.push_back(std::move(v));
+    }
+    return batch;
 }
 
 }  // namespace nnergy

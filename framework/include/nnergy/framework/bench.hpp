@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <nnergy/framework/host.hpp>
 #include <nnergy/framework/registry.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <vector>
@@ -19,9 +20,12 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes, int repeats);
 
 /// Times loading each model file (frontend chosen by extension) plus shape inference and
 /// counting with `dims` bound, reporting the median of `repeats` runs, the file size and the
-/// process's peak resident memory. Run one file per process to read its memory alone.
+/// process's peak resident memory, and the first load apart (a frontend's start-up, such as
+/// libtorch's for TorchScript, falls on it). `frontend_options` go to each frontend (the input
+/// shapes of TorchScript models). Run one file per process to read its memory alone.
 int run_bench_models(registry& reg, const std::vector<std::filesystem::path>& files,
-                     const dim_bindings& dims, int repeats);
+                     const dim_bindings& dims, int repeats,
+                     const config_values& frontend_options = {});
 
 /// Evaluations per second of a sweep from one loaded model: every catalog device x batch
 /// 1/8/64 x float32/float16/bfloat16/int8 where offered, each mapped by the architecture of the

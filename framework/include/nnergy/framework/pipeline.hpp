@@ -96,6 +96,13 @@ struct pipeline_spec {
 /// default partitioner and estimators where the file has none.
 enum class pipeline_use { run, validate };
 
+/// Input shapes for frontends that need them (TorchScript): each "[NAME=]D0xD1x..." goes to the
+/// frontend's options as input_shapes[i]. A number in an input's leading dim becomes the symbol
+/// `batch` (the batch stays symbolic, so --batch and sweeps apply); the number is returned as
+/// the binding it implies (several inputs must agree). Throws naming `where` on a bad entry.
+std::optional<int64_t> add_input_shapes(model_spec& model, const std::vector<std::string>& shapes,
+                                        const source_location& where);
+
 /// Parses and checks a pipeline file. Unknown keys, wrong types, missing files and missing
 /// required keys are nnergy::error naming the file, line and key.
 pipeline_spec parse_pipeline(const std::filesystem::path& file,

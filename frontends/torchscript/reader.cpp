@@ -1,0 +1,1371 @@
+// SPDX-License-Identifier: Apache-2.0
+// The TorchScript reader: loads a traced or scripted archive with libtorch, freezes it (the
+// training flags and every attribute but the parameters and buffers become constants, so
+// scripted control flow on them folds away), and maps each aten op the forward pass reaches
+// onto the IR's ONNX-named ops (docs/torchscript.md). Shapes are not taken from the archive
+// (it keeps none): the host infers them from the input shapes, the batch dim symbolic.
+//
+// Compiled as C++17: libtorch 1.13's headers do not build as C++20 with clang 14.
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nnergy/sdk.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "reader_api.h"
+
+namespace {
+
+namespace sdk = nnergy::sdk;
+using torch::jit::Node;
+using torch::jit::Value;
+using dims = std::vector<sdk::graph_builder::dim>;
+
+sdk::error fail(const std::string& message,
+                nnergy_status_code code = NNERGY_CODE_INVALID_ARGUMENT) {
+    return sdk::error(message, code);
+}
+
+/// The first line of a libtorch message (the rest is a C++ stack or a TorchScript trace),
+/// without the "[enforce fail at file:line] . " of its checks.
+std::string first_line(const char* what) {
+    std::string s(what ? what : "");
+    const size_t nl = s.find('\n');
+    if (nl != std::string::npos) s.resize(nl);
+    if (s.rfind("[enforce fail at ", 0) == 0) {
+        size_t end = s.find("] ");
+        if (end != std::string::npos) {
+            end += 2;
+            if (s.compare(end, 2, ". ") == 0) end += 2;
+            s.erase(0, end);
+        }
+    }
+    return s;
+}
+
+// ------------------------------------------------------------------------------------------
+// Input shapes: "[NAME=]D0xD1x..." with integers or symbols (batch, seq)
+// ------------------------------------------------------------------------------------------
+
+struct input_shape {
+    std::string name;  ///< empty: by position
+    dims shape;
+};
+
+bool is_symbol(const std::string& t) {
+    if (t.empty() || !(std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '_')) return false;
+    return std::all_of(t.begin(), t.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+input_shape parse_input_shape(const std::string& text) {
+    input_shape s;
+    std::string body = text;
+    const size_t eq = text.find('=');
+    if (eq != std::string::npos) {
+        s.name = text.substr(0, eq);
+        body = text.substr(eq + 1);
+    }
+    const auto bad = [&](const std::string& why) {
+        return fail("input shape '" + text + "': " + why +
+                    " (expected [NAME=]D0xD1x..., each D a positive integer or a symbol such as "
+                    "batch or seq: \"batchx3x224x224\")");
+    };
+    if (body.empty()) throw bad("no dimensions");
+    // Split on 'x' between dims (symbols are written without an x: batch, seq) or on ','.
+    std::vector<std::string> tokens;
+    std::string current;
+    for (size_t i = 0; i < body.size(); ++i) {
+        const char c = body[i];
+        const bool split =
+            c == ',' ||
+            (c == 'x' && !current.empty() &&
+             (std::isdigit(static_cast<unsigned char>(current.back())) || current == "batch" ||
+              current == "seq" ||
+              (i + 1 < body.size() && std::isdigit(static_cast<unsigned char>(body[i + 1])))));
+        if (split) {
+            tokens.push_back(current);
+            current.clear();
+        } else if (!std::isspace(static_cast<unsigned char>(c))) {
+            current += c;
+        }
+    }
+    tokens.push_back(current);
+    for (const std::string& t : tokens) {
+        sdk::graph_builder::dim d;
+        if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c));
+            })) {
+            if (t.size() > 12) throw bad("dimension '" + t + "' is too large");
+            d.value = std::stoll(t);
+            if (d.value <= 0) throw bad("dimension '" + t + "' is not positive");
+        } else if (is_symbol(t)) {
+            d.symbol = t;
+        } else {
+            throw bad("'" + t + "' is neither a positive integer nor a symbol");
+        }
+        s.shape.push_back(std::move(d));
+    }
+    return s;
+}
+
+std::string shape_text(const dims& d) {
+    std::string s;
+    for (size_t i = 0; i < d.size(); ++i) {
+        if (i) s += 'x';
+        s += d[i].symbol.empty() ? std::to_string(d[i].value) : d[i].symbol;
+    }
+    return s;
+}
+
+nnergy_dtype dtype_of(c10::ScalarType t) {
+    switch (t) {
+        case c10::ScalarType::Float:
+            return NNERGY_DTYPE_FLOAT32;
+        case c10::ScalarType::Half:
+            return NNERGY_DTYPE_FLOAT16;
+        case c10::ScalarType::BFloat16:
+            return NNERGY_DTYPE_BFLOAT16;
+        case c10::ScalarType::Double:
+            return NNERGY_DTYPE_FLOAT64;
+        case c10::ScalarType::Char:
+            return NNERGY_DTYPE_INT8;
+        case c10::ScalarType::Byte:
+            return NNERGY_DTYPE_UINT8;
+        case c10::ScalarType::Short:
+            return NNERGY_DTYPE_INT16;
+        case c10::ScalarType::Int:
+            return NNERGY_DTYPE_INT32;
+        case c10::ScalarType::Long:
+            return NNERGY_DTYPE_INT64;
+        case c10::ScalarType::Bool:
+            return NNERGY_DTYPE_BOOL;
+        default:
+            return NNERGY_DTYPE_UNDEFINED;
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The converter
+// ------------------------------------------------------------------------------------------
+
+class converter {
+public:
+    converter(std::string file, sdk::graph_builder& out) : file_(std::move(file)), out_(out) {}
+
+    void run(const torch::jit::Module& module, const std::vector<input_shape>& shapes) {
+        const std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph();
+        collect_live(*graph);
+        const auto inputs = graph->inputs();
+        if (inputs.empty()) throw fail(file_ + ": forward() takes no self argument");
+        objects_[inputs[0]] = module._ivalue();
+        declare_inputs(*graph, shapes);
+        for (Node* n : graph->nodes()) {
+            if (!live_.count(n)) continue;
+            convert(n);
+        }
+        if (!unsupported_.empty()) {
+            std::string m = file_ + ": " + std::to_string(unsupported_count_) +
+                            " op(s) of the forward pass have no mapping onto the IR (nothing was "
+                            "guessed; docs/torchscript.md lists what is read):";
+            for (const auto& [what, where] : unsupported_) m += "\n  " + what + " at " + where;
+            throw fail(m, NNERGY_CODE_UNIMPLEMENTED);
+        }
+        declare_outputs(*graph);
+        out_.metadata("producer", "torchscript");
+        out_.metadata("opset", "20");  // Gelu
+    }
+
+private:
+    // ---- liveness: only what the outputs need is converted (assertions and shape checks of
+    // scripted code are not)
+    void collect_live(torch::jit::Graph& graph) {
+        std::vector<Node*> work;
+        const auto mark_value = [&](Value* v) {
+            Node* p = v->node();
+            if (p->kind() != c10::prim::Param && live_.insert(p).second) work.push_back(p);
+        };
+        for (Value* v : graph.outputs()) mark_value(v);
+        while (!work.empty()) {
+            Node* n = work.back();
+            work.pop_back();
+            for (Value* v : n->inputs()) mark_value(v);
+            for (torch::jit::Block* b : n->blocks())
+                for (Node* inner : b->nodes())
+                    for (Value* v : inner->inputs()) mark_value(v);
+        }
+    }
+
+    // ---- where a node came from, for messages
+    std::string where(const Node* n) const {
+        std::string s = "node '" +
+                        (n->outputs().empty() ? std::string(n->kind().toQualString())
+                                              : n->output(0)->debugName()) +
+                        "'";
+        const auto range = n->sourceRange();
+        if (range.source()) {
+            if (auto loc = range.file_line_col()) {
+                const auto& [file, line, col] = *loc;
+                (void)col;
+                if (!file.empty()) s += " (" + file + ":" + std::to_string(line) + ")";
+            }
+        }
+        return s;
+    }
+
+    std::string unique(const std::string& base) {
+        std::string name = base.empty() ? "t" : base;
+        if (names_.insert(name).second) return name;
+        for (int i = 1;; ++i) {
+            std::string candidate = name + "_" + std::to_string(i);
+            if (names_.insert(candidate).second) return candidate;
+        }
+    }
+
+    uint32_t new_tensor(const std::string& base, nnergy_dtype dtype = NNERGY_DTYPE_UNDEFINED) {
+        return out_.add_tensor(unique(base), dtype, std::nullopt);
+    }
+
+    // ---- inputs and outputs
+    void declare_inputs(torch::jit::Graph& graph, const std::vector<input_shape>& shapes) {
+        std::vector<Value*> tensor_inputs;
+        for (size_t i = 1; i < graph.inputs().size(); ++i) {
+            Value* v = graph.inputs()[i];
+            if (v->uses().empty()) continue;
+            if (!v->type()->cast<c10::TensorType>())
+                throw fail(file_ + ": forward() input '" + v->debugName() + "' is a " +
+                               v->type()->str() + "; only tensor inputs can be given shapes",
+                           NNERGY_CODE_UNIMPLEMENTED);
+            tensor_inputs.push_back(v);
+        }
+        const auto base_name = [](Value* v) {
+            std::string n = v->debugName();
+            const size_t dot = n.rfind('.');
+            if (dot != std::string::npos && dot + 1 < n.size() &&
+                std::all_of(n.begin() + static_cast<std::ptrdiff_t>(dot) + 1, n.end(),
+                            [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+                n.resize(dot);
+            return n;
+        };
+        std::string names;
+        for (Value* v : tensor_inputs) names += (names.empty() ? "'" : ", '") + base_name(v) + "'";
+        const std::string how =
+            " (--input-shape, or [model] input_shapes in a pipeline: one \"[NAME=]D0xD1x...\" "
+            "per input, such as batchx3x224x224)";
+        for (const input_shape& s : shapes)
+            if (!s.name.empty() && std::none_of(tensor_inputs.begin(), tensor_inputs.end(),
+                                                [&](Value* v) { return base_name(v) == s.name; }))
+                throw fail(file_ + ": input shape '" + s.name + "=" + shape_text(s.shape) +
+                               "' matches no input; forward() takes " +
+                               std::to_string(tensor_inputs.size()) + " tensor input(s): " + names,
+                           NNERGY_CODE_INVALID_ARGUMENT);
+        std::vector<bool> used(shapes.size(), false);
+        size_t positional = 0;
+        for (size_t i = 0; i < tensor_inputs.size(); ++i) {
+            Value* v = tensor_inputs[i];
+            const std::string name = base_name(v);
+            const input_shape* s = nullptr;
+            for (size_t k = 0; k < shapes.size(); ++k)
+                if (!used[k] && shapes[k].name == name) {
+                    s = &shapes[k];
+                    used[k] = true;
+                }
+            if (!s) {
+                while (positional < shapes.size() &&
+                       (used[positional] || !shapes[positional].name.empty()))
+                    ++positional;
+                if (positional < shapes.size()) {
+                    s = &shapes[positional];
+                    used[positional] = true;
+                }
+            }
+            if (!s)
+                throw fail(file_ + ": input '" + name + "' has no shape: the archive keeps none; " +
+                               "forward() takes " + std::to_string(tensor_inputs.size()) +
+                               " tensor input(s): " + names + how,
+                           NNERGY_CODE_INVALID_ARGUMENT);
+            // Token ids feed embeddings: they are integers.
+            nnergy_dtype dtype = NNERGY_DTYPE_FLOAT32;
+            for (const torch::jit::Use& u : v->uses())
+                if (u.user->kind() == c10::aten::embedding && u.offset == 1)
+                    dtype = NNERGY_DTYPE_INT64;
+            const uint32_t t = out_.add_tensor(unique(name), dtype, s->shape);
+            out_.add_input(t);
+            tensors_[v] = t;
+            ranks_[v] = static_cast<int>(s->shape.size());
+        }
+        for (size_t k = 0; k < shapes.size(); ++k)
+            if (!used[k])
+                throw fail(file_ + ": input shape '" +
+                               (shapes[k].name.empty() ? "" : shapes[k].name + "=") +
+                               shape_text(shapes[k].shape) +
+                               "' matches no input; forward() takes " +
+                               std::to_string(tensor_inputs.size()) + " tensor input(s): " + names,
+                           NNERGY_CODE_INVALID_ARGUMENT);
+    }
+
+    void declare_outputs(torch::jit::Graph& graph) {
+        std::vector<Value*> outs;
+        std::vector<Value*> work(graph.outputs().begin(), graph.outputs().end());
+        while (!work.empty()) {
+            Value* v = work.front();
+            work.erase(work.begin());
+            Node* p = v->node();
+            if (p->kind() == c10::prim::TupleConstruct || p->kind() == c10::prim::ListConstruct) {
+                work.insert(work.begin(), p->inputs().begin(), p->inputs().end());
+                continue;
+            }
+            if (p->kind() == c10::prim::DictConstruct) {
+                for (size_t i = 1; i < p->inputs().size(); i += 2) work.push_back(p->input(i));
+                continue;
+            }
+            outs.push_back(v);
+        }
+        std::set<uint32_t> seen;
+        for (Value* v : outs) {
+            auto it = tensors_.find(v);
+            if (it == tensors_.end())
+                throw fail(file_ + ": forward() returns '" + v->debugName() +
+                           "', which is not a tensor the model computes");
+            if (seen.insert(it->second).second) out_.add_output(it->second);
+        }
+    }
+
+    // ---- constants and attributes
+    std::optional<c10::IValue> constant(Value* v) {
+        if (auto it = objects_.find(v); it != objects_.end()) return it->second;
+        Node* n = v->node();
+        if (n->kind() == c10::prim::Constant) return torch::jit::toIValue(v);
+        if (n->kind() == c10::prim::ListConstruct) {
+            // A list of constant ints or floats (kernel sizes, strides, reshape targets).
+            std::vector<int64_t> ints;
+            std::vector<double> doubles;
+            bool all_int = true;
+            for (Value* in : n->inputs()) {
+                const std::optional<c10::IValue> c = constant(in);
+                if (!c || !(c->isInt() || c->isDouble())) return std::nullopt;
+                if (c->isInt()) {
+                    ints.push_back(c->toInt());
+                    doubles.push_back(static_cast<double>(c->toInt()));
+                } else {
+                    all_int = false;
+                    doubles.push_back(c->toDouble());
+                }
+            }
+            if (all_int) return c10::IValue(ints);
+            return c10::IValue(doubles);
+        }
+        return std::nullopt;
+    }
+
+    std::optional<int64_t> const_int(Value* v) {
+        const std::optional<c10::IValue> c = constant(v);
+        if (c && c->isInt()) return c->toInt();
+        if (c && c->isBool()) return c->toBool() ? 1 : 0;
+        return std::nullopt;
+    }
+    std::optional<double> const_number(Value* v) {
+        const std::optional<c10::IValue> c = constant(v);
+        if (c && c->isDouble()) return c->toDouble();
+        if (c && c->isInt()) return static_cast<double>(c->toInt());
+        if (c && c->isBool()) return c->toBool() ? 1.0 : 0.0;
+        return std::nullopt;
+    }
+    std::optional<std::vector<int64_t>> const_ints(Value* v) {
+        const std::optional<c10::IValue> c = constant(v);
+        if (!c) return std::nullopt;
+        if (c->isIntList()) return c->toIntVector();
+        if (c->isInt()) return std::vector<int64_t>{c->toInt()};
+        return std::nullopt;
+    }
+    bool is_none(Value* v) {
+        const std::optional<c10::IValue> c = constant(v);
+        return c && c->isNone();
+    }
+
+    int64_t need_int(Node* n, size_t i, const char* what) {
+        if (const auto x = const_int(n->input(i))) return *x;
+        throw unsupported_arg(n, what);
+    }
+    double need_number(Node* n, size_t i, const char* what) {
+        if (const auto x = const_number(n->input(i))) return *x;
+        throw unsupported_arg(n, what);
+    }
+    std::vector<int64_t> need_ints(Node* n, size_t i, const char* what) {
+        if (auto x = const_ints(n->input(i))) return *x;
+        throw unsupported_arg(n, what);
+    }
+    bool need_bool(Node* n, size_t i, const char* what) { return need_int(n, i, what) != 0; }
+
+    struct skip_node {
+        std::string why;
+    };
+    skip_node unsupported_arg(Node* n, const char* what) {
+        return skip_node{std::string(n->kind().toQualString()) + " with a " + what +
+                         " only known when the model runs"};
+    }
+
+    /// prim::GetAttr on a module object: the object, or a tensor (parameter or buffer) named by
+    /// its path from the model.
+    void get_attr(Node* n) {
+        Value* owner = n->input(0);
+        auto it = objects_.find(owner);
+        if (it == objects_.end() || !it->second.isObject())
+            throw skip_node{"prim::GetAttr on a value that is not a module"};
+        const c10::intrusive_ptr<c10::ivalue::Object> obj = it->second.toObject();
+        const std::string name = n->s(c10::attr::name);
+        const c10::IValue value = obj->getAttr(name);
+        const std::string path = paths_.count(owner) ? paths_[owner] + "." + name : name;
+        paths_[n->output()] = path;
+        // Tensors become initializers where an op reads them: nn.Linear's weight is read
+        // transposed, and one never read is not part of the forward pass.
+        objects_[n->output()] = value;
+    }
+
+    /// A tensor known before the model runs: a parameter, a buffer or a constant.
+    uint32_t initializer(Value* v, const at::Tensor& t, const std::string& name, bool constant) {
+        const std::string& key = name;
+        if (auto it = initializer_of_.find(t.unsafeGetTensorImpl()); it != initializer_of_.end()) {
+            tensors_[v] = it->second;
+            ranks_[v] = static_cast<int>(t.dim());
+            return it->second;
+        }
+        dims d;
+        for (int64_t s : t.sizes()) {
+            sdk::graph_builder::dim x;
+            x.value = s;
+            d.push_back(x);
+        }
+        // A 0-d float constant takes the other operand's type, as in PyTorch's promotion
+        // (a float64 scalar does not make a float32 tensor float64).
+        const bool scalar = t.dim() == 0 && t.is_floating_point();
+        const nnergy_dtype dtype = scalar ? NNERGY_DTYPE_FLOAT32 : dtype_of(t.scalar_type());
+        const uint32_t id = out_.add_tensor(unique(key), dtype, d);
+        out_.set_initializer(id);
+        if (constant) out_.set_constant(id);
+        // Integer constants may be shape arithmetic: their values are cheap and needed.
+        if (t.scalar_type() == c10::ScalarType::Long && t.numel() <= 64 && !t.is_meta()) {
+            const at::Tensor c = t.contiguous();
+            out_.set_initializer_values(
+                id, std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()));
+        }
+        initializer_of_[t.unsafeGetTensorImpl()] = id;
+        if (scalar) scalars_.insert(id);
+        tensors_[v] = id;
+        ranks_[v] = static_cast<int>(t.dim());
+        return id;
+    }
+
+    /// A scalar or small vector the mapping itself needs (Clip bounds, Reshape targets, ...).
+    uint32_t const_tensor(const std::vector<int64_t>& values, bool scalar = false) {
+        dims d;
+        if (!scalar) {
+            sdk::graph_builder::dim x;
+            x.value = static_cast<int64_t>(values.size());
+            d.push_back(x);
+        }
+        const uint32_t id = out_.add_tensor(unique("const"), NNERGY_DTYPE_INT64, d);
+        out_.set_initializer(id);
+        out_.set_constant(id);
+        out_.set_initializer_values(id, values);
+        return id;
+    }
+    /// A number operand of a tensor op: 0-d, of the other operand's type (no type of its own).
+    uint32_t const_float(double) {
+        const uint32_t id = out_.add_tensor(unique("scalar"), NNERGY_DTYPE_FLOAT32, dims{});
+        out_.set_initializer(id);
+        out_.set_constant(id);
+        scalars_.insert(id);
+        return id;
+    }
+    /// The inputs of an elementwise op with a scalar operand cast to the other's type
+    /// (CastLike of a constant folds when the model is bound).
+    std::vector<uint32_t> typed_like(std::vector<uint32_t> inputs) {
+        uint32_t typed = NNERGY_NO_TENSOR;
+        for (uint32_t t : inputs)
+            if (t != NNERGY_NO_TENSOR && !scalars_.count(t)) typed = t;
+        if (typed == NNERGY_NO_TENSOR) return inputs;
+        for (uint32_t& t : inputs)
+            if (scalars_.count(t)) t = emit_inner("scalar_cast", "CastLike", {t, typed});
+        return inputs;
+    }
+
+    /// The IR tensor of a value; a number (constant or computed) is a 0-d scalar, cast to the
+    /// other operand's type where it meets a tensor.
+    uint32_t tensor(Value* v) {
+        const uint32_t id = tensor_of(v);
+        if (!v->type()->cast<c10::TensorType>()) scalars_.insert(id);
+        return id;
+    }
+    uint32_t tensor_of(Value* v) {
+        if (auto it = tensors_.find(v); it != tensors_.end()) return it->second;
+        const std::optional<c10::IValue> c = constant(v);
+        if (c && c->isTensor()) {
+            if (auto p = paths_.find(v); p != paths_.end())
+                return initializer(v, c->toTensor(), p->second, !is_parameter(v));
+            return initializer(v, c->toTensor(), "constant", true);
+        }
+        if (c && (c->isInt() || c->isBool())) {
+            // An int of shape arithmetic: its value is needed.
+            const uint32_t id =
+                const_tensor({c->isInt() ? c->toInt() : int64_t{c->toBool()}}, true);
+            tensors_[v] = id;
+            ranks_[v] = 0;
+            return id;
+        }
+        if (c && c->isDouble()) {
+            const uint32_t id = const_float(c->toDouble());
+            tensors_[v] = id;
+            ranks_[v] = 0;
+            return id;
+        }
+        throw skip_node{"an input '" + v->debugName() + "' that is not a tensor"};
+    }
+
+    int rank(Value* v) const {
+        auto it = ranks_.find(v);
+        return it == ranks_.end() ? -1 : it->second;
+    }
+
+    // ---- emitting nodes
+    uint32_t emit(Node* n, const std::string& op, const std::vector<uint32_t>& inputs, int out_rank,
+                  size_t output_index = 0) {
+        Value* v = n->output(output_index);
+        const uint32_t out = new_tensor(v->debugName());
+        const std::vector<uint32_t> typed = typed_like(inputs);
+        last_node_ = out_.add_node(unique(v->debugName() + "/" + op), op, "", typed,
+                                   std::vector<uint32_t>{out});
+        tensors_[v] = out;
+        ranks_[v] = out_rank;
+        return out;
+    }
+    /// A node whose output is an intermediate of the mapping (no torch value).
+    uint32_t emit_inner(const std::string& base, const std::string& op,
+                        const std::vector<uint32_t>& inputs) {
+        const uint32_t out = new_tensor(base);
+        const std::vector<uint32_t> typed = op == "CastLike" ? inputs : typed_like(inputs);
+        last_node_ =
+            out_.add_node(unique(base + "/" + op), op, "", typed, std::vector<uint32_t>{out});
+        return out;
+    }
+    void alias(Node* n, Value* from) {
+        tensors_[n->output()] = tensor(from);
+        ranks_[n->output()] = rank(from);
+    }
+
+    void convert(Node* n) {
+        try {
+            convert_node(n);
+        } catch (const skip_node& s) {
+            ++unsupported_count_;
+            if (unsupported_.size() < 40) unsupported_.emplace_back(s.why, where(n));
+        } catch (const c10::Error& e) {
+            ++unsupported_count_;
+            if (unsupported_.size() < 40)
+                unsupported_.emplace_back(
+                    std::string(n->kind().toQualString()) + ": " + first_line(e.what()), where(n));
+        }
+    }
+
+    void convert_node(Node* n) {
+        using namespace c10;
+        const Symbol k = n->kind();
+        const std::string name = k.toQualString();
+        const auto in = [&](size_t i) { return n->input(i); };
+        const auto r0 = [&] { return rank(in(0)); };
+
+        if (k == prim::Constant || k == prim::ListConstruct || k == prim::TupleConstruct ||
+            k == prim::DictConstruct)
+            return;  // read where used
+        if (k == prim::GetAttr) return get_attr(n);
+        if (k == prim::ListUnpack || k == prim::TupleUnpack) {
+            Node* p = in(0)->node();
+            if (p->kind() == prim::ListConstruct || p->kind() == prim::TupleConstruct) {
+                for (size_t i = 0; i < n->outputs().size() && i < p->inputs().size(); ++i) {
+                    if (auto it = tensors_.find(p->input(i)); it != tensors_.end()) {
+                        tensors_[n->output(i)] = it->second;
+                        ranks_[n->output(i)] = rank(p->input(i));
+                    }
+                }
+                return;
+            }
+            if (auto it = tensors_.find(in(0)); it != tensors_.end()) {
+                // A shape the model reads (b, s, w = x.shape): one element each.
+                for (size_t i = 0; i < n->outputs().size(); ++i) {
+                    emit(n, "Gather", {it->second, const_tensor({static_cast<int64_t>(i)}, true)},
+                         0, i);
+                    out_.attr(last_node_, "axis", int64_t{0});
+                }
+                return;
+            }
+            if (auto it = split_outputs_.find(in(0)); it != split_outputs_.end()) {
+                for (size_t i = 0; i < n->outputs().size() && i < it->second.size(); ++i) {
+                    tensors_[n->output(i)] = it->second[i];
+                    ranks_[n->output(i)] = rank(in(0));
+                }
+                return;
+            }
+            throw skip_node{name + " of a list the model computes"};
+        }
+        if (k == prim::NumToTensor || k == aten::Int || k == aten::Float ||
+            k == aten::ScalarImplicit || k == aten::contiguous || k == aten::detach ||
+            k == aten::clone || k == aten::dropout || k == aten::dropout_ ||
+            k == aten::feature_dropout || k == aten::alpha_dropout || k == aten::to ||
+            k == aten::type_as || k == aten::lift_fresh)
+            return alias(n, in(0));
+
+        // Shape arithmetic of traced code (x.size(0) feeding a view) stays symbolic: the host
+        // evaluates Shape, Gather and Concat once the model is bound.
+        if (k == aten::size && n->inputs().size() == 1) {
+            emit(n, "Shape", {tensor(in(0))}, 1);
+            return;
+        }
+        if (k == aten::size && n->inputs().size() == 2) {
+            const uint32_t shape = emit_inner(n->output()->debugName(), "Shape", {tensor(in(0))});
+            const int64_t d = need_int(n, 1, "dimension");
+            emit(n, "Gather", {shape, const_tensor({d}, true)}, 0);
+            out_.attr(last_node_, "axis", int64_t{0});
+            return;
+        }
+
+        // Convolutions
+        if (k == aten::_convolution || k == aten::conv1d || k == aten::conv2d ||
+            k == aten::conv3d || k == aten::convolution) {
+            const bool full = k == aten::_convolution || k == aten::convolution;
+            const bool transposed = full && need_bool(n, 6, "transposed flag");
+            const int64_t groups = need_int(n, full ? 8 : 6, "group count");
+            const uint32_t w = tensor(in(1));
+            const int wr = rank(in(1));
+            std::vector<uint32_t> inputs{tensor(in(0)), w};
+            if (!is_none(in(2))) inputs.push_back(tensor(in(2)));
+            const uint32_t out = emit(n, transposed ? "ConvTranspose" : "Conv", inputs, r0());
+            (void)out;
+            const size_t spatial = wr > 2 ? static_cast<size_t>(wr - 2) : 2;
+            const auto expand = [&](std::vector<int64_t> v) {
+                if (v.size() == 1) v.assign(spatial, v[0]);
+                return v;
+            };
+            out_.attr(last_node_, "strides", expand(need_ints(n, 3, "stride")));
+            const std::optional<c10::IValue> pad = constant(in(4));
+            if (pad && pad->isString()) {
+                out_.attr(last_node_, "auto_pad",
+                          std::string_view(pad->toStringRef() == "same" ? "SAME_UPPER" : "VALID"));
+            } else {
+                std::vector<int64_t> p = expand(need_ints(n, 4, "padding"));
+                std::vector<int64_t> pads = p;
+                pads.insert(pads.end(), p.begin(), p.end());
+                out_.attr(last_node_, "pads", pads);
+            }
+            out_.attr(last_node_, "dilations", expand(need_ints(n, 5, "dilation")));
+            out_.attr(last_node_, "group", groups);
+            if (const at::Tensor* wt = weight_of(in(1))) {
+                std::vector<int64_t> ks(wt->sizes().begin() + 2, wt->sizes().end());
+                out_.attr(last_node_, "kernel_shape", ks);
+            }
+            if (transposed) {
+                std::vector<int64_t> op = expand(need_ints(n, 7, "output padding"));
+                if (std::any_of(op.begin(), op.end(), [](int64_t x) { return x != 0; }))
+                    out_.attr(last_node_, "output_padding", op);
+            }
+            return;
+        }
+        if (k == aten::batch_norm || k == aten::instance_norm) {
+            const bool batch = k == aten::batch_norm;
+            if (batch && need_bool(n, 5, "training flag"))
+                throw skip_node{
+                    "aten::batch_norm in training mode (save the model after "
+                    "model.eval())"};
+            if (!batch) throw skip_node{name};
+            const int64_t channels = channels_of(in(3), in(1));
+            std::vector<uint32_t> inputs{tensor(in(0))};
+            for (size_t i : {size_t{1}, size_t{2}})
+                inputs.push_back(is_none(in(i)) ? filler(channels) : tensor(in(i)));
+            inputs.push_back(is_none(in(3)) ? filler(channels) : tensor(in(3)));
+            inputs.push_back(is_none(in(4)) ? filler(channels) : tensor(in(4)));
+            emit(n, "BatchNormalization", inputs, r0());
+            out_.attr(last_node_, "epsilon", need_number(n, 7, "epsilon"));
+            return;
+        }
+        if (k == aten::layer_norm) {
+            const std::vector<int64_t> shape = need_ints(n, 1, "normalized shape");
+            int64_t features = 1;
+            for (int64_t s : shape) features *= s;
+            std::vector<uint32_t> inputs{tensor(in(0))};
+            inputs.push_back(is_none(in(2)) ? filler(features) : tensor(in(2)));
+            if (!is_none(in(3))) inputs.push_back(tensor(in(3)));
+            emit(n, "LayerNormalization", inputs, r0());
+            out_.attr(last_node_, "axis", -static_cast<int64_t>(shape.size()));
+            out_.attr(last_node_, "epsilon", need_number(n, 4, "epsilon"));
+            return;
+        }
+        if (k == aten::group_norm) {
+            const int64_t groups = need_int(n, 1, "group count");
+            if (is_none(in(2))) throw skip_node{"aten::group_norm without affine weights"};
+            std::vector<uint32_t> inputs{tensor(in(0)), tensor(in(2)),
+                                         is_none(in(3)) ? tensor(in(2)) : tensor(in(3))};
+            emit(n, "GroupNormalization", inputs, r0());
+            out_.attr(last_node_, "num_groups", groups);
+            out_.attr(last_node_, "epsilon", need_number(n, 4, "epsilon"));
+            return;
+        }
+
+        // Matrix products
+        if (k == aten::linear) {
+            const uint32_t wt = transposed_weight(in(1));
+            const uint32_t x = tensor(in(0));
+            if (is_none(in(2))) {
+                emit(n, "MatMul", {x, wt}, r0());
+            } else {
+                const uint32_t y =
+                    emit_inner(n->output()->debugName() + "_matmul", "MatMul", {x, wt});
+                emit(n, "Add", {y, tensor(in(2))}, r0());
+            }
+            return;
+        }
+        if (k == aten::addmm) {
+            emit(n, "Gemm", {tensor(in(1)), tensor(in(2)), tensor(in(0))}, 2);
+            out_.attr(last_node_, "beta", const_number(in(3)).value_or(1.0));
+            out_.attr(last_node_, "alpha", const_number(in(4)).value_or(1.0));
+            return;
+        }
+        if (k == aten::matmul || k == aten::mm || k == aten::bmm) {
+            emit(n, "MatMul", {tensor(in(0)), tensor(in(1))}, std::max(rank(in(0)), rank(in(1))));
+            return;
+        }
+        if (k == aten::t) {
+            emit(n, "Transpose", {tensor(in(0))}, 2);
+            out_.attr(last_node_, "perm", std::vector<int64_t>{1, 0});
+            return;
+        }
+        // Public from PyTorch 2.0 (q, k, v, mask, dropout, is_causal, scale); 1.13's private
+        // form returns the weights too (q, k, v, mask, dropout, need_weights, is_causal).
+        if (name == "aten::scaled_dot_product_attention" ||
+            name == "aten::_scaled_dot_product_attention")
+            return attention(n);
+        if (k == aten::embedding) {
+            emit(n, "Gather", {tensor(in(0)), tensor(in(1))}, rank(in(1)) + 1);
+            out_.attr(last_node_, "axis", int64_t{0});
+            return;
+        }
+
+        // Elementwise arithmetic (a scalar operand becomes a constant)
+        static const std::map<std::string, std::string> binary = {
+            {"aten::add", "Add"},      {"aten::add_", "Add"},    {"aten::sub", "Sub"},
+            {"aten::sub_", "Sub"},     {"aten::mul", "Mul"},     {"aten::mul_", "Mul"},
+            {"aten::div", "Div"},      {"aten::div_", "Div"},    {"aten::pow", "Pow"},
+            {"aten::maximum", "Max"},  {"aten::minimum", "Min"}, {"aten::eq", "Equal"},
+            {"aten::gt", "Greater"},   {"aten::lt", "Less"},     {"aten::floor_divide", "Div"},
+            {"aten::floordiv", "Div"}, {"aten::where", "Where"}, {"aten::masked_fill", "Where"},
+            {"aten::rsub", "Sub"}};
+        if (auto b = binary.find(name); b != binary.end()) {
+            if (!in(0)->type()->cast<c10::TensorType>() && !tensors_.count(in(0)))
+                return int_arithmetic(n, b->second);
+            if ((k == aten::add || k == aten::add_ || k == aten::sub || k == aten::sub_ ||
+                 k == aten::rsub) &&
+                n->inputs().size() > 2) {
+                const std::optional<double> alpha = const_number(in(2));
+                if (!alpha || *alpha != 1.0) throw skip_node{name + " with alpha other than 1"};
+            }
+            if (k == aten::div && n->inputs().size() > 2 && !is_none(in(2)))
+                throw skip_node{"aten::div with a rounding mode"};
+            if (k == aten::where) {
+                emit(n, "Where", {tensor(in(0)), tensor(in(1)), tensor(in(2))},
+                     std::max({rank(in(0)), rank(in(1)), rank(in(2))}));
+                return;
+            }
+            if (k == aten::masked_fill) {
+                emit(n, "Where", {tensor(in(1)), tensor(in(2)), tensor(in(0))},
+                     std::max(rank(in(0)), rank(in(1))));
+                return;
+            }
+            // A number beside a tensor is a scalar of the tensor's type (x * 2, x + 1).
+            const bool tensor_op =
+                in(0)->type()->cast<c10::TensorType>() || in(1)->type()->cast<c10::TensorType>();
+            const auto operand = [&](Value* v) {
+                if (tensor_op && !tensors_.count(v) && !v->type()->cast<c10::TensorType>())
+                    if (const std::optional<double> x = const_number(v)) return const_float(*x);
+                return tensor(v);
+            };
+            std::vector<uint32_t> inputs{operand(in(0)), operand(in(1))};
+            if (k == aten::rsub) std::swap(inputs[0], inputs[1]);
+            emit(n, b->second, inputs, std::max(rank(in(0)), rank(in(1))));
+            return;
+        }
+        static const std::map<std::string, std::string> unary = {{"aten::relu", "Relu"},
+                                                                 {"aten::relu_", "Relu"},
+                                                                 {"aten::sigmoid", "Sigmoid"},
+                                                                 {"aten::sigmoid_", "Sigmoid"},
+                                                                 {"aten::tanh", "Tanh"},
+                                                                 {"aten::tanh_", "Tanh"},
+                                                                 {"aten::exp", "Exp"},
+                                                                 {"aten::log", "Log"},
+                                                                 {"aten::sqrt", "Sqrt"},
+                                                                 {"aten::rsqrt", "Sqrt"},
+                                                                 {"aten::neg", "Neg"},
+                                                                 {"aten::abs", "Abs"},
+                                                                 {"aten::erf", "Erf"},
+                                                                 {"aten::hardswish", "HardSwish"},
+                                                                 {"aten::hardswish_", "HardSwish"},
+                                                                 {"aten::mish", "Mish"},
+                                                                 {"aten::softplus", "Softplus"},
+                                                                 {"aten::elu", "Elu"},
+                                                                 {"aten::reciprocal", "Reciprocal"},
+                                                                 {"aten::sin", "Sin"},
+                                                                 {"aten::cos", "Cos"},
+                                                                 {"aten::floor", "Floor"},
+                                                                 {"aten::ceil", "Ceil"}};
+        if (auto u = unary.find(name); u != unary.end()) {
+            emit(n, u->second, {tensor(in(0))}, r0());
+            return;
+        }
+        if (k == aten::silu || k == aten::silu_) {
+            const uint32_t x = tensor(in(0));
+            const uint32_t s = emit_inner(n->output()->debugName() + "_sigmoid", "Sigmoid", {x});
+            emit(n, "Mul", {x, s}, r0());
+            return;
+        }
+        if (k == aten::gelu) {
+            emit(n, "Gelu", {tensor(in(0))}, r0());
+            if (n->inputs().size() > 1)
+                if (const std::optional<c10::IValue> a = constant(in(1)); a && a->isString())
+                    out_.attr(last_node_, "approximate", std::string_view(a->toStringRef()));
+            return;
+        }
+        if (k == aten::hardsigmoid || k == aten::hardsigmoid_) {
+            emit(n, "HardSigmoid", {tensor(in(0))}, r0());
+            out_.attr(last_node_, "alpha", 1.0 / 6.0);
+            out_.attr(last_node_, "beta", 0.5);
+            return;
+        }
+        if (k == aten::leaky_relu || k == aten::leaky_relu_) {
+            emit(n, "LeakyRelu", {tensor(in(0))}, r0());
+            out_.attr(last_node_, "alpha",
+                      n->inputs().size() > 1 ? need_number(n, 1, "slope") : 0.01);
+            return;
+        }
+        if (k == aten::hardtanh || k == aten::hardtanh_ || k == aten::clamp || k == aten::clamp_ ||
+            k == aten::relu6) {
+            std::vector<uint32_t> inputs{tensor(in(0))};
+            for (size_t i : {size_t{1}, size_t{2}}) {
+                if (k == aten::relu6 || i >= n->inputs().size() || is_none(in(i)))
+                    inputs.push_back(k == aten::relu6 ? const_float(i == 1 ? 0 : 6)
+                                                      : NNERGY_NO_TENSOR);
+                else
+                    inputs.push_back(const_float(need_number(n, i, "bound")));
+            }
+            emit(n, "Clip", inputs, r0());
+            return;
+        }
+        if (k == aten::softmax || k == aten::log_softmax || k == aten::_softmax) {
+            emit(n, k == aten::log_softmax ? "LogSoftmax" : "Softmax", {tensor(in(0))}, r0());
+            out_.attr(last_node_, "axis", need_int(n, 1, "axis"));
+            return;
+        }
+
+        // Pooling
+        if (k == aten::max_pool1d || k == aten::max_pool2d || k == aten::max_pool3d ||
+            k == aten::avg_pool1d || k == aten::avg_pool2d || k == aten::avg_pool3d) {
+            const bool max =
+                k == aten::max_pool1d || k == aten::max_pool2d || k == aten::max_pool3d;
+            std::vector<int64_t> kernel = need_ints(n, 1, "window");
+            const size_t spatial = k == aten::max_pool1d || k == aten::avg_pool1d   ? 1
+                                   : k == aten::max_pool3d || k == aten::avg_pool3d ? 3
+                                                                                    : 2;
+            const auto expand = [&](std::vector<int64_t> v) {
+                if (v.size() == 1) v.assign(spatial, v[0]);
+                return v;
+            };
+            kernel = expand(kernel);
+            std::vector<int64_t> stride = need_ints(n, 2, "stride");
+            stride = stride.empty() ? kernel : expand(stride);
+            const std::vector<int64_t> p = expand(need_ints(n, 3, "padding"));
+            std::vector<int64_t> pads = p;
+            pads.insert(pads.end(), p.begin(), p.end());
+            emit(n, max ? "MaxPool" : "AveragePool", {tensor(in(0))}, r0());
+            out_.attr(last_node_, "kernel_shape", kernel);
+            out_.attr(last_node_, "strides", stride);
+            out_.attr(last_node_, "pads", pads);
+            if (max) {
+                out_.attr(last_node_, "dilations", expand(need_ints(n, 4, "dilation")));
+                out_.attr(last_node_, "ceil_mode", int64_t{need_bool(n, 5, "ceil mode")});
+            } else {
+                out_.attr(last_node_, "ceil_mode", int64_t{need_bool(n, 4, "ceil mode")});
+                if (n->inputs().size() > 5)
+                    out_.attr(last_node_, "count_include_pad",
+                              int64_t{need_bool(n, 5, "count_include_pad")});
+            }
+            return;
+        }
+        if (k == aten::adaptive_avg_pool1d || k == aten::adaptive_avg_pool2d ||
+            k == aten::adaptive_avg_pool3d || k == aten::adaptive_max_pool2d) {
+            const std::vector<int64_t> size = need_ints(n, 1, "output size");
+            if (!std::all_of(size.begin(), size.end(), [](int64_t s) { return s == 1; }))
+                throw skip_node{name + " to an output size other than 1 (" +
+                                std::to_string(size.size() ? size[0] : 0) +
+                                "...): its window depends on the input size"};
+            emit(n, k == aten::adaptive_max_pool2d ? "GlobalMaxPool" : "GlobalAveragePool",
+                 {tensor(in(0))}, r0());
+            return;
+        }
+        if (k == aten::mean || k == aten::sum || k == aten::amax) {
+            if (n->inputs().size() < 3) throw skip_node{name + " over every element"};
+            std::vector<int64_t> axes = need_ints(n, 1, "axes");
+            const int64_t keep = need_int(n, 2, "keepdim flag");
+            const char* op = k == aten::mean  ? "ReduceMean"
+                             : k == aten::sum ? "ReduceSum"
+                                              : "ReduceMax";
+            emit(n, op, {tensor(in(0)), const_tensor(axes)},
+                 keep ? r0() : (r0() < 0 ? -1 : r0() - static_cast<int>(axes.size())));
+            out_.attr(last_node_, "keepdims", keep);
+            return;
+        }
+
+        // Layout
+        if (k == aten::flatten) {
+            const int64_t start = need_int(n, 1, "start dim");
+            const int64_t end = need_int(n, 2, "end dim");
+            const int r = r0();
+            if (end != -1 && !(r > 0 && end == r - 1))
+                throw skip_node{"aten::flatten that ends before the last dim"};
+            const int64_t axis = start < 0 && r > 0 ? start + r : start;
+            emit(n, "Flatten", {tensor(in(0))}, static_cast<int>(axis) + 1);
+            out_.attr(last_node_, "axis", axis);
+            return;
+        }
+        if (k == aten::view || k == aten::reshape || k == aten::_reshape_alias) {
+            const uint32_t target = int_list(n, in(1));
+            emit(n, "Reshape", {tensor(in(0)), target}, list_length(in(1)));
+            return;
+        }
+        if (k == aten::permute) {
+            const std::vector<int64_t> perm = need_ints(n, 1, "permutation");
+            emit(n, "Transpose", {tensor(in(0))}, static_cast<int>(perm.size()));
+            out_.attr(last_node_, "perm", normalize(perm, static_cast<int>(perm.size())));
+            return;
+        }
+        if (k == aten::transpose || k == aten::transpose_) {
+            const int r = r0();
+            if (r < 0) throw skip_node{"aten::transpose of a tensor of unknown rank"};
+            int64_t a = need_int(n, 1, "dim"), b = need_int(n, 2, "dim");
+            a = a < 0 ? a + r : a;
+            b = b < 0 ? b + r : b;
+            std::vector<int64_t> perm(static_cast<size_t>(r));
+            for (int i = 0; i < r; ++i) perm[static_cast<size_t>(i)] = i;
+            std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);
+            emit(n, "Transpose", {tensor(in(0))}, r);
+            out_.attr(last_node_, "perm", perm);
+            return;
+        }
+        if (k == aten::unsqueeze || k == aten::unsqueeze_) {
+            emit(n, "Unsqueeze", {tensor(in(0)), const_tensor({need_int(n, 1, "dim")})},
+                 r0() < 0 ? -1 : r0() + 1);
+            return;
+        }
+        if (k == aten::squeeze || k == aten::squeeze_) {
+            if (n->inputs().size() < 2) throw skip_node{"aten::squeeze of every unit dim"};
+            emit(n, "Squeeze", {tensor(in(0)), const_tensor({need_int(n, 1, "dim")})},
+                 r0() < 0 ? -1 : r0() - 1);
+            return;
+        }
+        if (k == aten::cat || k == aten::concat || k == aten::stack) {
+            Node* list = in(0)->node();
+            if (list->kind() != prim::ListConstruct)
+                throw skip_node{name + " of a list the model computes"};
+            const int64_t dim = need_int(n, 1, "dim");
+            std::vector<uint32_t> inputs;
+            int r = -1;
+            for (Value* v : list->inputs()) {
+                r = std::max(r, rank(v));
+                if (k == aten::stack)
+                    inputs.push_back(emit_inner(v->debugName() + "_unsqueezed", "Unsqueeze",
+                                                {tensor(v), const_tensor({dim})}));
+                else
+                    inputs.push_back(tensor(v));
+            }
+            emit(n, "Concat", inputs, k == aten::stack && r >= 0 ? r + 1 : r);
+            out_.attr(last_node_, "axis", dim);
+            return;
+        }
+        if (k == aten::chunk || k == aten::split || k == aten::unbind ||
+            k == aten::split_with_sizes) {
+            return split(n);
+        }
+        if (k == aten::slice) {
+            const int64_t dim = need_int(n, 1, "dim");
+            const int64_t start = is_none(in(2)) ? 0 : need_int(n, 2, "start");
+            const int64_t end =
+                is_none(in(3)) ? std::numeric_limits<int64_t>::max() : need_int(n, 3, "end");
+            const int64_t step = need_int(n, 4, "step");
+            emit(n, "Slice",
+                 {tensor(in(0)), const_tensor({start}), const_tensor({end}), const_tensor({dim}),
+                  const_tensor({step})},
+                 r0());
+            return;
+        }
+        if (k == aten::select) {
+            const int64_t dim = need_int(n, 1, "dim");
+            emit(n, "Gather", {tensor(in(0)), const_tensor({need_int(n, 2, "index")}, true)},
+                 r0() < 0 ? -1 : r0() - 1);
+            out_.attr(last_node_, "axis", dim);
+            return;
+        }
+        if (k == aten::expand || k == aten::expand_as || k == aten::repeat) {
+            if (k == aten::expand_as) {
+                const uint32_t shape =
+                    emit_inner(n->output()->debugName() + "_shape", "Shape", {tensor(in(1))});
+                emit(n, "Expand", {tensor(in(0)), shape}, rank(in(1)));
+                return;
+            }
+            const uint32_t target = int_list(n, in(1));
+            if (k == aten::repeat)
+                emit(n, "Tile", {tensor(in(0)), target}, list_length(in(1)));
+            else
+                emit(n, "Expand", {tensor(in(0)), replace_minus_one(target, in(1))},
+                     list_length(in(1)));
+            return;
+        }
+
+        throw skip_node{name};
+    }
+
+    // ---- helpers of the mapping
+
+    /// The tensor of a parameter, buffer or constant (a convolution's window is its shape).
+    const at::Tensor* weight_of(Value* v) {
+        if (const std::optional<c10::IValue> c = constant(v); c && c->isTensor()) {
+            weights_.push_back(c->toTensor());
+            return &weights_.back();
+        }
+        return nullptr;
+    }
+
+    int64_t channels_of(Value* stat, Value* weight) {
+        if (const at::Tensor* t = weight_of(stat)) return t->numel();
+        if (const at::Tensor* t = weight_of(weight)) return t->numel();
+        throw skip_node{"aten::batch_norm without running statistics"};
+    }
+
+    /// A constant of `count` elements standing for an absent affine weight (not a parameter).
+    uint32_t filler(int64_t count) {
+        sdk::graph_builder::dim d;
+        d.value = count;
+        const uint32_t id = out_.add_tensor(unique("ones"), NNERGY_DTYPE_FLOAT32, dims{d});
+        out_.set_initializer(id);
+        out_.set_constant(id);
+        return id;
+    }
+
+    /// nn.Linear's weight [out, in] as the [in, out] right operand of MatMul: the parameter
+    /// itself the first time (counted once), a constant after (tied weights).
+    uint32_t transposed_weight(Value* v) {
+        const at::Tensor* w = weight_of(v);
+        if (!w || w->dim() != 2) {
+            // A computed weight: transpose it in the graph.
+            const uint32_t t = emit_inner(v->debugName() + "_t", "Transpose", {tensor(v)});
+            out_.attr(last_node_, "perm", std::vector<int64_t>{1, 0});
+            return t;
+        }
+        const c10::TensorImpl* impl = w->unsafeGetTensorImpl();
+        if (auto it = transposed_.find(impl); it != transposed_.end()) return it->second;
+        dims d(2);
+        d[0].value = w->size(1);
+        d[1].value = w->size(0);
+        const bool first = !initializer_of_.count(impl);
+        std::string base = paths_.count(v) ? paths_[v] : v->debugName();
+        const uint32_t id = out_.add_tensor(unique(base), dtype_of(w->scalar_type()), d);
+        out_.set_initializer(id);
+        if (!first || !is_parameter(v)) out_.set_constant(id);
+        // Claimed: a later untransposed use (a tied embedding) is then a constant.
+        initializer_of_.emplace(impl, id);
+        transposed_[impl] = id;
+        return id;
+    }
+
+    bool is_parameter(Value* v) {
+        Node* n = v->node();
+        if (n->kind() != c10::prim::GetAttr) return false;
+        auto it = objects_.find(n->input(0));
+        if (it == objects_.end() || !it->second.isObject()) return false;
+        const c10::ClassTypePtr type = it->second.toObject()->type();
+        const auto slot = type->findAttributeSlot(n->s(c10::attr::name));
+        return slot && type->is_parameter(*slot);
+    }
+
+    static std::vector<int64_t> normalize(std::vector<int64_t> dims_in, int rank) {
+        for (int64_t& d : dims_in)
+            if (d < 0) d += rank;
+        return dims_in;
+    }
+
+    int list_length(Value* v) {
+        Node* p = v->node();
+        if (p->kind() == c10::prim::ListConstruct) return static_cast<int>(p->inputs().size());
+        if (const auto c = const_ints(v)) return static_cast<int>(c->size());
+        return -1;
+    }
+
+    /// An int[] argument as an int64 tensor: constant values, or (traced shape arithmetic) a
+    /// Concat of the elements the model computes.
+    uint32_t int_list(Node* n, Value* v) {
+        if (const auto c = const_ints(v)) return const_tensor(*c);
+        Node* p = v->node();
+        if (p->kind() != c10::prim::ListConstruct) {
+            if (tensors_.count(v)) return tensors_[v];  // a shape the model computes
+            throw unsupported_arg(n, "shape");
+        }
+        std::vector<uint32_t> parts;
+        for (Value* e : p->inputs()) {
+            if (const auto c = const_int(e)) {
+                parts.push_back(const_tensor({*c}));
+            } else {
+                parts.push_back(emit_inner(e->debugName() + "_dim", "Unsqueeze",
+                                           {tensor(e), const_tensor({0})}));
+            }
+        }
+        const uint32_t out = emit_inner(v->debugName() + "_shape", "Concat", parts);
+        out_.attr(last_node_, "axis", int64_t{0});
+        return out;
+    }
+
+    /// expand's -1 means "keep": the same as ONNX Expand's 1 (broadcast keeps the input dim).
+    uint32_t replace_minus_one(uint32_t target, Value* list) {
+        if (auto c = const_ints(list)) {
+            for (int64_t& x : *c)
+                if (x == -1) x = 1;
+            return const_tensor(*c);
+        }
+        return target;
+    }
+
+    /// int arithmetic of traced shape code (x.size(1) // heads) on 0-d int64 tensors.
+    void int_arithmetic(Node* n, const std::string& op) {
+        emit(n, op, {tensor(n->input(0)), tensor(n->input(1))}, 0);
+    }
+
+    void split(Node* n) {
+        using namespace c10;
+        const Symbol k = n->kind();
+        Value* list = n->output();
+        const int r = rank(n->input(0));
+        int64_t dim = 0;
+        std::vector<uint32_t> outs;
+        size_t count = 0;
+        // The outputs are read through prim::ListUnpack.
+        for (const torch::jit::Use& u : list->uses())
+            if (u.user->kind() == prim::ListUnpack) count = u.user->outputs().size();
+        if (count == 0)
+            throw skip_node{std::string(k.toQualString()) + " not unpacked into values"};
+        std::vector<int64_t> sizes;
+        if (k == aten::unbind) {
+            dim = need_int(n, 1, "dim");
+        } else if (k == aten::chunk) {
+            dim = need_int(n, 2, "dim");
+        } else {
+            dim = need_int(n, 2, "dim");
+            sizes = need_ints(n, 1, "split size");
+            if (sizes.size() == 1) sizes.clear();  // equal parts
+        }
+        for (size_t i = 0; i < count; ++i)
+            outs.push_back(new_tensor(list->debugName() + "_" + std::to_string(i)));
+        std::vector<uint32_t> inputs{tensor(n->input(0))};
+        if (!sizes.empty()) inputs.push_back(const_tensor(sizes));
+        last_node_ = out_.add_node(unique(list->debugName() + "/Split"), "Split", "", inputs, outs);
+        out_.attr(last_node_, "axis", dim);
+        if (sizes.empty()) out_.attr(last_node_, "num_outputs", static_cast<int64_t>(count));
+        if (k == aten::unbind) {
+            for (uint32_t& o : outs) {
+                o = emit_inner("unbound", "Squeeze", {o, const_tensor({dim})});
+            }
+        }
+        split_outputs_[list] = outs;
+        ranks_[list] = k == aten::unbind && r > 0 ? r - 1 : r;
+    }
+
+    /// scaled_dot_product_attention(q, k, v, mask, dropout, is_causal): the products and the
+    /// softmax it computes, as the math implementation does.
+    void attention(Node* n) {
+        const int r = rank(n->input(0));
+        if (r < 2) throw skip_node{"aten::scaled_dot_product_attention of unknown rank"};
+        std::vector<int64_t> perm(static_cast<size_t>(r));
+        for (int i = 0; i < r; ++i) perm[static_cast<size_t>(i)] = i;
+        std::swap(perm[static_cast<size_t>(r - 1)], perm[static_cast<size_t>(r - 2)]);
+        const std::string base = n->output()->debugName();
+        const uint32_t kt = emit_inner(base + "_kT", "Transpose", {tensor(n->input(1))});
+        out_.attr(last_node_, "perm", perm);
+        uint32_t scores = emit_inner(base + "_scores", "MatMul", {tensor(n->input(0)), kt});
+        scores = emit_inner(base + "_scaled", "Mul", {scores, const_float(1.0)});
+        if (!is_none(n->input(3)))
+            scores = emit_inner(base + "_masked", "Add", {scores, tensor(n->input(3))});
+        const uint32_t p = emit_inner(base + "_probs", "Softmax", {scores});
+        out_.attr(last_node_, "axis", int64_t{-1});
+        emit(n, "MatMul", {p, tensor(n->input(2))}, r);
+    }
+
+    std::string file_;
+    sdk::graph_builder& out_;
+    std::unordered_set<const Node*> live_;
+    std::unordered_map<const Value*, uint32_t> tensors_;
+    std::unordered_map<const Value*, int> ranks_;
+    std::unordered_map<const Value*, c10::IValue> objects_;
+    std::unordered_map<const Value*, std::string> paths_;
+    std::unordered_map<const Value*, std::vector<uint32_t>> split_outputs_;
+    std::unordered_map<const c10::TensorImpl*, uint32_t> initializer_of_;
+    std::unordered_map<const c10::TensorImpl*, uint32_t> transposed_;
+    std::deque<at::Tensor> weights_;  // stable addresses
+    std::set<std::string> names_;
+    std::set<uint32_t> scalars_;  ///< 0-d float constants, typed like the other operand
+    std::vector<std::pair<std::string, std::string>> unsupported_;
+    size_t unsupported_count_ = 0;
+    uint32_t last_node_ = 0;
+};
+
+// ------------------------------------------------------------------------------------------
+// Loading
+// ------------------------------------------------------------------------------------------
+
+void check_archive(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw fail(file + ": cannot open: " + std::strerror(errno), NNERGY_CODE_NOT_FOUND);
+    char magic[4] = {0, 0, 0, 0};
+    in.read(magic, 4);
+    if (in.gcount() < 4 || std::memcmp(magic, "PK\x03\x04", 4) != 0)
+        throw fail(file +
+                   ": not a TorchScript archive: TorchScript files are zip archives written by "
+                   "torch.jit.save (this file does not start with a zip header; a state_dict "
+                   "saved by torch.save or an ONNX file is not one)");
+    in.close();
+    uint64_t version = 0;
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(file);
+        if (!reader.hasRecord("constants.pkl") && !reader.hasRecord("code/__torch__.py") &&
+            !reader.hasRecord("data.pkl"))
+            throw fail(file +
+                       ": a zip archive, but not a TorchScript one (no data.pkl, "
+                       "constants.pkl or code/): write it with torch.jit.save");
+        if (!reader.hasRecord("constants.pkl"))
+            throw fail(file +
+                       ": a PyTorch zip archive without TorchScript code (a model or state_dict "
+                       "saved by torch.save): trace or script the model and save it with "
+                       "torch.jit.save");
+        version = reader.version();
+    } catch (const sdk::error&) {
+        throw;
+    } catch (const c10::Error& e) {
+        // The reader checks the archive's file-format version when it opens it.
+        const std::string m = first_line(e.what_without_backtrace());
+        const std::string tag = "read a PyTorch file with version ";
+        if (const size_t at = m.find(tag); at != std::string::npos) {
+            size_t end = at + tag.size();
+            while (end < m.size() && std::isdigit(static_cast<unsigned char>(m[end]))) ++end;
+            version = std::stoull("0" + m.substr(at + tag.size(), end - at - tag.size()));
+        } else {
+            throw fail(file + ": not a TorchScript archive: " + m);
+        }
+    }
+    if (version > caffe2::serialize::kMaxSupportedFileFormatVersion)
+        throw fail(file + ": written in TorchScript file-format version " +
+                       std::to_string(version) + ", newer than the " +
+                       std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
+                       " this build's libtorch (" TORCH_VERSION
+                       ") reads: save it with an older "
+                       "PyTorch, or export it to ONNX",
+                   NNERGY_CODE_UNSUPPORTED_VERSION);
+}
+
+void read(const std::string& file, const std::vector<std::string>& shape_texts,
+          sdk::graph_builder& out) {
+    std::vector<input_shape> shapes;
+    for (const std::string& s : shape_texts) {
+        try {
+            shapes.push_back(parse_input_shape(s));
+        } catch (const sdk::error& e) {
+            throw fail(file + ": " + e.what(), e.code());
+        }
+    }
+    check_archive(file);
+    torch::jit::Module module;
+    try {
+        torch::NoGradGuard no_grad;
+        // Every attribute but parameters and buffers becomes a constant: the training flags
+        // fold, and with them the branches of scripted code.
+        const auto load = [&](c10::optional<c10::Device> device) {
+            module = torch::jit::load(file, device);
+            module.eval();
+            torch::jit::freeze_module_inplace(&module, {}, true, /*preserveParameters=*/true);
+        };
+        try {
+            // On the meta device the tensors keep their shapes and types, not their data: a
+            // third faster, and the weights never occupy memory.
+            load(c10::Device(c10::kMeta));
+        } catch (const c10::Error&) {
+            // Freezing folds some ops (aten::equal) the meta device cannot run.
+            load(c10::nullopt);
+        }
+    } catch (const c10::Error& e) {
+        throw fail(file + ": libtorch cannot load it: " + first_line(e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+        throw fail(file + ": libtorch cannot load it: " + first_line(e.what()));
+    }
+    converter c(file, out);
+    try {
+        c.run(module, shapes);
+    } catch (const sdk::error&) {
+        throw;
+    } catch (const c10::Error& e) {
+        throw fail(file + ": " + first_line(e.what_without_backtrace()), NNERGY_CODE_INTERNAL);
+    }
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int nnergy_torchscript_read(
+    const nnergy_host_api* host, const char* path, const char* const* input_shapes,
+    size_t shape_count, nnergy_graph_builder* builder, char* message, size_t message_size) {
+    const auto say = [&](const std::string& m) {
+        if (message && message_size) {
+            const size_t n = std::min(m.size(), message_size - 1);
+            std::memcpy(message, m.data(), n);
+            message[n] = '\0';
+        }
+    };
+    if (!host || !path || !builder || (shape_count && !input_shapes)) {
+        say("nnergy_torchscript_read: a required argument is NULL");
+        return NNERGY_CODE_INVALID_ARGUMENT;
+    }
+    try {
+        sdk::detail::api_slot() = host;
+        std::vector<std::string> shapes;
+        for (size_t i = 0; i < shape_count; ++i)
+            shapes.emplace_back(input_shapes[i] ? input_shapes[i] : "");
+        sdk::graph_builder out(builder);
+        read(path, shapes, out);
+        return NNERGY_CODE_OK;
+    } catch (const sdk::error& e) {
+        say(e.what());
+        return e.code();
+    } catch (const std::exception& e) {
+        say(std::string(path) + ": " + e.what());
+        return NNERGY_CODE_INTERNAL;
+    } catch (...) {
+        say(std::string(path) + ": unknown error while reading the TorchScript archive");
+        return NNERGY_CODE_INTERNAL;
+    }
+}

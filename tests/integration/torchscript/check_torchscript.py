@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The TorchScript frontend on real archives (docs/torchscript.md).
+
+  fixtures DIR                 writes the fixtures (tools/make_torchscript_fixtures.py) into DIR
+  agreement DIR                traced and scripted archives give PyTorch's parameter count
+                               exactly, the same MACs as each other, MACs within 0.5% of the ONNX
+                               export of the same module, and a batch dim that stays symbolic
+  bad DIR                      bad archives and bad shapes: a clear error, a non-zero exit
+  startup DIR                  libtorch is loaded only by runs that read TorchScript
+
+usage: check_torchscript.py NNERGY TORCH_PYTHON TOOLS_DIR MODE DIR
+Exits 77 (skip) where TORCH_PYTHON cannot import torch and torchvision.
+"""
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+NNERGY, TORCH_PYTHON, TOOLS, MODE, DIR = sys.argv[1:6]
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def analyze(path, *extra):
+    out = os.path.join(DIR, os.path.basename(path) + "".join(extra).replace("/", "_") + ".json")
+    p = subprocess.run([NNERGY, "--quiet", "analyze", path, "--hw", "h100-sxm5", "--format", "json",
+                        "-o", out] + list(extra), capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, p.stderr.strip()
+    return json.load(open(out))["runs"][0]["totals"], ""
+
+
+def torch_ready():
+    p = subprocess.run([TORCH_PYTHON, "-c", "import torch, torchvision"], capture_output=True)
+    return p.returncode == 0
+
+
+def fixtures():
+    if not torch_ready():
+        print("SKIP: %s cannot import torch and torchvision (python3-torch, "
+              "python3-torchvision)" % TORCH_PYTHON)
+        return 77
+    p = subprocess.run([TORCH_PYTHON, os.path.join(TOOLS, "make_torchscript_fixtures.py"), DIR],
+                       capture_output=True, text=True)
+    print(p.stdout)
+    if p.returncode != 0:
+        print(p.stderr)
+        return 1
+    return 0
+
+
+def agreement():
+    manifest = os.path.join(DIR, "manifest.json")
+    if not os.path.exists(manifest):
+        print("SKIP: no fixtures (the fixtures test was skipped)")
+        return 77
+    for m in json.load(open(manifest))["models"]:
+        name, shapes = m["name"], m["input_shapes"]
+        args = []
+        for s in shapes:
+            args += ["--input-shape", s]
+        onnx, err = analyze(os.path.join(DIR, name + ".onnx"))
+        check(onnx is not None, "%s.onnx: %s" % (name, err))
+        kinds = ["traced"] + (["scripted"] if m["scripted"] else [])
+        results = {}
+        for kind in kinds:
+            path = os.path.join(DIR, "%s.%s.pt" % (name, kind))
+            t, err = analyze(path, *args)
+            check(t is not None, "%s: %s" % (path, err))
+            if t is None:
+                continue
+            results[kind] = t
+            check(t["params"] == m["params"], "%s: %d parameters, PyTorch counts %d" %
+                  (path, t["params"], m["params"]))
+            if onnx:
+                diff = abs(t["macs"] - onnx["macs"]) / onnx["macs"]
+                check(diff <= 0.005, "%s: %.0f MACs, the ONNX export %.0f (%.2f%% apart)" %
+                      (path, t["macs"], onnx["macs"], 100 * diff))
+            # The batch stays symbolic: --batch 4 scales the work by 4.
+            t4, err = analyze(path, *(args + ["--batch", "4"]))
+            check(t4 is not None and abs(t4["macs"] - 4 * t["macs"]) <= 1e-6 * t["macs"],
+                  "%s: --batch 4 gives %s MACs, not 4 x %.0f %s" %
+                  (path, t4 and t4["macs"], t["macs"], err))
+            print("%-28s params %9d  MACs %14.0f  (ONNX %s)" %
+                  (os.path.basename(path), t["params"], t["macs"], onnx and "%.0f" % onnx["macs"]))
+        if len(results) == 2:
+            check(results["traced"]["macs"] == results["scripted"]["macs"] and
+                  results["traced"]["params"] == results["scripted"]["params"],
+                  "%s: traced and scripted archives disagree" % name)
+    # A pipeline's [model] input_shapes: the leading number is the batch binding.
+    first = json.load(open(manifest))["models"][0]
+    pipeline = os.path.join(DIR, "pipeline.toml")
+    report = os.path.join(DIR, "pipeline-report.json")
+    with open(pipeline, "w") as f:
+        f.write('[model]\npath = "%s.traced.pt"\ninput_shapes = ["4x%s"]\n'
+                '[partitioner]\nplugin = "nnergy.partitioner.fusion"\nfuse = false\n'
+                '[[architecture]]\nplugin = "nnergy.architecture.gpu"\nhardware = "h100-sxm5"\n'
+                '[[estimator]]\nplugin = "nnergy.estimator.roofline"\n'
+                '[[reporter]]\nplugin = "nnergy.reporter.json"\noutput = "%s"\n' %
+                (first["name"], first["input_shapes"][0].split("x", 1)[1], report))
+    p = subprocess.run([NNERGY, "--quiet", "run", pipeline], capture_output=True, text=True)
+    check(p.returncode == 0, "%s: %s" % (pipeline, p.stderr.strip()))
+    if p.returncode == 0:
+        run = json.load(open(report))["runs"][0]
+        check(run["dims"].get("batch") == 4 and run["totals"]["params"] == first["params"],
+              "%s: dims %s, params %s" % (pipeline, run["dims"], run["totals"]["params"]))
+    return 1 if failures else 0
+
+
+def expect_error(path, args, *needles):
+    p = subprocess.run([NNERGY, "analyze", path, "--hw", "h100-sxm5"] + args,
+                       capture_output=True, text=True)
+    message = p.stderr.strip()
+    check(p.returncode != 0, "%s %s: exit 0, expected an error" % (path, args))
+    check(p.returncode < 128, "%s: crashed (exit %d)" % (path, p.returncode))
+    for n in needles:
+        check(n in message, "%s %s: the error does not say %r:\n%s" % (path, args, n, message))
+    print("%s %s -> %s" % (os.path.basename(path), " ".join(args), message.splitlines()[-1][:160]
+                           if message else ""))
+
+
+def bad():
+    if not torch_ready():
+        print("SKIP: %s cannot import torch" % TORCH_PYTHON)
+        return 77
+    os.makedirs(DIR, exist_ok=True)
+    text = os.path.join(DIR, "not_a_zip.pt")
+    open(text, "w").write("this is not a model\n")
+    expect_error(text, ["--input-shape", "1x3"], "not_a_zip.pt", "not a TorchScript archive",
+                 "zip")
+    other_zip = os.path.join(DIR, "other.pt")
+    with zipfile.ZipFile(other_zip, "w") as z:
+        z.writestr("readme.txt", "a zip archive, but no model")
+    expect_error(other_zip, ["--input-shape", "1x3"], "other.pt", "not a TorchScript")
+    # What torch.save writes, a script module with an op the frontend does not map, and an
+    # archive stamped with a file-format version from the future.
+    script = r'''
+import sys, torch, zipfile
+d = sys.argv[1]
+torch.save(torch.nn.Linear(4, 2).state_dict(), d + "/state_dict.pt")
+class Odd(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(torch.relu(x), 1)
+torch.jit.trace(Odd(), torch.randn(2, 8)).save(d + "/unsupported_op.pt")
+lin = torch.jit.trace(torch.nn.Linear(8, 4), torch.randn(2, 8))
+lin.save(d + "/linear.pt")
+with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt", "w") as dst:
+    for item in src.infolist():
+        data = src.read(item.filename)
+        if item.filename.endswith("/version"):
+            data = b"99\n"
+        dst.writestr(item, data)
+'''
+    p = subprocess.run([TORCH_PYTHON, "-c", script, DIR], capture_output=True, text=True)
+    check(p.returncode == 0, "writing the bad archives: " + p.stderr)
+    expect_error(os.path.join(DIR, "state_dict.pt"), ["--input-shape", "1x4"], "state_dict.pt",
+                 "torch.jit.save")
+    expect_error(os.path.join(DIR, "unsupported_op.pt"), ["--input-shape", "1x8"],
+                 "unsupported_op.pt", "aten::cumsum", "no mapping")
+    expect_error(os.path.join(DIR, "future.pt"), ["--input-shape", "1x8"], "future.pt",
+                 "version 99", "newer than")
+    linear = os.path.join(DIR, "linear.pt")
+    ok, err = analyze(linear, "--input-shape", "1x8")
+    check(ok is not None and ok["params"] == 8 * 4 + 4, "linear.pt: %s %s" % (ok, err))
+    expect_error(linear, [], "linear.pt", "has no shape", "--input-shape")
+    expect_error(linear, ["--input-shape", "1x8", "--input-shape", "1x8"], "matches no input")
+    expect_error(linear, ["--input-shape", "1xfoo-bar"], "foo-bar", "neither a positive integer")
+    expect_error(linear, ["--input-shape", "1x8x3"], "linear.pt")
+    expect_error(linear, ["--input-shape", "nope=1x8"], "matches no input", "'input'")
+    return 1 if failures else 0
+
+
+def startup():
+    """libtorch is loaded by runs that read TorchScript and by no other (the dynamic loader's
+    own log of the files it opens says which)."""
+    def loads_libtorch(args):
+        env = dict(os.environ, LD_DEBUG="files")
+        p = subprocess.run([NNERGY, "--quiet"] + args, capture_output=True, text=True, env=env)
+        check(p.returncode == 0, "nnergy %s: exit %d" % (" ".join(args), p.returncode))
+        return "libtorch_cpu.so" in p.stderr
+    check(not loads_libtorch(["analyze", "resnet18", "--hw", "h100-sxm5"]),
+          "a run on an ONNX/JSON model loads libtorch")
+    os.makedirs(DIR, exist_ok=True)
+    if torch_ready():
+        linear = os.path.join(DIR, "linear_startup.pt")
+        p = subprocess.run([TORCH_PYTHON, "-c", "import sys, torch; torch.jit.trace("
+                            "torch.nn.Linear(8, 4), torch.randn(2, 8)).save(sys.argv[1])", linear])
+        check(p.returncode == 0, "tracing a linear layer")
+        check(loads_libtorch(["analyze", linear, "--hw", "h100-sxm5", "--input-shape", "1x8"]),
+              "a run on a TorchScript model does not load libtorch: the check above proves "
+              "nothing")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    code = {"fixtures": fixtures, "agreement": agreement, "bad": bad, "startup": startup}[MODE]()
+    if failures:
+        print("%d check(s) failed" % len(failures))
+    sys.exit(code)

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the TorchScript test fixtures and their ONNX twins (tests/integration, torchscript):
+each model traced (torch.jit.trace) and scripted (torch.jit.script) to .pt, exported to .onnx
+from the same module without constant folding (the exporter's BatchNorm folding would change
+the parameter count), and a manifest.json with PyTorch's own parameter count
+(sum(p.numel() for p in model.parameters())) and each input's shape.
+
+Uses Debian's python3-torch and python3-torchvision; random weights, so nothing is downloaded.
+The files are written at test time (the weights would be too large to commit).
+
+usage: tools/make_torchscript_fixtures.py OUTDIR [--models a,b,...]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import torch
+from torch import nn
+
+
+class TinyEncoder(nn.Module):
+    """A BERT-like encoder: token embedding, multi-head self-attention written out (view,
+    permute, transpose, matmul, softmax), GELU feed-forward, layer norms, a pooled head."""
+
+    def __init__(self, vocab=1000, width=64, heads=4, layers=2, classes=10):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, width)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "qkv": nn.Linear(width, 3 * width), "proj": nn.Linear(width, width),
+                "norm1": nn.LayerNorm(width), "ff1": nn.Linear(width, 4 * width),
+                "ff2": nn.Linear(4 * width, width), "norm2": nn.LayerNorm(width)}))
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        b, s, w = x.shape
+        for blk in self.blocks:
+            q, k, v = blk["qkv"](x).chunk(3, dim=-1)
+            q = q.view(b, s, self.heads, w // self.heads).permute(0, 2, 1, 3)
+            k = k.view(b, s, self.heads, w // self.heads).permute(0, 2, 1, 3)
+            v = v.view(b, s, self.heads, w // self.heads).permute(0, 2, 1, 3)
+            att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(w // self.heads), dim=-1)
+            y = (att @ v).permute(0, 2, 1, 3).reshape(b, s, w)
+            x = blk["norm1"](x + blk["proj"](y))
+            x = blk["norm2"](x + blk["ff2"](nn.functional.gelu(blk["ff1"](x))))
+        return self.head(x.mean(dim=1))
+
+
+def models(names):
+    import torchvision.models as tv
+    zoo = {
+        "resnet18": (lambda: tv.resnet18(), [[1, 3, 224, 224]], torch.float32),
+        "mobilenet_v2": (lambda: tv.mobilenet_v2(), [[1, 3, 224, 224]], torch.float32),
+        "efficientnet_b0": (lambda: tv.efficientnet_b0(), [[1, 3, 224, 224]], torch.float32),
+        "tiny_encoder": (lambda: TinyEncoder(), [[1, 32]], torch.int64),
+    }
+    for name in names:
+        if name not in zoo:
+            sys.exit("unknown model %r (known: %s)" % (name, ", ".join(zoo)))
+        yield name, zoo[name]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,efficientnet_b0,tiny_encoder")
+    args = ap.parse_args()
+    os.makedirs(args.outdir, exist_ok=True)
+    torch.manual_seed(0)
+    manifest = {"torch": torch.__version__, "models": []}
+    for name, (make, shapes, dtype) in models(args.models.split(",")):
+        model = make().eval()
+        inputs = tuple(torch.randint(0, 100, s) if dtype == torch.int64 else torch.randn(*s)
+                       for s in shapes)
+        base = os.path.join(args.outdir, name)
+        with torch.no_grad():
+            torch.jit.trace(model, inputs).save(base + ".traced.pt")
+            try:
+                torch.jit.script(model).save(base + ".scripted.pt")
+                scripted = True
+            except Exception as e:  # some modules do not script; the traced file still tests
+                print("%s: not scriptable: %s" % (name, str(e).splitlines()[0]), file=sys.stderr)
+                scripted = False
+            torch.onnx.export(model, inputs, base + ".onnx", opset_version=13,
+                              do_constant_folding=False, input_names=["input"],
+                              dynamic_axes={"input": {0: "batch"}})
+        manifest["models"].append({
+            "name": name,
+            "params": sum(p.numel() for p in model.parameters()),
+            "input_shapes": ["x".join(str(d) for d in s) for s in shapes],
+            "scripted": scripted,
+        })
+        print("%s: %d parameters" % (name, manifest["models"][-1]["params"]))
+    with open(os.path.join(args.outdir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -634,6 +634,18 @@ private:
 
         // Shape arithmetic of traced code (x.size(0) feeding a view) stays symbolic: the host
         // evaluates Shape, Gather and Concat once the model is bound.
+        if (k == aten::dim) {
+            if (rank(in(0)) < 0) throw skip_node{"aten::dim of a tensor of unknown rank"};
+            tensors_[n->output()] = const_tensor({rank(in(0))}, true);
+            ranks_[n->output()] = 0;
+            return;
+        }
+        if (k == aten::__getitem__ && tensors_.count(in(0))) {
+            // An element of a shape the model reads (x.shape[0]).
+            emit(n, "Gather", {tensors_[in(0)], const_tensor({need_int(n, 1, "index")}, true)}, 0);
+            out_.attr(last_node_, "axis", int64_t{0});
+            return;
+        }
         if (k == aten::size && n->inputs().size() == 1) {
             emit(n, "Shape", {tensor(in(0))}, 1);
             return;
@@ -760,6 +772,7 @@ private:
         if (name == "aten::scaled_dot_product_attention" ||
             name == "aten::_scaled_dot_product_attention")
             return attention(n);
+        if (name == "aten::_native_multi_head_attention") return multi_head_attention(n);
         if (k == aten::embedding) {
             emit(n, "Gather", {tensor(in(0)), tensor(in(1))}, rank(in(1)) + 1);
             out_.attr(last_node_, "axis", int64_t{0});
@@ -1034,12 +1047,9 @@ private:
                 emit(n, "Expand", {tensor(in(0)), shape}, rank(in(1)));
                 return;
             }
-            const uint32_t target = int_list(n, in(1));
-            if (k == aten::repeat)
-                emit(n, "Tile", {tensor(in(0)), target}, list_length(in(1)));
-            else
-                emit(n, "Expand", {tensor(in(0)), replace_minus_one(target, in(1))},
-                     list_length(in(1)));
+            const uint32_t target = int_list(n, in(1), k == aten::expand);
+            emit(n, k == aten::repeat ? "Tile" : "Expand", {tensor(in(0)), target},
+                 list_length(in(1)));
             return;
         }
 
@@ -1124,8 +1134,14 @@ private:
 
     /// An int[] argument as an int64 tensor: constant values, or (traced shape arithmetic) a
     /// Concat of the elements the model computes.
-    uint32_t int_list(Node* n, Value* v) {
-        if (const auto c = const_ints(v)) return const_tensor(*c);
+    uint32_t int_list(Node* n, Value* v, bool expand = false) {
+        if (auto c = const_ints(v)) {
+            // expand's -1 keeps the input's dim: ONNX Expand's 1 does (it broadcasts).
+            if (expand)
+                for (int64_t& x : *c)
+                    if (x == -1) x = 1;
+            return const_tensor(*c);
+        }
         Node* p = v->node();
         if (p->kind() != c10::prim::ListConstruct) {
             if (tensors_.count(v)) return tensors_[v];  // a shape the model computes
@@ -1134,7 +1150,7 @@ private:
         std::vector<uint32_t> parts;
         for (Value* e : p->inputs()) {
             if (const auto c = const_int(e)) {
-                parts.push_back(const_tensor({*c}));
+                parts.push_back(const_tensor({expand && *c == -1 ? 1 : *c}));
             } else {
                 parts.push_back(emit_inner(e->debugName() + "_dim", "Unsqueeze",
                                            {tensor(e), const_tensor({0})}));
@@ -1143,16 +1159,6 @@ private:
         const uint32_t out = emit_inner(v->debugName() + "_shape", "Concat", parts);
         out_.attr(last_node_, "axis", int64_t{0});
         return out;
-    }
-
-    /// expand's -1 means "keep": the same as ONNX Expand's 1 (broadcast keeps the input dim).
-    uint32_t replace_minus_one(uint32_t target, Value* list) {
-        if (auto c = const_ints(list)) {
-            for (int64_t& x : *c)
-                if (x == -1) x = 1;
-            return const_tensor(*c);
-        }
-        return target;
     }
 
     /// int arithmetic of traced shape code (x.size(1) // heads) on 0-d int64 tensors.
@@ -1197,6 +1203,61 @@ private:
         }
         split_outputs_[list] = outs;
         ranks_[list] = k == aten::unbind && r > 0 ? r - 1 : r;
+    }
+
+    /// nn.MultiheadAttention's inference path, _native_multi_head_attention(query, key, value,
+    /// embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, mask, ...), for
+    /// self-attention on [batch, seq, embed]: the products it computes, written out. ONNX
+    /// Reshape's 0 (copy the input's dim) keeps batch and sequence symbolic.
+    void multi_head_attention(Node* n) {
+        Value* q = n->input(0);
+        if (n->input(1) != q || n->input(2) != q)
+            throw skip_node{
+                "aten::_native_multi_head_attention with keys or values other than "
+                "the queries (cross-attention)"};
+        if (rank(q) != 3)
+            throw skip_node{"aten::_native_multi_head_attention of an input of rank other than 3"};
+        const int64_t embed = need_int(n, 3, "embedding width");
+        const int64_t heads = need_int(n, 4, "head count");
+        if (heads <= 0 || embed % heads != 0)
+            throw skip_node{
+                "aten::_native_multi_head_attention with a width not divisible by the "
+                "head count"};
+        const std::string base = n->output(0)->debugName();
+        const uint32_t x = tensor(q);
+        uint32_t qkv = emit_inner(base + "_qkv", "MatMul", {x, transposed_weight(n->input(5))});
+        if (!is_none(n->input(6)))
+            qkv = emit_inner(base + "_qkv_bias", "Add", {qkv, tensor(n->input(6))});
+        qkv = emit_inner(base + "_qkv_heads", "Reshape",
+                         {qkv, const_tensor({0, 0, 3, heads, embed / heads})});
+        qkv = emit_inner(base + "_qkv_t", "Transpose", {qkv});
+        out_.attr(last_node_, "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
+        std::vector<uint32_t> parts{new_tensor(base + "_q"), new_tensor(base + "_k"),
+                                    new_tensor(base + "_v")};
+        last_node_ = out_.add_node(unique(base + "/Split"), "Split", "", {qkv}, parts);
+        out_.attr(last_node_, "axis", int64_t{0});
+        out_.attr(last_node_, "num_outputs", int64_t{3});
+        for (uint32_t& part : parts)
+            part = emit_inner(base + "_head", "Squeeze", {part, const_tensor({0})});
+        const uint32_t kt = emit_inner(base + "_kT", "Transpose", {parts[1]});
+        out_.attr(last_node_, "perm", std::vector<int64_t>{0, 1, 3, 2});
+        uint32_t scores = emit_inner(base + "_scores", "MatMul", {parts[0], kt});
+        scores = emit_inner(base + "_scaled", "Mul", {scores, const_float(1.0)});
+        if (!is_none(n->input(9)))
+            scores = emit_inner(base + "_masked", "Add", {scores, tensor(n->input(9))});
+        const uint32_t p = emit_inner(base + "_probs", "Softmax", {scores});
+        out_.attr(last_node_, "axis", int64_t{-1});
+        uint32_t y = emit_inner(base + "_context", "MatMul", {p, parts[2]});
+        y = emit_inner(base + "_context_t", "Transpose", {y});
+        out_.attr(last_node_, "perm", std::vector<int64_t>{0, 2, 1, 3});
+        y = emit_inner(base + "_merged", "Reshape", {y, const_tensor({0, 0, embed})});
+        const uint32_t w = transposed_weight(n->input(7));
+        if (is_none(n->input(8))) {
+            emit(n, "MatMul", {y, w}, 3);
+        } else {
+            y = emit_inner(base + "_proj", "MatMul", {y, w});
+            emit(n, "Add", {y, tensor(n->input(8))}, 3);
+        }
     }
 
     /// scaled_dot_product_attention(q, k, v, mask, dropout, is_causal): the products and the

@@ -184,8 +184,13 @@ public:
         }
         if (!unsupported_.empty()) {
             std::string m = file_ + ": " + std::to_string(unsupported_count_) +
-                            " op(s) of the forward pass have no mapping onto the IR (nothing was "
-                            "guessed; docs/torchscript.md lists what is read):";
+                            " op(s) of the forward pass have no mapping onto the IR";
+            if (downstream_count_ > 0) {
+                m += " (";
+                m += std::to_string(downstream_count_);
+                m += " more after them read their outputs)";
+            }
+            m += "; nothing was guessed (docs/torchscript.md lists what is read):";
             for (const auto& [what, where] : unsupported_) m += "\n  " + what + " at " + where;
             throw fail(m, NNERGY_CODE_UNIMPLEMENTED);
         }
@@ -323,14 +328,15 @@ private:
     }
 
     void declare_outputs(torch::jit::Graph& graph) {
+        // Tuples, lists and dicts of outputs are flattened, in order.
         std::vector<Value*> outs;
-        std::vector<Value*> work(graph.outputs().begin(), graph.outputs().end());
+        std::deque<Value*> work(graph.outputs().begin(), graph.outputs().end());
         while (!work.empty()) {
             Value* v = work.front();
-            work.erase(work.begin());
+            work.pop_front();
             Node* p = v->node();
             if (p->kind() == c10::prim::TupleConstruct || p->kind() == c10::prim::ListConstruct) {
-                work.insert(work.begin(), p->inputs().begin(), p->inputs().end());
+                for (size_t i = p->inputs().size(); i-- > 0;) work.push_front(p->input(i));
                 continue;
             }
             if (p->kind() == c10::prim::DictConstruct) {
@@ -572,16 +578,27 @@ private:
     }
 
     void convert(Node* n) {
+        // Downstream of an op without a mapping nothing can be read: one message per cause.
+        const auto poison = [&] {
+            for (Value* v : n->outputs()) poisoned_.insert(v);
+        };
+        for (Value* v : n->inputs())
+            if (poisoned_.count(v)) {
+                ++downstream_count_;
+                return poison();
+            }
         try {
             convert_node(n);
         } catch (const skip_node& s) {
             ++unsupported_count_;
             if (unsupported_.size() < 40) unsupported_.emplace_back(s.why, where(n));
+            poison();
         } catch (const c10::Error& e) {
             ++unsupported_count_;
             if (unsupported_.size() < 40)
                 unsupported_.emplace_back(
                     std::string(n->kind().toQualString()) + ": " + first_line(e.what()), where(n));
+            poison();
         }
     }
 
@@ -1295,6 +1312,8 @@ private:
     std::set<uint32_t> scalars_;  ///< 0-d float constants, typed like the other operand
     std::vector<std::pair<std::string, std::string>> unsupported_;
     size_t unsupported_count_ = 0;
+    size_t downstream_count_ = 0;
+    std::unordered_set<const Value*> poisoned_;
     uint32_t last_node_ = 0;
 };
 

@@ -681,6 +681,10 @@ int main(int argc, char** argv) {
     convert->add_option("-o,--output", convert_out, "Output JSON graph ('-' for stdout)")
         ->required();
     convert->add_option("--frontend", convert_frontend, "Frontend plugin (default: by extension)");
+    std::vector<std::string> convert_input_shapes;
+    convert->add_option("--input-shape", convert_input_shapes,
+                        "TorchScript models: input shapes, as for analyze (the leading number "
+                        "becomes the symbol batch in the written graph)");
     convert->footer(
         "Examples:\n"
         "  nnergy convert model.onnx -o model.json\n"
@@ -1165,7 +1169,10 @@ int main(int argc, char** argv) {
                                 reg.names_of(NNERGY_KIND_FRONTEND)),
                     exit_code::plugin_missing);
             }
-            nnergy::component_instance inst(*fe, {}, {}, std::filesystem::current_path());
+            nnergy::model_spec shapes;
+            nnergy::add_input_shapes(shapes, convert_input_shapes, {"--input-shape", 0});
+            nnergy::component_instance inst(*fe, shapes.options, {},
+                                            std::filesystem::current_path());
             nnergy::graph model = nnergy::load_model(inst, convert_in);
             if (convert_out == "-") {
                 nnergy::write_json_graph(model, std::cout);

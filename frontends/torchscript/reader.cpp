@@ -685,8 +685,7 @@ private:
             const int wr = rank(in(1));
             std::vector<uint32_t> inputs{tensor(in(0)), w};
             if (!is_none(in(2))) inputs.push_back(tensor(in(2)));
-            const uint32_t out = emit(n, transposed ? "ConvTranspose" : "Conv", inputs, r0());
-            (void)out;
+            emit(n, transposed ? "ConvTranspose" : "Conv", inputs, r0());
             const size_t spatial = wr > 2 ? static_cast<size_t>(wr - 2) : 2;
             const auto expand = [&](std::vector<int64_t> v) {
                 if (v.size() == 1) v.assign(spatial, v[0]);

@@ -94,8 +94,25 @@ def agreement():
             check(results["traced"]["macs"] == results["scripted"]["macs"] and
                   results["traced"]["params"] == results["scripted"]["params"],
                   "%s: traced and scripted archives disagree" % name)
-    # A pipeline's [model] input_shapes: the leading number is the batch binding.
+    # nnergy convert writes the archive as a JSON graph with the batch symbolic: the same
+    # counts at batch 4.
     first = json.load(open(manifest))["models"][0]
+    traced = os.path.join(DIR, first["name"] + ".traced.pt")
+    graph = os.path.join(DIR, first["name"] + ".converted.json")
+    shape_args = []
+    for s in first["input_shapes"]:
+        shape_args += ["--input-shape", s]
+    p = subprocess.run([NNERGY, "--quiet", "convert", traced, "-o", graph] + shape_args,
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "convert %s: %s" % (traced, p.stderr.strip()))
+    if p.returncode == 0:
+        direct, _ = analyze(traced, *(shape_args + ["--batch", "4"]))
+        converted, err = analyze(graph, "--batch", "4")
+        check(converted is not None and direct is not None and
+              converted["macs"] == direct["macs"] and converted["params"] == direct["params"],
+              "%s: the converted graph gives %s, the archive %s %s" % (graph, converted, direct, err))
+
+    # A pipeline's [model] input_shapes: the leading number is the batch binding.
     pipeline = os.path.join(DIR, "pipeline.toml")
     report = os.path.join(DIR, "pipeline-report.json")
     with open(pipeline, "w") as f:

@@ -867,15 +867,13 @@ int main(int argc, char** argv) {
             opts.plugin_paths = to_paths(g.plugin_paths);
             opts.dims = parse_dims(an_dims);
             opts.default_dims["batch"] = 1;
-            const std::optional<int64_t> shape_batch =
-                nnergy::add_input_shapes(spec.model, input_shapes, {"--input-shape", 0});
             for (int64_t b : batches)
                 if (b <= 0) throw nnergy::error("--batch must be positive", exit_code::usage);
             if (batches.size() == 1) opts.dims["batch"] = batches.front();
             if (batches.size() > 1) opts.sweeps["batch"] = batches;
             // 8x3x224x224 binds batch=8 unless --batch or --dim says otherwise.
-            if (shape_batch && batches.empty() && !opts.dims.count("batch"))
-                opts.dims["batch"] = *shape_batch;
+            nnergy::add_input_shapes(spec.model, input_shapes, {"--input-shape", 0}, opts.dims,
+                                     opts.sweeps);
             opts.strict = an_strict;
             nnergy::architecture_spec arch;
             arch.plugin = arch_plugin;
@@ -1087,9 +1085,7 @@ int main(int argc, char** argv) {
             if (cmp_batch < 0 || (cmp_batch == 0 && compare->count("--batch")))
                 throw nnergy::error("--batch must be positive", exit_code::usage);
             if (cmp_batch > 0) opts.dims["batch"] = cmp_batch;
-            if (const std::optional<int64_t> b =
-                    nnergy::add_input_shapes(spec.model, cmp_input_shapes, {"--input-shape", 0}))
-                if (!opts.dims.count("batch")) opts.dims["batch"] = *b;
+            nnergy::add_input_shapes(spec.model, cmp_input_shapes, {"--input-shape", 0}, opts.dims);
             if (!cmp_precision.empty()) check_precision(cmp_precision);
             std::vector<nnergy::config_values> hardware;
             const std::string wanted = cmp_precision.empty() ? "float32" : cmp_precision;
@@ -1169,8 +1165,10 @@ int main(int argc, char** argv) {
                                 reg.names_of(NNERGY_KIND_FRONTEND)),
                     exit_code::plugin_missing);
             }
+            // The written graph keeps the batch symbolic: the binding is not used.
             nnergy::model_spec shapes;
-            nnergy::add_input_shapes(shapes, convert_input_shapes, {"--input-shape", 0});
+            nnergy::dim_bindings unused;
+            nnergy::add_input_shapes(shapes, convert_input_shapes, {"--input-shape", 0}, unused);
             nnergy::component_instance inst(*fe, shapes.options, {},
                                             std::filesystem::current_path());
             nnergy::graph model = nnergy::load_model(inst, convert_in);
@@ -1220,9 +1218,7 @@ int main(int argc, char** argv) {
                 for (std::string& m : bench_models) m = model_arg(m);
                 nnergy::dim_bindings dims = parse_dims(bench_dims);
                 nnergy::model_spec shapes;
-                if (const std::optional<int64_t> b =
-                        nnergy::add_input_shapes(shapes, bench_input_shapes, {"--input-shape", 0}))
-                    dims.try_emplace("batch", *b);
+                nnergy::add_input_shapes(shapes, bench_input_shapes, {"--input-shape", 0}, dims);
                 dims.try_emplace("batch", 1);
                 return nnergy::run_bench_models(reg, to_paths(bench_models), dims, bench_repeats,
                                                 shapes.options);

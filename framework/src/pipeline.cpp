@@ -106,14 +106,14 @@ std::vector<std::filesystem::path> string_paths(const reader& r, const toml::tab
 }
 
 // A string, or an array of strings (at least one): each with its node, for error messages.
-std::vector<std::pair<std::string, const toml::node*>> string_list(const reader& r,
-                                                                   const toml::node& n,
-                                                                   std::string_view name) {
+// `key` is the qualified key ("sweep.models"); `empty` says what an empty array lacks.
+std::vector<std::pair<std::string, const toml::node*>> string_list(
+    const reader& r, const toml::node& n, std::string_view key,
+    std::string_view empty = "sweeps over no values") {
     std::vector<std::pair<std::string, const toml::node*>> out;
-    const std::string what =
-        fmt::format("'sweep.{}' must be a string or an array of strings", name);
+    const std::string what = fmt::format("'{}' must be a string or an array of strings", key);
     if (const toml::array* a = n.as_array()) {
-        if (a->empty()) r.fail(n, fmt::format("'sweep.{}' sweeps over no values", name));
+        if (a->empty()) r.fail(n, fmt::format("'{}' {}", key, empty));
         for (const toml::node& e : *a) {
             auto v = e.value_exact<std::string>();
             if (!v || v->empty()) r.fail(e, what);
@@ -161,7 +161,7 @@ sweep_spec parse_sweep(const reader& r, const toml::table& t, const std::filesys
     sweep_spec s;
     s.where = r.at(t);
     if (const toml::node* n = t.get("models"))
-        for (const auto& [p, node] : string_list(r, *n, "models")) {
+        for (const auto& [p, node] : string_list(r, *n, "sweep.models")) {
             std::filesystem::path file = p.compare(0, 4, "zoo:") == 0
                                              ? resolve_model(p, base, r.at(*node))
                                              : r.path(base, p);
@@ -180,7 +180,7 @@ sweep_spec parse_sweep(const reader& r, const toml::table& t, const std::filesys
                 if (std::filesystem::weakly_canonical(h.file, ec) == canonical) return;
             s.hardware.push_back({std::move(name), std::move(file), r.at(node)});
         };
-        for (const auto& [ref, node] : string_list(r, *n, "hardware")) {
+        for (const auto& [ref, node] : string_list(r, *n, "sweep.hardware")) {
             const source_location where = r.at(*node);
             if (ref == "*" || ref == "catalog") {
                 for (const std::string& name : hardware_catalog())
@@ -219,7 +219,7 @@ sweep_spec parse_sweep(const reader& r, const toml::table& t, const std::filesys
         }
     }
     if (const toml::node* n = t.get("precision"))
-        for (const auto& [p, node] : string_list(r, *n, "precision")) {
+        for (const auto& [p, node] : string_list(r, *n, "sweep.precision")) {
             std::string name = p;
             if (p != "all") {
                 const auto dt = dtype_from_name(p);
@@ -234,7 +234,7 @@ sweep_spec parse_sweep(const reader& r, const toml::table& t, const std::filesys
                 s.precisions.push_back(std::move(name));
         }
     if (const toml::node* n = t.get("runtime"))
-        for (const auto& [p, node] : string_list(r, *n, "runtime")) {
+        for (const auto& [p, node] : string_list(r, *n, "sweep.runtime")) {
             runtime_spec rt;
             rt.profile = p;
             rt.where = r.at(*node);
@@ -364,24 +364,9 @@ pipeline_spec parse_pipeline(const std::filesystem::path& file, pipeline_use use
         }
         if (const toml::node* s = t.get("input_shapes")) {
             std::vector<std::string> shapes;
-            if (const auto* one = s->as_string()) {
-                shapes.push_back(one->get());
-            } else if (const toml::array* many = s->as_array()) {
-                for (const toml::node& x : *many) {
-                    if (!x.as_string())
-                        r.fail(x,
-                               "'model.input_shapes' must be strings such as "
-                               "\"batchx3x224x224\"");
-                    shapes.push_back(x.as_string()->get());
-                }
-            } else {
-                r.fail(*s,
-                       "'model.input_shapes' must be a string or an array of strings such as "
-                       "[\"batchx3x224x224\"]");
-            }
-            const std::optional<int64_t> batch = add_input_shapes(spec.model, shapes, r.at(*s));
-            if (batch && !spec.model.dims.count("batch") && !spec.model.sweeps.count("batch"))
-                spec.model.dims["batch"] = *batch;
+            for (auto& [shape, node] : string_list(r, *s, "model.input_shapes", "lists no shapes"))
+                shapes.push_back(std::move(shape));
+            add_input_shapes(spec.model, shapes, r.at(*s), spec.model.dims, spec.model.sweeps);
         }
     }
 
@@ -615,8 +600,8 @@ std::filesystem::path resolve_runtime(const std::string& ref, const std::filesys
     return resolve_in_catalog("runtimes", "runtime profile", ref, base_dir, where);
 }
 
-std::optional<int64_t> add_input_shapes(model_spec& model, const std::vector<std::string>& shapes,
-                                        const source_location& where) {
+void add_input_shapes(model_spec& model, const std::vector<std::string>& shapes,
+                      const source_location& where, dim_bindings& dims, const dim_sweeps& sweeps) {
     std::optional<int64_t> batch;
     for (size_t i = 0; i < shapes.size(); ++i) {
         std::string shape = shapes[i];
@@ -647,7 +632,7 @@ std::optional<int64_t> add_input_shapes(model_spec& model, const std::vector<std
         v.line = where.line;
         model.options.push_back(std::move(v));
     }
-    return batch;
+    if (batch && !dims.count("batch") && !sweeps.count("batch")) dims["batch"] = *batch;
 }
 
 }  // namespace nnergy

@@ -34,16 +34,14 @@ std::string read_file(const std::string& path) {
 
 class json_graph_frontend final : public nnergy::sdk::frontend {
 public:
-    using frontend::frontend;
+    // Options it does not read would be ignored silently (input shapes among them: the file
+    // declares its own).
+    explicit json_graph_frontend(const nnergy::sdk::context& ctx) : frontend(ctx) {
+        ctx.config().expect_only({}, "nnergy.frontend.json_graph");
+    }
 
     void load(std::string_view path, nnergy::sdk::graph_builder& out) override {
         const std::string file(path);
-        if (const nnergy_named_value* v = ctx().config().find("input_shapes[0]"))
-            throw nnergy::sdk::error(nnergy::sdk::config_view::where(*v) + ": " + file +
-                                         ": input shapes are for TorchScript models; JSON graphs "
-                                         "declare their inputs' shapes (bind their symbols "
-                                         "with --dim NAME=N)",
-                                     NNERGY_CODE_INVALID_ARGUMENT);
         try {
             const std::string text = read_file(file);
             const jg::graph_spec spec = jg::parse_graph(text, file);

@@ -12,16 +12,14 @@ namespace ox = nnergy::onnx_frontend;
 
 class onnx_frontend final : public nnergy::sdk::frontend {
 public:
-    using frontend::frontend;
+    // Options it does not read would be ignored silently (input shapes among them: the file
+    // declares its own).
+    explicit onnx_frontend(const nnergy::sdk::context& ctx) : frontend(ctx) {
+        ctx.config().expect_only({}, "nnergy.frontend.onnx");
+    }
 
     void load(std::string_view path, nnergy::sdk::graph_builder& out) override {
         const std::string file(path);
-        if (const nnergy_named_value* v = ctx().config().find("input_shapes[0]"))
-            throw nnergy::sdk::error(nnergy::sdk::config_view::where(*v) + ": " + file +
-                                         ": input shapes are for TorchScript models; ONNX files "
-                                         "declare their inputs' shapes (bind their symbols "
-                                         "with --dim NAME=N)",
-                                     NNERGY_CODE_INVALID_ARGUMENT);
         try {
             const ox::model_data model = ox::read_model_file(file);
             const std::string stem = std::filesystem::path(file).stem().string();

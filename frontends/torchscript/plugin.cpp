@@ -50,27 +50,20 @@ nnergy_torchscript_read_fn reader() {
 
 class torchscript_frontend final : public nnergy::sdk::frontend {
 public:
-    using frontend::frontend;
+    explicit torchscript_frontend(const nnergy::sdk::context& ctx) : frontend(ctx) {
+        ctx.config().expect_only({"input_shapes"}, "nnergy.frontend.torchscript");
+    }
 
     void load(std::string_view path, nnergy::sdk::graph_builder& out) override {
         // [model] input_shapes / --input-shape, flattened to input_shapes[i] (or one string).
         std::vector<std::string> shapes;
         for (const nnergy_named_value& v : ctx().config()) {
-            const std::string_view name = nnergy::sdk::from_sv(v.name);
-            if (name == "input_shapes" || name.rfind("input_shapes[", 0) == 0) {
-                if (v.kind != NNERGY_VALUE_STRING)
-                    throw nnergy::sdk::error(
-                        nnergy::sdk::config_view::where(v) +
-                            ": input_shapes must be strings such as \"batchx3x224x224\"",
-                        NNERGY_CODE_INVALID_ARGUMENT);
-                shapes.emplace_back(nnergy::sdk::from_sv(v.string_value));
-            } else {
-                throw nnergy::sdk::error(nnergy::sdk::config_view::where(v) + ": unknown option '" +
-                                             std::string(name) +
-                                             "' for nnergy.frontend.torchscript (it reads "
-                                             "input_shapes)",
-                                         NNERGY_CODE_INVALID_ARGUMENT);
-            }
+            if (v.kind != NNERGY_VALUE_STRING)
+                throw nnergy::sdk::error(
+                    nnergy::sdk::config_view::where(v) +
+                        ": input_shapes must be strings such as \"batchx3x224x224\"",
+                    NNERGY_CODE_INVALID_ARGUMENT);
+            shapes.emplace_back(nnergy::sdk::from_sv(v.string_value));
         }
         std::vector<const char*> shape_ptrs;
         for (const std::string& s : shapes) shape_ptrs.push_back(s.c_str());

@@ -275,47 +275,25 @@ private:
         const std::string how =
             " (--input-shape, or [model] input_shapes in a pipeline: one \"[NAME=]D0xD1x...\" "
             "per input, such as batchx3x224x224)";
-        for (const input_shape& s : shapes)
-            if (!s.name.empty() && std::none_of(tensor_inputs.begin(), tensor_inputs.end(),
-                                                [&](Value* v) { return base_name(v) == s.name; }))
-                throw fail(file_ + ": input shape '" + s.name + "=" + shape_text(s.shape) +
-                               "' matches no input; forward() takes " +
-                               std::to_string(tensor_inputs.size()) + " tensor input(s): " + names,
-                           NNERGY_CODE_INVALID_ARGUMENT);
+        // Shapes by name first, then the unnamed ones in order; a shape left over is reported
+        // before an input left without one (a misspelt name causes both).
+        std::vector<const input_shape*> shape_of(tensor_inputs.size(), nullptr);
         std::vector<bool> used(shapes.size(), false);
-        size_t positional = 0;
-        for (size_t i = 0; i < tensor_inputs.size(); ++i) {
-            Value* v = tensor_inputs[i];
-            const std::string name = base_name(v);
-            const input_shape* s = nullptr;
-            for (size_t k = 0; k < shapes.size(); ++k)
-                if (!used[k] && shapes[k].name == name) {
-                    s = &shapes[k];
+        for (size_t i = 0; i < tensor_inputs.size(); ++i)
+            for (size_t k = 0; k < shapes.size() && !shape_of[i]; ++k)
+                if (!used[k] && shapes[k].name == base_name(tensor_inputs[i])) {
+                    shape_of[i] = &shapes[k];
                     used[k] = true;
                 }
-            if (!s) {
-                while (positional < shapes.size() &&
-                       (used[positional] || !shapes[positional].name.empty()))
-                    ++positional;
-                if (positional < shapes.size()) {
-                    s = &shapes[positional];
-                    used[positional] = true;
-                }
+        size_t positional = 0;
+        for (size_t i = 0; i < tensor_inputs.size(); ++i) {
+            while (positional < shapes.size() &&
+                   (used[positional] || !shapes[positional].name.empty()))
+                ++positional;
+            if (!shape_of[i] && positional < shapes.size()) {
+                shape_of[i] = &shapes[positional];
+                used[positional] = true;
             }
-            if (!s)
-                throw fail(file_ + ": input '" + name + "' has no shape: the archive keeps none; " +
-                               "forward() takes " + std::to_string(tensor_inputs.size()) +
-                               " tensor input(s): " + names + how,
-                           NNERGY_CODE_INVALID_ARGUMENT);
-            // Token ids feed embeddings: they are integers.
-            nnergy_dtype dtype = NNERGY_DTYPE_FLOAT32;
-            for (const torch::jit::Use& u : v->uses())
-                if (u.user->kind() == c10::aten::embedding && u.offset == 1)
-                    dtype = NNERGY_DTYPE_INT64;
-            const uint32_t t = out_.add_tensor(unique(name), dtype, s->shape);
-            out_.add_input(t);
-            tensors_[v] = t;
-            ranks_[v] = static_cast<int>(s->shape.size());
         }
         for (size_t k = 0; k < shapes.size(); ++k)
             if (!used[k])
@@ -325,6 +303,24 @@ private:
                                "' matches no input; forward() takes " +
                                std::to_string(tensor_inputs.size()) + " tensor input(s): " + names,
                            NNERGY_CODE_INVALID_ARGUMENT);
+        for (size_t i = 0; i < tensor_inputs.size(); ++i) {
+            Value* v = tensor_inputs[i];
+            const std::string name = base_name(v);
+            if (!shape_of[i])
+                throw fail(file_ + ": input '" + name + "' has no shape: the archive keeps none; " +
+                               "forward() takes " + std::to_string(tensor_inputs.size()) +
+                               " tensor input(s): " + names + how,
+                           NNERGY_CODE_INVALID_ARGUMENT);
+            // Token ids feed embeddings: they are integers.
+            nnergy_dtype dtype = NNERGY_DTYPE_FLOAT32;
+            for (const torch::jit::Use& u : v->uses())
+                if (u.user->kind() == c10::aten::embedding && u.offset == 1)
+                    dtype = NNERGY_DTYPE_INT64;
+            const uint32_t t = out_.add_tensor(unique(name), dtype, shape_of[i]->shape);
+            out_.add_input(t);
+            tensors_[v] = t;
+            ranks_[v] = static_cast<int>(shape_of[i]->shape.size());
+        }
     }
 
     void declare_outputs(torch::jit::Graph& graph) {
@@ -494,8 +490,9 @@ private:
         out_.set_initializer_values(id, values);
         return id;
     }
-    /// A number operand of a tensor op: 0-d, of the other operand's type (no type of its own).
-    uint32_t const_float(double) {
+    /// A number operand of a tensor op: 0-d, cast to the other operand's type (typed_like). Its
+    /// value is not kept: no count depends on it.
+    uint32_t scalar_operand() {
         const uint32_t id = out_.add_tensor(unique("scalar"), NNERGY_DTYPE_FLOAT32, dims{});
         out_.set_initializer(id);
         out_.set_constant(id);
@@ -538,7 +535,7 @@ private:
             return id;
         }
         if (c && c->isDouble()) {
-            const uint32_t id = const_float(c->toDouble());
+            const uint32_t id = scalar_operand();
             tensors_[v] = id;
             ranks_[v] = 0;
             return id;
@@ -704,7 +701,7 @@ private:
             }
             out_.attr(last_node_, "dilations", expand(need_ints(n, 5, "dilation")));
             out_.attr(last_node_, "group", groups);
-            if (const at::Tensor* wt = weight_of(in(1))) {
+            if (const std::optional<at::Tensor> wt = weight_of(in(1))) {
                 std::vector<int64_t> ks(wt->sizes().begin() + 2, wt->sizes().end());
                 out_.attr(last_node_, "kernel_shape", ks);
             }
@@ -830,7 +827,7 @@ private:
                 in(0)->type()->cast<c10::TensorType>() || in(1)->type()->cast<c10::TensorType>();
             const auto operand = [&](Value* v) {
                 if (tensor_op && !tensors_.count(v) && !v->type()->cast<c10::TensorType>())
-                    if (const std::optional<double> x = const_number(v)) return const_float(*x);
+                    if (const_number(v)) return scalar_operand();
                 return tensor(v);
             };
             std::vector<uint32_t> inputs{operand(in(0)), operand(in(1))};
@@ -894,11 +891,14 @@ private:
             k == aten::relu6) {
             std::vector<uint32_t> inputs{tensor(in(0))};
             for (size_t i : {size_t{1}, size_t{2}}) {
-                if (k == aten::relu6 || i >= n->inputs().size() || is_none(in(i)))
-                    inputs.push_back(k == aten::relu6 ? const_float(i == 1 ? 0 : 6)
-                                                      : NNERGY_NO_TENSOR);
-                else
-                    inputs.push_back(const_float(need_number(n, i, "bound")));
+                if (k == aten::relu6) {
+                    inputs.push_back(scalar_operand());
+                } else if (i >= n->inputs().size() || is_none(in(i))) {
+                    inputs.push_back(NNERGY_NO_TENSOR);
+                } else {
+                    need_number(n, i, "bound");  // a bound computed when the model runs is not read
+                    inputs.push_back(scalar_operand());
+                }
             }
             emit(n, "Clip", inputs, r0());
             return;
@@ -1075,17 +1075,15 @@ private:
     // ---- helpers of the mapping
 
     /// The tensor of a parameter, buffer or constant (a convolution's window is its shape).
-    const at::Tensor* weight_of(Value* v) {
-        if (const std::optional<c10::IValue> c = constant(v); c && c->isTensor()) {
-            weights_.push_back(c->toTensor());
-            return &weights_.back();
-        }
-        return nullptr;
+    std::optional<at::Tensor> weight_of(Value* v) {
+        if (const std::optional<c10::IValue> c = constant(v); c && c->isTensor())
+            return c->toTensor();
+        return std::nullopt;
     }
 
     int64_t channels_of(Value* stat, Value* weight) {
-        if (const at::Tensor* t = weight_of(stat)) return t->numel();
-        if (const at::Tensor* t = weight_of(weight)) return t->numel();
+        if (const std::optional<at::Tensor> t = weight_of(stat)) return t->numel();
+        if (const std::optional<at::Tensor> t = weight_of(weight)) return t->numel();
         throw skip_node{"aten::batch_norm without running statistics"};
     }
 
@@ -1102,7 +1100,7 @@ private:
     /// nn.Linear's weight [out, in] as the [in, out] right operand of MatMul: the parameter
     /// itself the first time (counted once), a constant after (tied weights).
     uint32_t transposed_weight(Value* v) {
-        const at::Tensor* w = weight_of(v);
+        const std::optional<at::Tensor> w = weight_of(v);
         if (!w || w->dim() != 2) {
             // A computed weight: transpose it in the graph.
             const uint32_t t = emit_inner(v->debugName() + "_t", "Transpose", {tensor(v)});
@@ -1258,7 +1256,7 @@ private:
         const uint32_t kt = emit_inner(base + "_kT", "Transpose", {parts[1]});
         out_.attr(last_node_, "perm", std::vector<int64_t>{0, 1, 3, 2});
         uint32_t scores = emit_inner(base + "_scores", "MatMul", {parts[0], kt});
-        scores = emit_inner(base + "_scaled", "Mul", {scores, const_float(1.0)});
+        scores = emit_inner(base + "_scaled", "Mul", {scores, scalar_operand()});
         if (!is_none(n->input(9)))
             scores = emit_inner(base + "_masked", "Add", {scores, tensor(n->input(9))});
         const uint32_t p = emit_inner(base + "_probs", "Softmax", {scores});
@@ -1288,7 +1286,7 @@ private:
         const uint32_t kt = emit_inner(base + "_kT", "Transpose", {tensor(n->input(1))});
         out_.attr(last_node_, "perm", perm);
         uint32_t scores = emit_inner(base + "_scores", "MatMul", {tensor(n->input(0)), kt});
-        scores = emit_inner(base + "_scaled", "Mul", {scores, const_float(1.0)});
+        scores = emit_inner(base + "_scaled", "Mul", {scores, scalar_operand()});
         if (!is_none(n->input(3)))
             scores = emit_inner(base + "_masked", "Add", {scores, tensor(n->input(3))});
         const uint32_t p = emit_inner(base + "_probs", "Softmax", {scores});
@@ -1306,7 +1304,6 @@ private:
     std::unordered_map<const Value*, std::vector<uint32_t>> split_outputs_;
     std::unordered_map<const c10::TensorImpl*, uint32_t> initializer_of_;
     std::unordered_map<const c10::TensorImpl*, uint32_t> transposed_;
-    std::deque<at::Tensor> weights_;  // stable addresses
     std::set<std::string> names_;
     std::set<uint32_t> scalars_;  ///< 0-d float constants, typed like the other operand
     std::vector<std::pair<std::string, std::string>> unsupported_;

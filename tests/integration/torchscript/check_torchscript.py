@@ -191,6 +191,16 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
     expect_error(linear, ["--input-shape", "1xfoo-bar"], "foo-bar", "neither a positive integer")
     expect_error(linear, ["--input-shape", "1x8x3"], "linear.pt")
     expect_error(linear, ["--input-shape", "nope=1x8"], "matches no input", "'input'")
+    # Frontends that read no options refuse them (input shapes included) rather than ignore them.
+    expect_error("resnet18", ["--input-shape", "1x3x224x224"], "input_shapes[0]",
+                 "nnergy.frontend.json_graph", "takes no keys")
+    empty = os.path.join(DIR, "empty_shapes.toml")
+    with open(empty, "w") as f:
+        f.write('[model]\npath = "%s"\ninput_shapes = []\n' % linear)
+    p = subprocess.run([NNERGY, "run", empty], capture_output=True, text=True)
+    check(p.returncode != 0 and "empty_shapes.toml:3" in p.stderr and
+          "'model.input_shapes' lists no shapes" in p.stderr,
+          "%s: exit %d, %s" % (empty, p.returncode, p.stderr.strip()))
     return 1 if failures else 0
 
 

@@ -96,12 +96,17 @@ struct pipeline_spec {
 /// default partitioner and estimators where the file has none.
 enum class pipeline_use { run, validate };
 
+/// Swept dimensions: one run per value.
+using dim_sweeps = std::map<std::string, std::vector<int64_t>, std::less<>>;
+
 /// Input shapes for frontends that need them (TorchScript): each "[NAME=]D0xD1x..." goes to the
 /// frontend's options as input_shapes[i]. A number in an input's leading dim becomes the symbol
-/// `batch` (the batch stays symbolic, so --batch and sweeps apply); the number is returned as
-/// the binding it implies (several inputs must agree). Throws naming `where` on a bad entry.
-std::optional<int64_t> add_input_shapes(model_spec& model, const std::vector<std::string>& shapes,
-                                        const source_location& where);
+/// `batch` (the batch stays symbolic, so --batch and sweeps apply) and binds `batch` in `dims`
+/// to that number unless `dims` or `sweeps` already has it (several inputs must agree). Throws
+/// naming `where` on a bad entry.
+void add_input_shapes(model_spec& model, const std::vector<std::string>& shapes,
+                      const source_location& where, dim_bindings& dims,
+                      const dim_sweeps& sweeps = {});
 
 /// Parses and checks a pipeline file. Unknown keys, wrong types, missing files and missing
 /// required keys are nnergy::error naming the file, line and key.

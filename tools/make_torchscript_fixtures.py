@@ -22,13 +22,16 @@ from torch import nn
 
 
 class TinyEncoder(nn.Module):
-    """A BERT-like encoder: token embedding, multi-head self-attention written out (view,
+    """A BERT-like encoder: token, position (arange over the sequence, on the input's device)
+    and token-type (zeros_like) embeddings, multi-head self-attention written out (view,
     permute, transpose, matmul, softmax), GELU feed-forward, layer norms, a pooled head."""
 
-    def __init__(self, vocab=1000, width=64, heads=4, layers=2, classes=10):
+    def __init__(self, vocab=1000, width=64, heads=4, layers=2, classes=10, positions=64):
         super().__init__()
         self.heads = heads
         self.embed = nn.Embedding(vocab, width)
+        self.position = nn.Embedding(positions, width)
+        self.token_type = nn.Embedding(2, width)
         self.blocks = nn.ModuleList()
         for _ in range(layers):
             self.blocks.append(nn.ModuleDict({
@@ -38,7 +41,8 @@ class TinyEncoder(nn.Module):
         self.head = nn.Linear(width, classes)
 
     def forward(self, ids):
-        x = self.embed(ids)
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        x = self.embed(ids) + self.position(pos) + self.token_type(torch.zeros_like(ids))
         b, s, w = x.shape
         for blk in self.blocks:
             q, k, v = blk["qkv"](x).chunk(3, dim=-1)
@@ -52,6 +56,22 @@ class TinyEncoder(nn.Module):
         return self.head(x.mean(dim=1))
 
 
+class TinyAlexNet(nn.Module):
+    """AlexNet's shape at a small size: convolutions and max pooling, adaptive average pooling
+    to an output larger than 1x1 (windows of 4x4 here), a linear head."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(inplace=True))
+        self.pool = nn.AdaptiveAvgPool2d((3, 3))
+        self.head = nn.Linear(32 * 3 * 3, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.pool(self.features(x)), 1))
+
+
 NOT_SCRIPTED = {"tiny_vit"}
 
 
@@ -61,6 +81,13 @@ def models(names):
         "resnet18": (lambda: tv.resnet18(), [[1, 3, 224, 224]], torch.float32),
         "mobilenet_v2": (lambda: tv.mobilenet_v2(), [[1, 3, 224, 224]], torch.float32),
         "efficientnet_b0": (lambda: tv.efficientnet_b0(), [[1, 3, 224, 224]], torch.float32),
+        "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(), [[1, 3, 224, 224]],
+                               torch.float32),
+        # Its auxiliary heads hold parameters that only training reads; scripted, its forward
+        # returns a named tuple whose aux logits are None outside training.
+        "googlenet": (lambda: tv.googlenet(aux_logits=True, init_weights=False),
+                      [[1, 3, 224, 224]], torch.float32),
+        "tiny_alexnet": (lambda: TinyAlexNet(), [[1, 3, 48, 48]], torch.float32),
         "tiny_encoder": (lambda: TinyEncoder(), [[1, 32]], torch.int64),
         # torchvision's ViT, small: a class token expanded to the batch, nn.MultiheadAttention
         # (its fused inference op in the archive), GELU MLPs.
@@ -78,7 +105,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--models",
-                    default="resnet18,mobilenet_v2,efficientnet_b0,tiny_encoder,tiny_vit")
+                    default="resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,"
+                    "googlenet,tiny_alexnet,tiny_encoder,tiny_vit")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     torch.manual_seed(0)

@@ -723,6 +723,19 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
     }
     b.read_offset[node_count] = b.read_bytes.size();
 
+    // A parameter the model holds but no node reads (an auxiliary head only training runs) is
+    // still one of its parameters, as PyTorch counts them; it moves no bytes.
+    {
+        std::vector<uint8_t> read(tensor_count, 0);
+        for (const auto& n : g.nodes)
+            for (uint32_t t : n.inputs)
+                if (t != NNERGY_NO_TENSOR) read[t] = 1;
+        for (uint32_t t = 0; t < tensor_count; ++t)
+            if ((flags[t] & initializer) && !read[t] && !g.tensors[t].is_constant &&
+                b.dtypes[t] != NNERGY_DTYPE_INT64 && b.dtypes[t] != NNERGY_DTYPE_BOOL)
+                b.total_params += b.tensor_elements(t);
+    }
+
     if (options.strict && !b.disagreements.empty()) {
         std::string message = b.disagreements.front().message;
         if (b.disagreements.size() > 1)

@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nnergy/dtype.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <set>
@@ -171,7 +172,9 @@ class converter {
 public:
     converter(std::string file, sdk::graph_builder& out) : file_(std::move(file)), out_(out) {}
 
-    void run(const torch::jit::Module& module, const std::vector<input_shape>& shapes) {
+    /// `parameters`: every parameter of the model as loaded, before freezing.
+    void run(const torch::jit::Module& module, const std::vector<input_shape>& shapes,
+             const std::vector<std::pair<std::string, at::Tensor>>& parameters) {
         const std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph();
         collect_live(*graph);
         const auto inputs = graph->inputs();
@@ -195,6 +198,7 @@ public:
             throw fail(m, NNERGY_CODE_UNIMPLEMENTED);
         }
         declare_outputs(*graph);
+        add_unread_parameters(parameters);
         out_.metadata("producer", "torchscript");
         out_.metadata("opset", "20");  // Gelu
     }
@@ -339,6 +343,9 @@ private:
                 for (size_t i = 1; i < p->inputs().size(); i += 2) work.push_back(p->input(i));
                 continue;
             }
+            // An absent optional output (GoogLeNet's aux logits outside training) is None.
+            if (v->type()->kind() == c10::TypeKind::NoneType) continue;
+            if (const std::optional<c10::IValue> c = constant(v); c && c->isNone()) continue;
             outs.push_back(v);
         }
         std::set<uint32_t> seen;
@@ -440,6 +447,23 @@ private:
         // Tensors become initializers where an op reads them: nn.Linear's weight is read
         // transposed, and one never read is not part of the forward pass.
         objects_[n->output()] = value;
+    }
+
+    /// Parameters the forward pass never reads (GoogLeNet's auxiliary heads outside training)
+    /// are still the model's: initializers no node reads, which the host counts as parameters.
+    void add_unread_parameters(const std::vector<std::pair<std::string, at::Tensor>>& all) {
+        for (const auto& [name, value] : all) {
+            if (initializer_of_.count(value.unsafeGetTensorImpl())) continue;
+            dims d;
+            for (int64_t s : value.sizes()) {
+                sdk::graph_builder::dim x;
+                x.value = s;
+                d.push_back(x);
+            }
+            const uint32_t id = out_.add_tensor(unique(name), dtype_of(value.scalar_type()), d);
+            out_.set_initializer(id);
+            initializer_of_[value.unsafeGetTensorImpl()] = id;
+        }
     }
 
     /// A tensor known before the model runs: a parameter, a buffer or a constant.
@@ -610,6 +634,8 @@ private:
             k == prim::DictConstruct)
             return;  // read where used
         if (k == prim::GetAttr) return get_attr(n);
+        // A tensor's device, dtype or layout: read by the op that takes it (arange, zeros).
+        if (k == prim::device || k == prim::dtype || k == prim::layout) return;
         if (k == prim::ListUnpack || k == prim::TupleUnpack) {
             Node* p = in(0)->node();
             if (p->kind() == prim::ListConstruct || p->kind() == prim::TupleConstruct) {
@@ -944,14 +970,16 @@ private:
             return;
         }
         if (k == aten::adaptive_avg_pool1d || k == aten::adaptive_avg_pool2d ||
-            k == aten::adaptive_avg_pool3d || k == aten::adaptive_max_pool2d) {
+            k == aten::adaptive_avg_pool3d || k == aten::adaptive_max_pool1d ||
+            k == aten::adaptive_max_pool2d || k == aten::adaptive_max_pool3d) {
+            const bool max = k == aten::adaptive_max_pool1d || k == aten::adaptive_max_pool2d ||
+                             k == aten::adaptive_max_pool3d;
             const std::vector<int64_t> size = need_ints(n, 1, "output size");
-            if (!std::all_of(size.begin(), size.end(), [](int64_t s) { return s == 1; }))
-                throw skip_node{name + " to an output size other than 1 (" +
-                                std::to_string(size.size() ? size[0] : 0) +
-                                "...): its window depends on the input size"};
-            emit(n, k == aten::adaptive_max_pool2d ? "GlobalMaxPool" : "GlobalAveragePool",
-                 {tensor(in(0))}, r0());
+            if (std::all_of(size.begin(), size.end(), [](int64_t s) { return s == 1; })) {
+                emit(n, max ? "GlobalMaxPool" : "GlobalAveragePool", {tensor(in(0))}, r0());
+                return;
+            }
+            adaptive_pool(n, size, max);
             return;
         }
         if (k == aten::mean || k == aten::sum || k == aten::amax) {
@@ -1069,10 +1097,118 @@ private:
             return;
         }
 
+        // Tensors made from sizes (position ids, token types, masks): a Range, or one value
+        // broadcast to a shape. Only the element type and the shape matter to the counts.
+        if (k == aten::arange) {
+            // arange(end, dtype, layout, device, pin) / (start, end, ...) / (start, end, step,
+            // ...): the trailing four are options.
+            const size_t numbers = n->inputs().size() >= 4 ? n->inputs().size() - 4 : 0;
+            if (numbers < 1 || numbers > 3)
+                throw skip_node{name + " with " + std::to_string(n->inputs().size()) +
+                                " arguments"};
+            for (size_t i = 0; i < numbers; ++i)
+                if (in(i)->type()->kind() == c10::TypeKind::FloatType)
+                    throw skip_node{name + " of non-integer bounds"};
+            const std::optional<nnergy_dtype> cast = dtype_option(n, numbers);
+            const uint32_t start = numbers >= 2 ? tensor(in(0)) : const_tensor({0}, true);
+            const uint32_t limit = tensor(in(numbers >= 2 ? 1 : 0));
+            const uint32_t step = numbers == 3 ? tensor(in(2)) : const_tensor({1}, true);
+            emit(n, "Range", {start, limit, step}, 1);
+            return cast_output(n, cast);
+        }
+        if (k == aten::zeros_like || k == aten::ones_like || k == aten::full_like ||
+            k == aten::empty_like) {
+            // (self, [fill,] dtype, layout, device, pin, memory_format)
+            const std::optional<nnergy_dtype> cast = dtype_option(n, k == aten::full_like ? 2 : 1);
+            const uint32_t self = tensor(in(0));
+            const uint32_t value = emit_inner(n->output()->debugName() + "_value", "CastLike",
+                                              {const_tensor({0}, true), self});
+            const uint32_t shape = emit_inner(n->output()->debugName() + "_shape", "Shape", {self});
+            emit(n, "Expand", {value, shape}, r0());
+            return cast_output(n, cast);
+        }
+        if (k == aten::zeros || k == aten::ones || k == aten::empty || k == aten::full) {
+            // (size, [fill,] dtype, layout, device, pin): float32 unless a dtype is given.
+            const std::optional<nnergy_dtype> cast = dtype_option(n, k == aten::full ? 2 : 1);
+            const uint32_t value = out_.add_tensor(unique("fill"), NNERGY_DTYPE_FLOAT32, dims{});
+            out_.set_initializer(value);
+            out_.set_constant(value);
+            const uint32_t shape = int_list(n, in(0));
+            Value* v = n->output();
+            const uint32_t out = new_tensor(v->debugName());
+            last_node_ =
+                out_.add_node(unique(v->debugName() + "/Expand"), "Expand", "",
+                              std::vector<uint32_t>{value, shape}, std::vector<uint32_t>{out});
+            tensors_[v] = out;
+            ranks_[v] = list_length(in(0));
+            return cast_output(n, cast);
+        }
+
         throw skip_node{name};
     }
 
     // ---- helpers of the mapping
+
+    /// Adaptive pooling to an output size other than 1: each spatial dim D split into `size`
+    /// windows of D / size elements (a Reshape to [..., size, D / size, ...]) and reduced. An
+    /// input whose size the output size does not divide (overlapping windows in PyTorch) fails
+    /// when the model is bound, at this Reshape.
+    void adaptive_pool(Node* n, const std::vector<int64_t>& size, bool max) {
+        const int r = rank(n->input(0));
+        const int s = static_cast<int>(size.size());
+        if (r < 0 || r < s + 1)
+            throw skip_node{std::string(n->kind().toQualString()) + " of a tensor of rank " +
+                            (r < 0 ? std::string("unknown") : std::to_string(r))};
+        const std::string base = n->output(0)->debugName();
+        const uint32_t x = tensor(n->input(0));
+        const uint32_t shape = emit_inner(base + "_shape", "Shape", {x});
+        std::vector<uint32_t> parts;
+        std::vector<int64_t> axes;
+        for (int d = 0; d < r - s; ++d) parts.push_back(const_tensor({0}));  // copied
+        for (int j = 0; j < s; ++j) {
+            const int64_t d = r - s + j;
+            const uint32_t dim = emit_inner(base + "_dim", "Slice",
+                                            {shape, const_tensor({d}), const_tensor({d + 1})});
+            parts.push_back(const_tensor({size[static_cast<size_t>(j)]}));
+            parts.push_back(emit_inner(base + "_window", "Div",
+                                       {dim, const_tensor({size[static_cast<size_t>(j)]})}));
+            axes.push_back(r - s + 2 * j + 1);
+        }
+        const uint32_t target = emit_inner(base + "_windows_shape", "Concat", parts);
+        out_.attr(last_node_, "axis", int64_t{0});
+        // Named so that the host's message on a size it does not divide says why.
+        std::string what = std::string(n->kind().toUnqualString()) + " to ";
+        for (int j = 0; j < s; ++j)
+            what += (j ? "x" : "") + std::to_string(size[static_cast<size_t>(j)]);
+        const uint32_t windows = new_tensor(base + "_windows");
+        last_node_ = out_.add_node(
+            unique(base + "/" + what +
+                   " (PyTorch's overlapping windows are not read: the input's "
+                   "spatial dims must be multiples of the output size)"),
+            "Reshape", "", std::vector<uint32_t>{x, target}, std::vector<uint32_t>{windows});
+        emit(n, max ? "ReduceMax" : "ReduceMean", {windows, const_tensor(axes)}, r);
+        out_.attr(last_node_, "keepdims", int64_t{0});
+    }
+
+    /// The element type a dtype option asks for (input i), or nothing when it is None.
+    std::optional<nnergy_dtype> dtype_option(Node* n, size_t i) {
+        if (i >= n->inputs().size() || is_none(n->input(i))) return std::nullopt;
+        const std::optional<int64_t> code = const_int(n->input(i));
+        const nnergy_dtype t =
+            code ? dtype_of(static_cast<c10::ScalarType>(*code)) : NNERGY_DTYPE_UNDEFINED;
+        if (t == NNERGY_DTYPE_UNDEFINED) throw unsupported_arg(n, "dtype");
+        return t;
+    }
+    /// The node's output cast to `to`, when a dtype option asked for one.
+    void cast_output(Node* n, std::optional<nnergy_dtype> to) {
+        if (!to) return;
+        Value* v = n->output();
+        const uint32_t out = new_tensor(v->debugName() + "_cast");
+        last_node_ = out_.add_node(unique(v->debugName() + "/Cast"), "Cast", "",
+                                   std::vector<uint32_t>{tensors_[v]}, std::vector<uint32_t>{out});
+        out_.attr(last_node_, "to", sdk::dtype_name(*to));
+        tensors_[v] = out;
+    }
 
     /// The tensor of a parameter, buffer or constant (a convolution's window is its shape).
     std::optional<at::Tensor> weight_of(Value* v) {
@@ -1378,6 +1514,7 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
     }
     check_archive(file);
     torch::jit::Module module;
+    std::vector<std::pair<std::string, at::Tensor>> parameters;
     try {
         torch::NoGradGuard no_grad;
         // Every attribute but parameters and buffers becomes a constant: the training flags
@@ -1385,6 +1522,10 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
         const auto load = [&](c10::optional<c10::Device> device) {
             module = torch::jit::load(file, device);
             module.eval();
+            // Freezing drops what the forward pass does not read, unread parameters included.
+            parameters.clear();
+            for (const auto& p : module.named_parameters(/*recurse=*/true))
+                parameters.emplace_back(p.name, p.value);
             torch::jit::freeze_module_inplace(&module, {}, true, /*preserveParameters=*/true);
         };
         try {
@@ -1402,7 +1543,7 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
     }
     converter c(file, out);
     try {
-        c.run(module, shapes);
+        c.run(module, shapes, parameters);
     } catch (const sdk::error&) {
         throw;
     } catch (const c10::Error& e) {

@@ -265,6 +265,18 @@ TEST_CASE("parameters: each initializer once, shape constants and statistics exc
     q.output("c");
     q.output("wf");
     CHECK(q.bind().total_params == 11.0);
+
+    // A parameter no node reads (an auxiliary head only training runs) is still one of the
+    // model's, as PyTorch counts them; an unread int64 constant is not.
+    model u;
+    u.input("x", {2, 8});
+    u.weight("w", {8, 4});
+    u.weight("aux", {8, 3});
+    u.ints("unused_shape", {1, 2});
+    u.node("mm", "MatMul", {"x", "w"}, {"y"});
+    u.output("y");
+    CHECK(u.bind().total_params == 56.0);  // 32 (w) + 24 (aux)
+    CHECK(u.counts("mm").params == 32.0);  // no node is charged with aux
 }
 
 TEST_CASE("bytes: partial reads, int4 and unknown ops", "[counting][bytes]") {

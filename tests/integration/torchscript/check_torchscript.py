@@ -166,6 +166,8 @@ class Odd(torch.nn.Module):
     def forward(self, x):
         return torch.cumsum(torch.relu(x), 1)
 torch.jit.trace(Odd(), torch.randn(2, 8)).save(d + "/unsupported_op.pt")
+torch.jit.trace(torch.nn.AdaptiveAvgPool2d((3, 3)), torch.randn(1, 4, 9, 9)).save(
+    d + "/adaptive_pool.pt")
 lin = torch.jit.trace(torch.nn.Linear(8, 4), torch.randn(2, 8))
 lin.save(d + "/linear.pt")
 with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt", "w") as dst:
@@ -191,6 +193,12 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
     expect_error(linear, ["--input-shape", "1xfoo-bar"], "foo-bar", "neither a positive integer")
     expect_error(linear, ["--input-shape", "1x8x3"], "linear.pt")
     expect_error(linear, ["--input-shape", "nope=1x8"], "matches no input", "'input'")
+    # Adaptive pooling reads windows that divide the input: 7x7 into 3x3 overlaps in PyTorch.
+    pool = os.path.join(DIR, "adaptive_pool.pt")
+    ok, err = analyze(pool, "--input-shape", "1x4x9x9")
+    check(ok is not None and ok["params"] == 0, "adaptive_pool.pt at 9x9: %s %s" % (ok, err))
+    expect_error(pool, ["--input-shape", "1x4x7x7"], "adaptive_pool.pt",
+                 "adaptive_avg_pool2d to 3x3", "multiples of the output size")
     # Frontends that read no options refuse them (input shapes included) rather than ignore them.
     expect_error("resnet18", ["--input-shape", "1x3x224x224"], "input_shapes[0]",
                  "nnergy.frontend.json_graph", "takes no keys")

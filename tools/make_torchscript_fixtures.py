@@ -72,7 +72,25 @@ class TinyAlexNet(nn.Module):
         return self.head(torch.flatten(self.pool(self.features(x)), 1))
 
 
-NOT_SCRIPTED = {"tiny_vit"}
+class TinyTransformer(nn.Module):
+    """nn.TransformerEncoder's post-norm ReLU layers and a pre-norm GELU layer (traced for
+    inference as their fused op), then a decoder layer whose cross-attention reads them."""
+
+    def __init__(self, width=64, heads=4):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(width, heads, 2 * width, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.pre_norm = nn.TransformerEncoderLayer(width, heads, 2 * width, batch_first=True,
+                                                   norm_first=True, activation="gelu")
+        self.decoder = nn.TransformerDecoderLayer(width, heads, 2 * width, batch_first=True)
+
+    def forward(self, x):
+        return self.decoder(x, self.pre_norm(self.encoder(x)))
+
+
+# Scripted nn.MultiheadAttention branches on values known only when it runs
+# (torch.is_grad_enabled(), the inputs' identity): the frontend does not read it.
+NOT_SCRIPTED = {"tiny_vit", "tiny_transformer"}
 
 
 def models(names):
@@ -89,6 +107,7 @@ def models(names):
                       [[1, 3, 224, 224]], torch.float32),
         "tiny_alexnet": (lambda: TinyAlexNet(), [[1, 3, 48, 48]], torch.float32),
         "tiny_encoder": (lambda: TinyEncoder(), [[1, 32]], torch.int64),
+        "tiny_transformer": (lambda: TinyTransformer(), [[1, 16, 64]], torch.float32),
         # torchvision's ViT, small: a class token expanded to the batch, nn.MultiheadAttention
         # (its fused inference op in the archive), GELU MLPs.
         "tiny_vit": (lambda: tv.vision_transformer.VisionTransformer(
@@ -106,7 +125,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--models",
                     default="resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,"
-                    "googlenet,tiny_alexnet,tiny_encoder,tiny_vit")
+                    "googlenet,tiny_alexnet,tiny_encoder,tiny_transformer,tiny_vit")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     torch.manual_seed(0)
@@ -118,8 +137,6 @@ def main():
         base = os.path.join(args.outdir, name)
         with torch.no_grad():
             torch.jit.trace(model, inputs).save(base + ".traced.pt")
-            # Scripted nn.MultiheadAttention branches on values known only when it runs
-            # (torch.is_grad_enabled(), the inputs' identity): the frontend does not read it.
             scripted = name not in NOT_SCRIPTED
             if scripted:
                 torch.jit.script(model).save(base + ".scripted.pt")

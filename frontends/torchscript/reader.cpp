@@ -812,6 +812,7 @@ private:
             name == "aten::_scaled_dot_product_attention")
             return attention(n);
         if (name == "aten::_native_multi_head_attention") return multi_head_attention(n);
+        if (name == "aten::_transformer_encoder_layer_fwd") return encoder_layer(n);
         if (k == aten::embedding) {
             emit(n, "Gather", {tensor(in(0)), tensor(in(1))}, rank(in(1)) + 1);
             out_.attr(last_node_, "axis", int64_t{0});
@@ -836,8 +837,18 @@ private:
                 const std::optional<double> alpha = const_number(in(2));
                 if (!alpha || *alpha != 1.0) throw skip_node{name + " with alpha other than 1"};
             }
-            if (k == aten::div && n->inputs().size() > 2 && !is_none(in(2)))
-                throw skip_node{"aten::div with a rounding mode"};
+            // A rounding mode: integer division as is (shape arithmetic such as embed_dim //
+            // heads), a floating-point quotient rounded by Floor after it.
+            bool round_after = false;
+            if (k == aten::div && n->inputs().size() > 2 && !is_none(in(2))) {
+                const std::optional<c10::IValue> mode = constant(in(2));
+                if (!mode || !mode->isString() ||
+                    (mode->toStringRef() != "floor" && mode->toStringRef() != "trunc"))
+                    throw unsupported_arg(n, "rounding mode");
+                const auto type = in(0)->type()->cast<c10::TensorType>();
+                round_after =
+                    type && type->scalarType() && c10::isFloatingType(*type->scalarType());
+            }
             if (k == aten::where) {
                 emit(n, "Where", {tensor(in(0)), tensor(in(1)), tensor(in(2))},
                      std::max({rank(in(0)), rank(in(1)), rank(in(2))}));
@@ -859,6 +870,9 @@ private:
             std::vector<uint32_t> inputs{operand(in(0)), operand(in(1))};
             if (k == aten::rsub) std::swap(inputs[0], inputs[1]);
             emit(n, b->second, inputs, std::max(rank(in(0)), rank(in(1))));
+            if (round_after)
+                tensors_[n->output()] = emit_inner(n->output()->debugName() + "_rounded", "Floor",
+                                                   {tensors_[n->output()]});
             return;
         }
         static const std::map<std::string, std::string> unary = {{"aten::relu", "Relu"},
@@ -1330,22 +1344,32 @@ private:
         if (count == 0)
             throw skip_node{std::string(k.toQualString()) + " not unpacked into values"};
         std::vector<int64_t> sizes;
+        uint32_t computed = NNERGY_NO_TENSOR;
         if (k == aten::unbind) {
             dim = need_int(n, 1, "dim");
         } else if (k == aten::chunk) {
             dim = need_int(n, 2, "dim");
         } else {
             dim = need_int(n, 2, "dim");
-            sizes = need_ints(n, 1, "split size");
-            if (sizes.size() == 1) sizes.clear();  // equal parts
+            if (const auto c = const_ints(n->input(1))) {
+                sizes = *c;
+                if (sizes.size() == 1) sizes.clear();  // equal parts
+            } else if (list_length(n->input(1)) > 1) {
+                // Sizes the model computes (w.split([E, E * 2]) in traced attention).
+                computed = int_list(n, n->input(1));
+            } else if (!n->input(1)->type()->cast<c10::IntType>()) {
+                throw unsupported_arg(n, "split size");
+            }  // else one computed size: equal parts, as many as are unpacked
         }
         for (size_t i = 0; i < count; ++i)
             outs.push_back(new_tensor(list->debugName() + "_" + std::to_string(i)));
         std::vector<uint32_t> inputs{tensor(n->input(0))};
         if (!sizes.empty()) inputs.push_back(const_tensor(sizes));
+        if (computed != NNERGY_NO_TENSOR) inputs.push_back(computed);
         last_node_ = out_.add_node(unique(list->debugName() + "/Split"), "Split", "", inputs, outs);
         out_.attr(last_node_, "axis", dim);
-        if (sizes.empty()) out_.attr(last_node_, "num_outputs", static_cast<int64_t>(count));
+        if (sizes.empty() && computed == NNERGY_NO_TENSOR)
+            out_.attr(last_node_, "num_outputs", static_cast<int64_t>(count));
         if (k == aten::unbind) {
             for (uint32_t& o : outs) {
                 o = emit_inner("unbound", "Squeeze", {o, const_tensor({dim})});
@@ -1369,15 +1393,72 @@ private:
             throw skip_node{"aten::_native_multi_head_attention of an input of rank other than 3"};
         const int64_t embed = need_int(n, 3, "embedding width");
         const int64_t heads = need_int(n, 4, "head count");
+        tensors_[n->output(0)] =
+            self_attention(n, n->output(0)->debugName(), tensor(q), embed, heads, n->input(5),
+                           n->input(6), n->input(7), n->input(8), n->input(9));
+        ranks_[n->output(0)] = 3;
+    }
+
+    /// nn.TransformerEncoderLayer's inference op, _transformer_encoder_layer_fwd(src, embed_dim,
+    /// num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu, norm_first, eps,
+    /// norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1,
+    /// ffn_weight_2, ffn_bias_2, mask, mask_type): self-attention, the feed-forward block, two
+    /// residual adds and two layer norms (before each block with norm_first, after otherwise).
+    void encoder_layer(Node* n) {
+        const std::string name = n->kind().toQualString();
+        Value* src = n->input(0);
+        if (rank(src) != 3) throw skip_node{name + " of an input of rank other than 3"};
+        if (n->inputs().size() > 18 && !is_none(n->input(18)))
+            throw skip_node{name + " with a mask"};
+        const int64_t embed = need_int(n, 1, "embedding width");
+        const int64_t heads = need_int(n, 2, "head count");
+        const bool gelu = need_bool(n, 7, "activation flag");
+        const bool norm_first = need_bool(n, 8, "norm_first flag");
+        const double eps = need_number(n, 9, "epsilon");
+        const std::string base = n->output()->debugName();
+        const auto norm = [&](uint32_t x, size_t weight) {
+            const uint32_t y =
+                emit_inner(base + "_norm", "LayerNormalization",
+                           {x, tensor(n->input(weight)), tensor(n->input(weight + 1))});
+            out_.attr(last_node_, "axis", int64_t{-1});
+            out_.attr(last_node_, "epsilon", eps);
+            return y;
+        };
+        const auto feed_forward = [&](uint32_t x) {
+            uint32_t h = emit_inner(base + "_ffn1", "MatMul", {x, transposed_weight(n->input(14))});
+            h = emit_inner(base + "_ffn1_bias", "Add", {h, tensor(n->input(15))});
+            h = emit_inner(base + "_ffn_act", gelu ? "Gelu" : "Relu", {h});
+            h = emit_inner(base + "_ffn2", "MatMul", {h, transposed_weight(n->input(16))});
+            return emit_inner(base + "_ffn2_bias", "Add", {h, tensor(n->input(17))});
+        };
+        const auto attend = [&](uint32_t x) {
+            return self_attention(n, base, x, embed, heads, n->input(3), n->input(4), n->input(5),
+                                  n->input(6), nullptr);
+        };
+        uint32_t x = tensor(src);
+        if (norm_first) {
+            x = emit_inner(base + "_residual1", "Add", {x, attend(norm(x, 10))});
+            x = emit_inner(base + "_residual2", "Add", {x, feed_forward(norm(x, 12))});
+        } else {
+            x = norm(emit_inner(base + "_residual1", "Add", {x, attend(x)}), 10);
+            x = norm(emit_inner(base + "_residual2", "Add", {x, feed_forward(x)}), 12);
+        }
+        tensors_[n->output()] = x;
+        ranks_[n->output()] = 3;
+    }
+
+    /// Multi-head self-attention on [batch, seq, embed] with packed in-projection weights: the
+    /// products it computes, written out. ONNX Reshape's 0 (copy the input's dim) keeps batch
+    /// and sequence symbolic. `mask` may be null.
+    uint32_t self_attention(Node* n, const std::string& base, uint32_t x, int64_t embed,
+                            int64_t heads, Value* qkv_weight, Value* qkv_bias, Value* proj_weight,
+                            Value* proj_bias, Value* mask) {
         if (heads <= 0 || embed % heads != 0)
-            throw skip_node{
-                "aten::_native_multi_head_attention with a width not divisible by the "
-                "head count"};
-        const std::string base = n->output(0)->debugName();
-        const uint32_t x = tensor(q);
-        uint32_t qkv = emit_inner(base + "_qkv", "MatMul", {x, transposed_weight(n->input(5))});
-        if (!is_none(n->input(6)))
-            qkv = emit_inner(base + "_qkv_bias", "Add", {qkv, tensor(n->input(6))});
+            throw skip_node{std::string(n->kind().toQualString()) +
+                            " with a width not divisible by the head count"};
+        uint32_t qkv = emit_inner(base + "_qkv", "MatMul", {x, transposed_weight(qkv_weight)});
+        if (!is_none(qkv_bias))
+            qkv = emit_inner(base + "_qkv_bias", "Add", {qkv, tensor(qkv_bias)});
         qkv = emit_inner(base + "_qkv_heads", "Reshape",
                          {qkv, const_tensor({0, 0, 3, heads, embed / heads})});
         qkv = emit_inner(base + "_qkv_t", "Transpose", {qkv});
@@ -1393,21 +1474,17 @@ private:
         out_.attr(last_node_, "perm", std::vector<int64_t>{0, 1, 3, 2});
         uint32_t scores = emit_inner(base + "_scores", "MatMul", {parts[0], kt});
         scores = emit_inner(base + "_scaled", "Mul", {scores, scalar_operand()});
-        if (!is_none(n->input(9)))
-            scores = emit_inner(base + "_masked", "Add", {scores, tensor(n->input(9))});
+        if (mask && !is_none(mask))
+            scores = emit_inner(base + "_masked", "Add", {scores, tensor(mask)});
         const uint32_t p = emit_inner(base + "_probs", "Softmax", {scores});
         out_.attr(last_node_, "axis", int64_t{-1});
         uint32_t y = emit_inner(base + "_context", "MatMul", {p, parts[2]});
         y = emit_inner(base + "_context_t", "Transpose", {y});
         out_.attr(last_node_, "perm", std::vector<int64_t>{0, 2, 1, 3});
         y = emit_inner(base + "_merged", "Reshape", {y, const_tensor({0, 0, embed})});
-        const uint32_t w = transposed_weight(n->input(7));
-        if (is_none(n->input(8))) {
-            emit(n, "MatMul", {y, w}, 3);
-        } else {
-            y = emit_inner(base + "_proj", "MatMul", {y, w});
-            emit(n, "Add", {y, tensor(n->input(8))}, 3);
-        }
+        y = emit_inner(base + "_proj", "MatMul", {y, transposed_weight(proj_weight)});
+        if (!is_none(proj_bias)) y = emit_inner(base + "_proj_bias", "Add", {y, tensor(proj_bias)});
+        return y;
     }
 
     /// scaled_dot_product_attention(q, k, v, mask, dropout, is_causal): the products and the

@@ -540,6 +540,7 @@ private:
     uint32_t tensor(Value* v) {
         const uint32_t id = tensor_of(v);
         if (!v->type()->cast<c10::TensorType>()) scalars_.insert(id);
+        if (v->type()->kind() == c10::TypeKind::IntType) int_scalars_.insert(id);
         return id;
     }
     uint32_t tensor_of(Value* v) {
@@ -821,13 +822,18 @@ private:
 
         // Elementwise arithmetic (a scalar operand becomes a constant)
         static const std::map<std::string, std::string> binary = {
-            {"aten::add", "Add"},      {"aten::add_", "Add"},    {"aten::sub", "Sub"},
-            {"aten::sub_", "Sub"},     {"aten::mul", "Mul"},     {"aten::mul_", "Mul"},
-            {"aten::div", "Div"},      {"aten::div_", "Div"},    {"aten::pow", "Pow"},
-            {"aten::maximum", "Max"},  {"aten::minimum", "Min"}, {"aten::eq", "Equal"},
-            {"aten::gt", "Greater"},   {"aten::lt", "Less"},     {"aten::floor_divide", "Div"},
-            {"aten::floordiv", "Div"}, {"aten::where", "Where"}, {"aten::masked_fill", "Where"},
-            {"aten::rsub", "Sub"}};
+            {"aten::add", "Add"},          {"aten::add_", "Add"},
+            {"aten::sub", "Sub"},          {"aten::sub_", "Sub"},
+            {"aten::mul", "Mul"},          {"aten::mul_", "Mul"},
+            {"aten::div", "Div"},          {"aten::div_", "Div"},
+            {"aten::pow", "Pow"},          {"aten::maximum", "Max"},
+            {"aten::minimum", "Min"},      {"aten::eq", "Equal"},
+            {"aten::gt", "Greater"},       {"aten::lt", "Less"},
+            {"aten::floor_divide", "Div"}, {"aten::floordiv", "Div"},
+            {"aten::where", "Where"},      {"aten::masked_fill", "Where"},
+            {"aten::rsub", "Sub"},         {"aten::remainder", "Mod"},
+            {"aten::fmod", "Mod"},         {"aten::ge", "GreaterOrEqual"},
+            {"aten::le", "LessOrEqual"},   {"aten::ne", "Equal"}};
         if (auto b = binary.find(name); b != binary.end()) {
             if (!in(0)->type()->cast<c10::TensorType>() && !tensors_.count(in(0)))
                 return int_arithmetic(n, b->second);
@@ -862,14 +868,39 @@ private:
             // A number beside a tensor is a scalar of the tensor's type (x * 2, x + 1).
             const bool tensor_op =
                 in(0)->type()->cast<c10::TensorType>() || in(1)->type()->cast<c10::TensorType>();
-            const auto operand = [&](Value* v) {
-                if (tensor_op && !tensors_.count(v) && !v->type()->cast<c10::TensorType>())
+            // An int beside an integer tensor (a size made a tensor by traced code: W % 7)
+            // stays an int64 constant.
+            const auto integral = [](Value* v) {
+                const auto t = v->type()->cast<c10::TensorType>();
+                return t && t->scalarType() && c10::isIntegralType(*t->scalarType(), false);
+            };
+            const auto operand = [&](Value* v, Value* other) {
+                if (tensor_op && !tensors_.count(v) && !v->type()->cast<c10::TensorType>()) {
+                    if (const_int(v) && (integral(other) || (tensors_.count(other) &&
+                                                             int_scalars_.count(tensors_[other]))))
+                        return tensor(v);
                     if (const_number(v)) return scalar_operand();
+                }
                 return tensor(v);
             };
-            std::vector<uint32_t> inputs{operand(in(0)), operand(in(1))};
+            std::vector<uint32_t> inputs{operand(in(0), in(1)), operand(in(1), in(0))};
             if (k == aten::rsub) std::swap(inputs[0], inputs[1]);
             emit(n, b->second, inputs, std::max(rank(in(0)), rank(in(1))));
+            // Arithmetic on numbers alone (head_dim ** -0.5) is a number: where it meets a
+            // tensor it takes the tensor's type, as a 0-d operand does in PyTorch.
+            if (scalars_.count(inputs[0]) && scalars_.count(inputs[1]))
+                scalars_.insert(tensors_[n->output()]);
+            if (k == aten::ne)  // not equal: Equal, then Not
+                tensors_[n->output()] =
+                    emit_inner(n->output()->debugName() + "_not", "Not", {tensors_[n->output()]});
+            if (k == aten::fmod || k == aten::remainder) {
+                // Mod's fmod = 1 (the dividend's sign) is what fmod computes, and what ONNX
+                // asks of floating-point operands; remainder on integers takes the divisor's.
+                const auto type = in(0)->type()->cast<c10::TensorType>();
+                const bool floating =
+                    type && type->scalarType() && c10::isFloatingType(*type->scalarType());
+                if (k == aten::fmod || floating) out_.attr(last_node_, "fmod", int64_t{1});
+            }
             if (round_after)
                 tensors_[n->output()] = emit_inner(n->output()->debugName() + "_rounded", "Floor",
                                                    {tensors_[n->output()]});
@@ -1080,15 +1111,95 @@ private:
             return split(n);
         }
         if (k == aten::slice) {
+            // Bounds constant or computed (x[:, :H] after padding to windows).
             const int64_t dim = need_int(n, 1, "dim");
-            const int64_t start = is_none(in(2)) ? 0 : need_int(n, 2, "start");
-            const int64_t end =
-                is_none(in(3)) ? std::numeric_limits<int64_t>::max() : need_int(n, 3, "end");
+            const auto bound = [&](size_t i, int64_t otherwise) {
+                if (is_none(in(i))) return const_tensor({otherwise});
+                if (const std::optional<int64_t> c = const_int(in(i))) return const_tensor({*c});
+                return emit_inner(in(i)->debugName() + "_dim", "Unsqueeze",
+                                  {tensor(in(i)), const_tensor({0})});
+            };
+            const uint32_t start = bound(2, 0);
+            const uint32_t end = bound(3, std::numeric_limits<int64_t>::max());
             const int64_t step = need_int(n, 4, "step");
-            emit(n, "Slice",
-                 {tensor(in(0)), const_tensor({start}), const_tensor({end}), const_tensor({dim}),
-                  const_tensor({step})},
+            emit(n, "Slice", {tensor(in(0)), start, end, const_tensor({dim}), const_tensor({step})},
                  r0());
+            return;
+        }
+        if (k == aten::roll) {
+            // Each shift s along its dim: the last s elements, then the others (Slice, Concat).
+            const std::vector<int64_t> shifts = need_ints(n, 1, "shifts");
+            const std::vector<int64_t> dims_ = need_ints(n, 2, "dims");
+            if (dims_.empty() || dims_.size() != shifts.size())
+                throw skip_node{name + " of the flattened tensor"};
+            uint32_t x = tensor(in(0));
+            const std::string base = n->output()->debugName();
+            for (size_t i = 0; i < shifts.size(); ++i) {
+                if (shifts[i] == 0) continue;
+                const uint32_t axis = const_tensor({dims_[i]});
+                const uint32_t tail =
+                    emit_inner(base + "_tail", "Slice",
+                               {x, const_tensor({-shifts[i]}),
+                                const_tensor({std::numeric_limits<int64_t>::max()}), axis});
+                const uint32_t head =
+                    emit_inner(base + "_head", "Slice",
+                               {x, const_tensor({0}), const_tensor({-shifts[i]}), axis});
+                x = emit_inner(base + "_rolled", "Concat", {tail, head});
+                out_.attr(last_node_, "axis", dims_[i]);
+            }
+            tensors_[n->output()] = x;
+            ranks_[n->output()] = r0();
+            return;
+        }
+        if (k == aten::pad || k == aten::constant_pad_nd) {
+            // PyTorch lists (begin, end) pairs from the last dim backwards; ONNX Pad takes every
+            // begin, then every end, of the axes it is given.
+            const int r = r0();
+            std::string mode = "constant";
+            if (k == aten::pad && n->inputs().size() > 2) {
+                const std::optional<c10::IValue> m = constant(in(2));
+                if (!m || !m->isString()) throw unsupported_arg(n, "mode");
+                const std::string& t = m->toStringRef();
+                mode = t == "replicate" ? "edge" : t == "circular" ? "wrap" : t;
+                if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+                    throw skip_node{name + " in mode '" + t + "'"};
+            }
+            std::vector<Value*> pairs;
+            Node* list = in(1)->node();
+            std::vector<int64_t> constants;
+            if (const auto c = const_ints(in(1))) {
+                constants = *c;
+            } else if (list->kind() == prim::ListConstruct) {
+                pairs.assign(list->inputs().begin(), list->inputs().end());
+            } else {
+                throw unsupported_arg(n, "padding");
+            }
+            const size_t count = constants.empty() ? pairs.size() : constants.size();
+            if (count % 2 != 0 || (r >= 0 && static_cast<int>(count / 2) > r))
+                throw skip_node{name + " with " + std::to_string(count) + " padding values"};
+            const auto element = [&](size_t i) {
+                if (!constants.empty()) return const_tensor({constants[i]});
+                if (const std::optional<int64_t> c = const_int(pairs[i])) return const_tensor({*c});
+                return emit_inner(pairs[i]->debugName() + "_pad", "Unsqueeze",
+                                  {tensor(pairs[i]), const_tensor({0})});
+            };
+            std::vector<uint32_t> parts;
+            std::vector<int64_t> axes;
+            for (size_t j = 0; j < count / 2; ++j) {
+                parts.push_back(element(2 * j));
+                axes.push_back(-1 - static_cast<int64_t>(j));
+            }
+            for (size_t j = 0; j < count / 2; ++j) parts.push_back(element(2 * j + 1));
+            const uint32_t pads = emit_inner(n->output()->debugName() + "_pads", "Concat", parts);
+            out_.attr(last_node_, "axis", int64_t{0});
+            std::vector<uint32_t> inputs{tensor(in(0)), pads};
+            const size_t value_at = k == aten::pad ? 3 : 2;
+            inputs.push_back(n->inputs().size() > value_at && !is_none(in(value_at))
+                                 ? scalar_operand()
+                                 : NNERGY_NO_TENSOR);
+            inputs.push_back(const_tensor(axes));
+            emit(n, "Pad", inputs, r);
+            out_.attr(last_node_, "mode", std::string_view(mode));
             return;
         }
         if (k == aten::select) {
@@ -1108,6 +1219,36 @@ private:
             const uint32_t target = int_list(n, in(1), k == aten::expand);
             emit(n, k == aten::repeat ? "Tile" : "Expand", {tensor(in(0)), target},
                  list_length(in(1)));
+            return;
+        }
+
+        if (k == aten::index) {
+            // x[idx] and x[:, idx] with one tensor of indices (Swin's relative position bias
+            // table): Gather on that axis. Boolean masks select as many elements as are true,
+            // known only when the model runs.
+            Node* list = in(1)->node();
+            if (list->kind() != prim::ListConstruct)
+                throw skip_node{name + " with indices the model computes as a list"};
+            Value* index = nullptr;
+            int64_t axis = 0;
+            for (size_t i = 0; i < list->inputs().size(); ++i) {
+                if (is_none(list->input(i))) continue;
+                if (index) throw skip_node{name + " with more than one index tensor"};
+                index = list->input(i);
+                axis = static_cast<int64_t>(i);
+            }
+            if (!index) return alias(n, in(0));
+            const std::optional<c10::IValue> c = constant(index);
+            const auto type = index->type()->cast<c10::TensorType>();
+            if ((c && c->isTensor() && c->toTensor().scalar_type() == c10::ScalarType::Bool) ||
+                (type && type->scalarType() == c10::ScalarType::Bool))
+                throw skip_node{name +
+                                " with a boolean mask (it selects as many elements as are "
+                                "true, known only when the model runs)"};
+            const int ri = rank(index);
+            emit(n, "Gather", {tensor(in(0)), tensor(index)},
+                 r0() < 0 || ri < 0 ? -1 : r0() - 1 + ri);
+            out_.attr(last_node_, "axis", axis);
             return;
         }
 
@@ -1141,20 +1282,30 @@ private:
             emit(n, "Expand", {value, shape}, r0());
             return cast_output(n, cast);
         }
-        if (k == aten::zeros || k == aten::ones || k == aten::empty || k == aten::full) {
-            // (size, [fill,] dtype, layout, device, pin): float32 unless a dtype is given.
-            const std::optional<nnergy_dtype> cast = dtype_option(n, k == aten::full ? 2 : 1);
-            const uint32_t value = out_.add_tensor(unique("fill"), NNERGY_DTYPE_FLOAT32, dims{});
+        if (k == aten::zeros || k == aten::ones || k == aten::empty || k == aten::full ||
+            k == aten::new_zeros || k == aten::new_ones || k == aten::new_empty ||
+            k == aten::new_full) {
+            // ([self,] size, [fill,] dtype, layout, device, pin): float32 (new_*: self's type)
+            // unless a dtype is given.
+            const bool like = k == aten::new_zeros || k == aten::new_ones || k == aten::new_empty ||
+                              k == aten::new_full;
+            const size_t at = like ? 1 : 0;
+            const std::optional<nnergy_dtype> cast =
+                dtype_option(n, at + (k == aten::full || k == aten::new_full ? 2 : 1));
+            uint32_t value = out_.add_tensor(unique("fill"), NNERGY_DTYPE_FLOAT32, dims{});
             out_.set_initializer(value);
             out_.set_constant(value);
-            const uint32_t shape = int_list(n, in(0));
+            if (like && !cast)
+                value = emit_inner(n->output()->debugName() + "_value", "CastLike",
+                                   {value, tensor(in(0))});
+            const uint32_t shape = int_list(n, in(at));
             Value* v = n->output();
             const uint32_t out = new_tensor(v->debugName());
             last_node_ =
                 out_.add_node(unique(v->debugName() + "/Expand"), "Expand", "",
                               std::vector<uint32_t>{value, shape}, std::vector<uint32_t>{out});
             tensors_[v] = out;
-            ranks_[v] = list_length(in(0));
+            ranks_[v] = list_length(in(at));
             return cast_output(n, cast);
         }
 
@@ -1518,7 +1669,8 @@ private:
     std::unordered_map<const c10::TensorImpl*, uint32_t> initializer_of_;
     std::unordered_map<const c10::TensorImpl*, uint32_t> transposed_;
     std::set<std::string> names_;
-    std::set<uint32_t> scalars_;  ///< 0-d float constants, typed like the other operand
+    std::set<uint32_t> scalars_;      ///< 0-d float constants, typed like the other operand
+    std::set<uint32_t> int_scalars_;  ///< ints of shape arithmetic made tensors (0-d int64)
     std::vector<std::pair<std::string, std::string>> unsupported_;
     size_t unsupported_count_ = 0;
     size_t downstream_count_ = 0;

@@ -350,13 +350,11 @@ void run_here(const std::string& output, std::string harness, const std::string&
 
 /// What validate and calibrate share: the measurements, the hardware, and how each measured
 /// mode, model and dim is estimated.
-nnergy::validate_options measured_options(const global_options& g, const std::string& hardware,
-                                          const std::vector<std::string>& files,
-                                          const std::vector<std::string>& runtimes,
-                                          const std::vector<std::string>& model_dirs,
-                                          const std::vector<std::string>& dims,
-                                          const std::vector<std::string>& energy_domains,
-                                          double duplicate_tolerance_pct) {
+nnergy::validate_options measured_options(
+    const global_options& g, const std::string& hardware, const std::vector<std::string>& files,
+    const std::vector<std::string>& runtimes, const std::vector<std::string>& model_dirs,
+    const std::vector<std::string>& dims, const std::vector<std::string>& input_shapes,
+    const std::vector<std::string>& energy_domains, double duplicate_tolerance_pct) {
     nnergy::validate_options vo;
     vo.hardware = hardware;
     vo.measurements = to_paths(files);
@@ -367,6 +365,18 @@ nnergy::validate_options measured_options(const global_options& g, const std::st
     }
     vo.model_dirs = to_paths(model_dirs);
     vo.dims = parse_model_dims(dims);
+    for (const std::string& item : input_shapes) {
+        // MODEL:SHAPE: the measurements name several models, each with its own inputs.
+        const size_t colon = item.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == item.size() ||
+            colon > item.find('='))
+            throw nnergy::error(fmt::format("--input-shape '{}': expected MODEL:[NAME=]D0xD1x... "
+                                            "(the model as the measurements name it, such as "
+                                            "resnet18:1x3x224x224)",
+                                            item),
+                                exit_code::usage);
+        vo.input_shapes[item.substr(0, colon)].push_back(item.substr(colon + 1));
+    }
     vo.collect.energy_domains = energy_domains;
     vo.collect.duplicate_tolerance = duplicate_tolerance_pct / 100;
     vo.plugin_paths = to_paths(g.plugin_paths);
@@ -541,8 +551,13 @@ int main(int argc, char** argv) {
                          "defaults: GPU eager=pytorch-eager, cuda_graph=cuda-graph; CPU "
                          "eager=pytorch-eager-cpu; 'none': no profile)");
     validate->add_option("--models", val_models,
-                         "Directory of model files NAME.onnx or NAME.json, searched before the "
-                         "bundled models (repeatable)");
+                         "Directory of model files NAME.onnx, NAME.json or NAME.pt (with "
+                         "--input-shape), searched before the bundled models (repeatable)");
+    std::vector<std::string> val_input_shapes;
+    validate->add_option("--input-shape", val_input_shapes,
+                         "MODEL:[NAME=]D0xD1x...: an input shape of a model read from a "
+                         "TorchScript archive in --models (NAME.pt), one per input "
+                         "(resnet18:1x3x224x224); the measured batch replaces the leading dim");
     validate->add_option("--dim", val_dims,
                          "[MODEL:]NAME=VALUE[,...]: dims beside batch, for one model, or for "
                          "every model with that symbol");
@@ -646,6 +661,10 @@ int main(int argc, char** argv) {
     calibrate->add_option("--models", cal_models,
                           "Directory of model files NAME.onnx or NAME.json (repeatable)");
     calibrate->add_option("--dim", cal_dims, "[MODEL:]NAME=VALUE[,...]: dims beside batch");
+    std::vector<std::string> cal_input_shapes;
+    calibrate->add_option("--input-shape", cal_input_shapes,
+                          "MODEL:[NAME=]D0xD1x...: an input shape of a model read from a "
+                          "TorchScript archive in --models, as for validate");
     calibrate
         ->add_option("--energy-domain", cal_domains,
                      "Meter domains whose energies are summed as the measured energy")
@@ -976,7 +995,7 @@ int main(int argc, char** argv) {
                     exit_code::usage);
             }
             vo = measured_options(g, val_hw, val_files, val_runtimes, val_models, val_dims,
-                                  val_domains, val_tolerance);
+                                  val_input_shapes, val_domains, val_tolerance);
             vo.pipeline = std::move(val_pipeline);
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
@@ -1045,7 +1064,7 @@ int main(int argc, char** argv) {
             nnergy::calibrate_options co;
             nnergy::validate_options& vo = co.validate;
             vo = measured_options(g, cal_hw, cal_files, cal_runtimes, cal_models, cal_dims,
-                                  cal_domains, cal_tolerance);
+                                  cal_input_shapes, cal_domains, cal_tolerance);
             vo.collect.include_ops = cal_runs != "model";
             vo.collect.include_models = cal_runs != "op";
             co.fit = cal_fit;

@@ -423,7 +423,7 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             return m;
         }
         for (const auto& dir : o.model_dirs)
-            for (const char* ext : {".onnx", ".json"})
+            for (const char* ext : {".onnx", ".json", ".pt", ".pth", ".torchscript"})
                 if (m.file.empty() && std::filesystem::is_regular_file(dir / (name + ext)))
                     m.file = dir / (name + ext);
         if (m.file.empty())
@@ -434,7 +434,8 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
                 dirs += fmt::format("{}{}", dirs.empty() ? "" : ", ", dir.string());
             m.error = fmt::format(
                 "no model '{}': {}not a bundled model (nnergy models)", name,
-                dirs.empty() ? "" : fmt::format("no {0}.onnx or {0}.json in {1}; ", name, dirs));
+                dirs.empty() ? ""
+                             : fmt::format("no {0}.onnx, {0}.json or {0}.pt in {1}; ", name, dirs));
             return m;
         }
         try {
@@ -442,7 +443,14 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             if (!fe)
                 throw error(fmt::format("{}: no frontend reads this file (frontends: {})",
                                         m.file.string(), reg.names_of(NNERGY_KIND_FRONTEND)));
-            component_instance inst(*fe, {}, {}, spec.base_dir);
+            // A TorchScript archive keeps no shapes: --input-shape MODEL:SHAPE gives them (the
+            // measured batch binds its batch).
+            model_spec shapes;
+            if (const auto s = o.input_shapes.find(name); s != o.input_shapes.end()) {
+                dim_bindings unused;
+                add_input_shapes(shapes, s->second, {"--input-shape", 0}, unused);
+            }
+            component_instance inst(*fe, shapes.options, {}, spec.base_dir);
             m.g = std::make_unique<graph>(load_model(inst, m.file));
             m.symbols = symbols_of(*m.g);
         } catch (const std::exception& e) {

@@ -115,6 +115,34 @@ def agreement():
               converted["macs"] == direct["macs"] and converted["params"] == direct["params"],
               "%s: the converted graph gives %s, the archive %s %s" % (graph, converted, direct, err))
 
+    # validate reads a model of the measurements from a TorchScript archive in --models, its
+    # shapes given as MODEL:SHAPE: ResNet-18 traced estimates as the bundled ONNX ResNet-18 does.
+    measurements = os.path.join(os.path.dirname(TOOLS), "tests", "data", "measurements",
+                                "h100-models.json")
+    models = os.path.join(DIR, "validate-models")
+    os.makedirs(models, exist_ok=True)
+    link = os.path.join(models, "resnet18.pt")
+    if not os.path.lexists(link):
+        os.symlink(os.path.join(DIR, "resnet18.traced.pt"), link)
+
+    def predicted(extra):
+        out = os.path.join(DIR, "validate.json")
+        p = subprocess.run([NNERGY, "--quiet", "validate", "--hw", "h100-sxm5", measurements,
+                            "--dim", "bert_base:seq=128", "--format", "json", "-o", out] + extra,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            return None, p.stderr.strip()
+        return {(c["precision"], c["batch"], c["mode"]):
+                (c["latency_s"]["predicted"], c["energy_j"]["predicted"])
+                for c in json.load(open(out))["configurations"] if c["model"] == "resnet18"}, ""
+
+    bundled, err = predicted([])
+    archive, err2 = predicted(["--models", models, "--input-shape", "resnet18:1x3x224x224"])
+    check(bundled and archive and len(archive) == 12 and archive.keys() == bundled.keys() and
+          all(abs(archive[k][i] - bundled[k][i]) <= 1e-9 * bundled[k][i]
+              for k in bundled for i in range(2)),
+          "validate --models (resnet18.pt): %s %s, bundled: %s %s" % (archive, err2, bundled, err))
+
     # A pipeline's [model] input_shapes: the leading number is the batch binding.
     pipeline = os.path.join(DIR, "pipeline.toml")
     report = os.path.join(DIR, "pipeline-report.json")

@@ -140,6 +140,9 @@ struct validate_options {
     /// defaults of the hardware's class (docs/validate.md).
     std::map<std::string, std::string> runtimes;
     std::vector<std::filesystem::path> model_dirs;  ///< searched before the bundled models
+    /// Per model: the input shapes of its TorchScript archive ("[NAME=]D0xD1x...", the leading
+    /// number the batch; the measured batch replaces it).
+    std::map<std::string, std::vector<std::string>> input_shapes;
     /// Per model ("" for every model that has the symbol): dims beside batch.
     std::map<std::string, dim_bindings> dims;
     std::map<std::string, double> max_mape, max_energy_mape;  ///< per mode, percent

@@ -725,6 +725,10 @@ int main(int argc, char** argv) {
     std::string bench_sweep;
     bench->add_option("--sweep", bench_sweep,
                       "Evaluations per second of a sweep of this model over the catalog");
+    std::string bench_compare;
+    bench->add_option("--compare", bench_compare,
+                      "Run the same cases with this binary and with OLD_BINARY (another build's "
+                      "nnergy) and print each figure beside their ratio");
     std::string bench_sweep_command;
     bench->add_option("--sweep-command", bench_sweep_command,
                       "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
@@ -1222,6 +1226,25 @@ int main(int argc, char** argv) {
         if (hardware_show->parsed()) return nnergy::print_hardware_show(hardware_name, stdout);
 
         if (bench->parsed()) {
+            if (!bench_compare.empty()) {
+                // The command line as given, less --compare: global options, then bench's.
+                std::vector<std::string> global_args, bench_args;
+                bool after = false;
+                for (int i = 1; i < argc; ++i) {
+                    const std::string a = argv[i];
+                    if (!after && a == "bench") {
+                        after = true;
+                        continue;
+                    }
+                    if (a == "--compare") {
+                        ++i;
+                        continue;
+                    }
+                    if (a.starts_with("--compare=")) continue;
+                    (after ? bench_args : global_args).push_back(a);
+                }
+                return nnergy::run_bench_compare(bench_compare, global_args, bench_args);
+            }
             nnergy::registry reg;
             auto paths = to_paths(g.plugin_paths);
             auto defaults = nnergy::default_plugin_paths();

@@ -17,6 +17,7 @@
 #include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
+#include <nnergy/framework/measure.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <thread>
 
@@ -439,6 +440,130 @@ int run_bench_sweep_command(const std::filesystem::path& model,
     }
     std::filesystem::remove_all(dir, ec);
     std::printf("\nthe goal: 1,000 configurations in under 1 s on two threads\n");
+    return 0;
+}
+
+namespace {
+
+/// The standard output of a command (its stderr passes through), or an error naming it.
+std::string output_of(const std::vector<std::string>& argv) {
+    const std::string line = shell_join(argv);
+    FILE* pipe = ::popen(line.c_str(), "r");
+    if (!pipe) throw error(fmt::format("bench --compare: cannot run {}", line));
+    std::string out;
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+    const int status = ::pclose(pipe);
+    if (status != 0)
+        throw error(fmt::format("bench --compare: `{}` exited {}", line,
+                                WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)),
+                    exit_code::failure);
+    return out;
+}
+
+struct token {
+    std::string text;
+    size_t end = 0;  ///< column just past it
+    bool number = false;
+};
+
+std::vector<token> tokens_of(const std::string& line) {
+    std::vector<token> out;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ') ++i;
+        const size_t start = i;
+        while (i < line.size() && line[i] != ' ') ++i;
+        if (i == start) break;
+        token t{line.substr(start, i - start), i, false};
+        char* end = nullptr;
+        std::strtod(t.text.c_str(), &end);
+        t.number = end && *end == '\0' && !t.text.empty();
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        out.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_bench_compare(const std::string& old_binary, const std::vector<std::string>& global_args,
+                      const std::vector<std::string>& bench_args) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(old_binary, ec) || ::access(old_binary.c_str(), X_OK))
+        throw error(fmt::format("bench --compare: '{}' is not an executable file (give the "
+                                "nnergy binary of the other build)",
+                                old_binary),
+                    exit_code::usage);
+    const auto command = [&](const std::string& binary) {
+        std::vector<std::string> argv{binary};
+        argv.insert(argv.end(), global_args.begin(), global_args.end());
+        argv.push_back("bench");
+        argv.insert(argv.end(), bench_args.begin(), bench_args.end());
+        return argv;
+    };
+    const std::string self = boost::dll::program_location(ec).string();
+    if (self.empty()) throw error("bench --compare: cannot find this program's own path");
+    std::fprintf(stderr, "bench --compare: this build (%s), then %s\n", self.c_str(),
+                 old_binary.c_str());
+    const std::vector<std::string> mine = lines_of(output_of(command(self)));
+    const std::vector<std::string> theirs = lines_of(output_of(command(old_binary)));
+
+    std::printf(
+        "nnergy bench --compare: each figure of this build, of %s, and their ratio "
+        "(this / old: below 1 is faster or smaller)\n\n",
+        old_binary.c_str());
+    size_t rows = 0;
+    for (size_t i = 0; i < std::max(mine.size(), theirs.size()); ++i) {
+        const std::string& a = i < mine.size() ? mine[i] : std::string();
+        const std::string& b = i < theirs.size() ? theirs[i] : std::string();
+        const std::vector<token> ta = tokens_of(a), tb = tokens_of(b);
+        // A row of figures has a number naming it and at least one figure after it.
+        size_t numbers = 0;
+        bool same_shape = ta.size() == tb.size();
+        for (size_t k = 0; same_shape && k < ta.size(); ++k) {
+            numbers += ta[k].number ? 1 : 0;
+            same_shape = ta[k].number == tb[k].number && (ta[k].number || ta[k].text == tb[k].text);
+        }
+        if (numbers < 2 || !same_shape) {
+            // Headings and notes; a row the two builds print differently, both as they are.
+            std::printf("%s\n", a.c_str());
+            if (b != a) std::printf("%s   (old)\n", b.c_str());
+            continue;
+        }
+        ++rows;
+        std::string ratio;
+        bool first_number = true;
+        for (size_t k = 0; k < ta.size(); ++k) {
+            if (!ta[k].number) continue;
+            const double x = std::strtod(ta[k].text.c_str(), nullptr);
+            const double y = std::strtod(tb[k].text.c_str(), nullptr);
+            // The first number of a row names it (the graph size, the thread count).
+            std::string cell = first_number ? ta[k].text
+                               : y != 0     ? fmt::format("{:.2f}", x / y)
+                                            : "-";
+            first_number = false;
+            const size_t end = std::max(ta[k].end, ratio.size() + 1 + cell.size());
+            ratio.append(end - cell.size() - ratio.size(), ' ');
+            ratio += cell;
+        }
+        std::printf("%s\n%s   (old)\n%s   (ratio)\n", a.c_str(), b.c_str(), ratio.c_str());
+    }
+    if (rows == 0)
+        throw error("bench --compare: the two builds printed no rows of figures to compare",
+                    exit_code::failure);
     return 0;
 }
 

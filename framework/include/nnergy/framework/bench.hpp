@@ -41,4 +41,10 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
 int run_bench_sweep_command(const std::filesystem::path& model,
                             const std::vector<int>& thread_counts, int repeats);
 
+/// `nnergy bench --compare OLD ARGS...`: runs `bench ARGS` with this binary and with OLD (one
+/// after the other, the same cases), and prints each figure row of the two beside the ratio
+/// this / old, column by column. `global_args` go before `bench` on both command lines.
+int run_bench_compare(const std::string& old_binary, const std::vector<std::string>& global_args,
+                      const std::vector<std::string>& bench_args);
+
 }  // namespace nnergy

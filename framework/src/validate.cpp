@@ -455,6 +455,12 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             m.symbols = symbols_of(*m.g);
         } catch (const std::exception& e) {
             m.error = e.what();
+            // An archive without shapes: the frontend's hint names analyze's form, and
+            // validate scopes shapes by model.
+            const std::string ext = m.file.extension().string();
+            if (!o.input_shapes.count(name) &&
+                (ext == ".pt" || ext == ".pth" || ext == ".torchscript"))
+                m.error += fmt::format(" (validate: --input-shape {}:SHAPE, once per input)", name);
         }
         return m;
     };

@@ -143,6 +143,13 @@ def agreement():
               for k in bundled for i in range(2)),
           "validate --models (resnet18.pt): %s %s, bundled: %s %s" % (archive, err2, bundled, err))
 
+    # Without its shapes the archive's configurations are skipped, saying how to give them.
+    p = subprocess.run([NNERGY, "validate", "--hw", "h100-sxm5", measurements, "--dim",
+                        "bert_base:seq=128", "--models", models], capture_output=True, text=True)
+    check(p.returncode == 0 and "skipped 6 configurations of resnet18" in p.stderr and
+          "(validate: --input-shape resnet18:SHAPE, once per input)" in p.stderr,
+          "validate --models without shapes: exit %d, %s" % (p.returncode, p.stderr.strip()))
+
     # A pipeline's [model] input_shapes: the leading number is the batch binding.
     pipeline = os.path.join(DIR, "pipeline.toml")
     report = os.path.join(DIR, "pipeline-report.json")

@@ -485,6 +485,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         graph_output = 8,
         known = 16,    ///< computed from shapes and code constants only: host work
         partial = 32,  ///< a host-only tensor whose shape is known only in part
+        read = 64,     ///< some node reads it (an unread parameter still counts)
     };
     std::vector<uint8_t> flags(tensor_count, 0);
     for (size_t i = 0; i < tensor_count; ++i) {
@@ -690,6 +691,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         b.read_offset[i] = b.read_bytes.size();
         for (size_t k = 0; k < n.inputs.size(); ++k) {
             const uint32_t t = n.inputs[k];
+            if (t != NNERGY_NO_TENSOR) flags[t] |= read;
             double bytes = 0;
             bool data = t != NNERGY_NO_TENSOR && !(op && in_mask(op->control_inputs, k));
             for (size_t j = 0; data && j < k; ++j)  // a tensor read twice is read once
@@ -725,16 +727,10 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
 
     // A parameter the model holds but no node reads (an auxiliary head only training runs) is
     // still one of its parameters, as PyTorch counts them; it moves no bytes.
-    {
-        std::vector<uint8_t> read(tensor_count, 0);
-        for (const auto& n : g.nodes)
-            for (uint32_t t : n.inputs)
-                if (t != NNERGY_NO_TENSOR) read[t] = 1;
-        for (uint32_t t = 0; t < tensor_count; ++t)
-            if ((flags[t] & initializer) && !read[t] && !g.tensors[t].is_constant &&
-                b.dtypes[t] != NNERGY_DTYPE_INT64 && b.dtypes[t] != NNERGY_DTYPE_BOOL)
-                b.total_params += b.tensor_elements(t);
-    }
+    for (uint32_t t = 0; t < tensor_count; ++t)
+        if ((flags[t] & (initializer | read)) == initializer && !g.tensors[t].is_constant &&
+            b.dtypes[t] != NNERGY_DTYPE_INT64 && b.dtypes[t] != NNERGY_DTYPE_BOOL)
+            b.total_params += b.tensor_elements(t);
 
     if (options.strict && !b.disagreements.empty()) {
         std::string message = b.disagreements.front().message;

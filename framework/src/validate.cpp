@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,11 @@
 
 namespace nnergy {
 namespace {
+
+/// What `--models DIR` finds for a measured model NAME, in order: NAME.onnx, NAME.json, then a
+/// TorchScript archive (from index 2 on: its shapes come from --input-shape MODEL:SHAPE).
+constexpr std::array<std::string_view, 5> model_extensions = {".onnx", ".json", ".pt", ".pth",
+                                                              ".torchscript"};
 
 /// "<file stem>-run-<N>.json" for the source "FILE run N" of an op configuration.
 std::string op_graph_file_name(const std::string& source) {
@@ -423,9 +429,10 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             return m;
         }
         for (const auto& dir : o.model_dirs)
-            for (const char* ext : {".onnx", ".json", ".pt", ".pth", ".torchscript"})
-                if (m.file.empty() && std::filesystem::is_regular_file(dir / (name + ext)))
-                    m.file = dir / (name + ext);
+            for (std::string_view ext : model_extensions)
+                if (m.file.empty() &&
+                    std::filesystem::is_regular_file(dir / (name + std::string(ext))))
+                    m.file = dir / (name + std::string(ext));
         if (m.file.empty())
             if (const std::optional<zoo_model> z = find_zoo_model(name)) m.file = z->file;
         if (m.file.empty()) {
@@ -459,7 +466,8 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             // validate scopes shapes by model.
             const std::string ext = m.file.extension().string();
             if (!o.input_shapes.count(name) &&
-                (ext == ".pt" || ext == ".pth" || ext == ".torchscript"))
+                std::find(model_extensions.begin() + 2, model_extensions.end(), ext) !=
+                    model_extensions.end())
                 m.error += fmt::format(" (validate: --input-shape {}:SHAPE, once per input)", name);
         }
         return m;

@@ -1298,14 +1298,8 @@ private:
             if (like && !cast)
                 value = emit_inner(n->output()->debugName() + "_value", "CastLike",
                                    {value, tensor(in(0))});
-            const uint32_t shape = int_list(n, in(at));
-            Value* v = n->output();
-            const uint32_t out = new_tensor(v->debugName());
-            last_node_ =
-                out_.add_node(unique(v->debugName() + "/Expand"), "Expand", "",
-                              std::vector<uint32_t>{value, shape}, std::vector<uint32_t>{out});
-            tensors_[v] = out;
-            ranks_[v] = list_length(in(at));
+            // A typed fill, not a scalar operand: Expand keeps its type.
+            emit(n, "Expand", {value, int_list(n, in(at))}, list_length(in(at)));
             return cast_output(n, cast);
         }
 
@@ -1368,11 +1362,8 @@ private:
     void cast_output(Node* n, std::optional<nnergy_dtype> to) {
         if (!to) return;
         Value* v = n->output();
-        const uint32_t out = new_tensor(v->debugName() + "_cast");
-        last_node_ = out_.add_node(unique(v->debugName() + "/Cast"), "Cast", "",
-                                   std::vector<uint32_t>{tensors_[v]}, std::vector<uint32_t>{out});
+        tensors_[v] = emit_inner(v->debugName() + "_cast", "Cast", {tensors_[v]});
         out_.attr(last_node_, "to", sdk::dtype_name(*to));
-        tensors_[v] = out;
     }
 
     /// The tensor of a parameter, buffer or constant (a convolution's window is its shape).

@@ -122,9 +122,15 @@ int cmd_plugins(const global_options& g) {
     auto paths = to_paths(g.plugin_paths);
     auto defaults = nnergy::default_plugin_paths();
     paths.insert(paths.end(), defaults.begin(), defaults.end());
-    reg.scan(paths);
+    // Every library is opened and checked here, and the catalog refreshed.
+    reg.scan(paths, nnergy::scan_mode::load_all);
     std::printf("Search path:\n");
     for (const auto& p : paths) std::printf("  %s\n", p.string().c_str());
+    // Other runs open only the libraries they use and learn what the rest offer from here.
+    std::printf("\nCatalog: %s\n",
+                reg.catalog_path().empty()
+                    ? "none (NNERGY_PLUGIN_CACHE=off: every run opens every library)"
+                    : reg.catalog_path().string().c_str());
     std::printf("\nPlugins (%zu libraries, %zu components):\n", reg.libraries().size(),
                 reg.components().size());
     for (const auto& lib : reg.libraries()) {
@@ -729,6 +735,9 @@ int main(int argc, char** argv) {
     bench->add_option("--compare", bench_compare,
                       "Run the same cases with this binary and with OLD_BINARY (another build's "
                       "nnergy) and print each figure beside their ratio");
+    std::string bench_startup;
+    bench->add_option("--startup", bench_startup,
+                      "Start-up and end-to-end times of new nnergy processes analyzing this model");
     std::string bench_sweep_command;
     bench->add_option("--sweep-command", bench_sweep_command,
                       "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
@@ -842,6 +851,8 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : static_cast<int>(exit_code::usage);
     }
     setup_logging(g);
+    // Runs open only the plugin libraries they use; the catalog says what the others offer.
+    nnergy::registry::set_process_catalog(nnergy::default_catalog_path());
 
     try {
         if (plugins->parsed()) return cmd_plugins(g);
@@ -1250,6 +1261,8 @@ int main(int argc, char** argv) {
             auto defaults = nnergy::default_plugin_paths();
             paths.insert(paths.end(), defaults.begin(), defaults.end());
             reg.scan(paths);
+            if (!bench_startup.empty())
+                return nnergy::run_bench_startup(model_arg(bench_startup), bench_repeats);
             if (!bench_sweep_command.empty())
                 return nnergy::run_bench_sweep_command(model_arg(bench_sweep_command),
                                                        bench_threads, bench_repeats);

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/pipeline.hpp>
@@ -250,7 +253,8 @@ config_values read_toml_file(const std::filesystem::path& file) {
 namespace {
 
 // Hardware and runtime files: every number a quantity with a source, a schema and a name.
-config_values read_described_file(const std::filesystem::path& file, std::string_view schema_name) {
+config_values parse_described_file(const std::filesystem::path& file,
+                                   std::string_view schema_name) {
     toml::table root = detail::parse_toml_file(file);
     config_values out;
     flatten_hardware(root, "", file.string(), out);
@@ -262,6 +266,38 @@ config_values read_described_file(const std::filesystem::path& file, std::string
     if (!find_value(out, "name") && !find_value(out, "base"))
         throw error(fmt::format("{}: missing required key 'name'", file.string()));
     return out;
+}
+
+// One run reads the same hardware or runtime file at several steps (choosing the architecture
+// plugin, listing precisions, running): it is parsed once and reused while its bytes stay the
+// same (reading them costs a hundredth of parsing them).
+config_values read_described_file(const std::filesystem::path& file, std::string_view schema_name) {
+    struct parsed {
+        std::string bytes;
+        config_values values;
+    };
+    static std::mutex mutex;
+    static std::map<std::string, parsed, std::less<>> files;
+
+    std::string bytes;
+    if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+        char buf[16384];
+        size_t n = 0;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+        std::fclose(f);
+    } else {
+        return parse_described_file(file, schema_name);  // which reports why it cannot be read
+    }
+    std::string key = std::string(schema_name) + '\n' + file.string();
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = files.find(key); it != files.end() && it->second.bytes == bytes)
+            return it->second.values;
+    }
+    config_values values = parse_described_file(file, schema_name);
+    std::lock_guard lock(mutex);
+    files[std::move(key)] = parsed{std::move(bytes), values};
+    return values;
 }
 
 }  // namespace

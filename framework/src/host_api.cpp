@@ -901,7 +901,7 @@ struct component_instance::state {
 component_instance::component_instance(const component_entry& entry, config_values config,
                                        config_values hardware, std::filesystem::path base_dir,
                                        config_values runtime)
-    : entry_(entry), state_(std::make_unique<state>()) {
+    : entry_(resolve_component(entry)), state_(std::make_unique<state>()) {
     state_->ctx.component_name = entry.name;
     state_->ctx.base_dir = std::move(base_dir);
     state_->config = std::move(config);

@@ -3,12 +3,18 @@
 // with a reason naming the file; nothing a plugin does at negotiation may stop the host.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/registry.hpp>
@@ -97,41 +103,22 @@ std::string_view kind_name(nnergy_component_kind kind) noexcept {
     return "unknown";
 }
 
-registry::registry() = default;
-registry::~registry() {
-    // Components drop their library references first; libraries unload last.
-    components_.clear();
-    libraries_.clear();
-}
+namespace {
 
-void registry::scan(const std::vector<std::filesystem::path>& paths) {
-    for (const auto& path : paths) {
-        std::error_code ec;
-        if (std::filesystem::is_directory(path, ec)) {
-            std::vector<std::filesystem::path> files;
-            for (const auto& e : std::filesystem::directory_iterator(path, ec))
-                if (e.is_regular_file(ec) && is_library_file(e.path())) files.push_back(e.path());
-            std::sort(files.begin(), files.end());
-            for (const auto& f : files) load(f);
-        } else if (std::filesystem::is_regular_file(path, ec)) {
-            load(path);
-        } else {
-            spdlog::debug("plugin path '{}' does not exist; ignored", path.string());
-        }
-    }
-}
+// What negotiating with one library gave: the library and its components, or why it is skipped.
+struct negotiation {
+    std::shared_ptr<plugin_library> library;
+    std::vector<component_entry> components;
+    std::string failure;
+};
 
-bool registry::load(const std::filesystem::path& file_in) {
-    std::error_code ec;
-    std::filesystem::path file = std::filesystem::weakly_canonical(file_in, ec);
-    if (ec) file = file_in;
-    for (const auto& lib : libraries_)
-        if (lib->file == file) return true;  // already loaded through another search path
-
+negotiation negotiate_library(const std::filesystem::path& file) {
+    negotiation out;
     auto skip = [&](std::string reason) {
-        spdlog::warn("skipping plugin library {}: {}", file.string(), reason);
-        skipped_.push_back({file, std::move(reason)});
-        return false;
+        out.failure = std::move(reason);
+        out.library.reset();
+        out.components.clear();
+        return std::move(out);
     };
 
     auto lib = std::make_shared<boost::dll::shared_library>();
@@ -140,8 +127,7 @@ bool registry::load(const std::filesystem::path& file_in) {
         lib->load(boost::dll::fs::path(file.string()),
                   boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, bec);
         if (bec) {
-            const char* why = nullptr;
-            why = ::dlerror();
+            const char* why = ::dlerror();
             return skip(fmt::format("cannot load: {}", why ? why : bec.message()));
         }
     }
@@ -195,7 +181,6 @@ bool registry::load(const std::filesystem::path& file_in) {
     if (info.component_count > 0 && !info.components)
         return skip("component_count is not zero but components is NULL");
 
-    std::vector<component_entry> accepted;
     for (size_t i = 0; i < info.component_count; ++i) {
         // Plugins of another minor have another sizeof: step by the plugin's struct_size.
         const nnergy_component* c = NNERGY_ARRAY_AT(nnergy_component, info.components, i);
@@ -219,11 +204,7 @@ bool registry::load(const std::filesystem::path& file_in) {
         if (declared < vtbl_size(d.kind) || !vtbl_function_present(d.kind, d.vtbl))
             return skip(fmt::format("component '{}' has a NULL required member in its {} table",
                                     name, kind_name(d.kind)));
-        for (const auto& existing : components_)
-            if (existing.name == name)
-                return skip(fmt::format("duplicate component name '{}' (already provided by {})",
-                                        name, existing.library->file.string()));
-        for (const auto& mine : accepted)
+        for (const auto& mine : out.components)
             if (mine.name == name)
                 return skip(fmt::format("duplicate component name '{}' within the library", name));
         component_entry e;
@@ -237,11 +218,387 @@ bool registry::load(const std::filesystem::path& file_in) {
             nnergy_frontend_vtbl v = read_prefix(static_cast<const nnergy_frontend_vtbl*>(d.vtbl));
             e.file_extensions = to_string(v.file_extensions);
         }
-        accepted.push_back(std::move(e));
+        out.components.push_back(std::move(e));
     }
+    out.library = std::move(library);
+    return out;
+}
+
+// ---- the catalog file ----
+// A line-based text file, fields separated by tabs, with \t, \n and \\ escaped:
+//   nnergy-plugin-catalog <format> <host version> <ABI major>.<ABI minor>
+//   library <file> <size> <mtime ns> <name> <version> <vendor> <license> <description> <major>
+//   <minor> component <name> <kind> <description> <file extensions>      (after its library)
+// Anything unexpected discards the whole catalog: it is only ever a cache.
+
+constexpr std::string_view k_catalog_magic = "nnergy-plugin-catalog";
+constexpr int k_catalog_format = 1;
+
+std::string catalog_header() {
+    return fmt::format("{}\t{}\t{}\t{}.{}", k_catalog_magic, k_catalog_format, NNERGY_VERSION,
+                       NNERGY_ABI_MAJOR, NNERGY_ABI_MINOR);
+}
+
+std::string escape_field(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string unescape_field(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '\\' || i + 1 == s.size()) {
+            out += s[i];
+            continue;
+        }
+        char n = s[++i];
+        out += n == 't' ? '\t' : n == 'n' ? '\n' : n;
+    }
+    return out;
+}
+
+std::vector<std::string_view> split_tabs(std::string_view line) {
+    std::vector<std::string_view> out;
+    while (true) {
+        size_t tab = line.find('\t');
+        out.push_back(line.substr(0, tab));
+        if (tab == std::string_view::npos) break;
+        line = line.substr(tab + 1);
+    }
+    return out;
+}
+
+bool parse_u64(std::string_view s, uint64_t& v) {
+    if (s.empty()) return false;
+    v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return true;
+}
+
+struct file_stamp {
+    uint64_t size = 0;
+    uint64_t mtime_ns = 0;
+    bool operator==(const file_stamp&) const = default;
+};
+
+bool stamp_of(const std::filesystem::path& file, file_stamp& out) {
+    struct ::stat st {};
+    if (::stat(file.c_str(), &st) != 0) return false;
+    out.size = static_cast<uint64_t>(st.st_size);
+    out.mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+                   static_cast<uint64_t>(st.st_mtim.tv_nsec);
+    return true;
+}
+
+struct catalog_component {
+    std::string name;
+    nnergy_component_kind kind{};
+    std::string description;
+    std::string file_extensions;
+};
+
+struct catalog_library {
+    file_stamp stamp;
+    std::string name, version, vendor, license, description;
+    uint32_t abi_major = 0, abi_minor = 0;
+    std::vector<catalog_component> components;
+};
+
+using catalog_map = std::map<std::string, catalog_library>;
+
+catalog_map read_catalog(const std::filesystem::path& path) {
+    catalog_map out;
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return out;
+    std::string text;
+    char buf[16384];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+
+    auto discard = [&](std::string_view why) {
+        spdlog::debug("plugin catalog {}: {}; every library is loaded afresh", path.string(), why);
+        return catalog_map{};
+    };
+    std::string_view rest = text;
+    auto next_line = [&](std::string_view& line) {
+        if (rest.empty()) return false;
+        size_t nl = rest.find('\n');
+        line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        return true;
+    };
+    std::string_view line;
+    if (!next_line(line) || line != catalog_header())
+        return discard("written by another version of nnergy");
+    catalog_library* current = nullptr;
+    while (next_line(line)) {
+        auto f = split_tabs(line);
+        if (f[0] == "library" && f.size() == 11) {
+            catalog_library lib;
+            uint64_t major = 0, minor = 0;
+            if (!parse_u64(f[2], lib.stamp.size) || !parse_u64(f[3], lib.stamp.mtime_ns) ||
+                !parse_u64(f[9], major) || !parse_u64(f[10], minor))
+                return discard("a malformed library line");
+            lib.name = unescape_field(f[4]);
+            lib.version = unescape_field(f[5]);
+            lib.vendor = unescape_field(f[6]);
+            lib.license = unescape_field(f[7]);
+            lib.description = unescape_field(f[8]);
+            lib.abi_major = static_cast<uint32_t>(major);
+            lib.abi_minor = static_cast<uint32_t>(minor);
+            current = &(out[unescape_field(f[1])] = std::move(lib));
+        } else if (f[0] == "component" && f.size() == 5 && current) {
+            uint64_t kind = 0;
+            if (!parse_u64(f[2], kind) || !valid_kind(static_cast<int>(kind)))
+                return discard("a malformed component line");
+            current->components.push_back({unescape_field(f[1]),
+                                           static_cast<nnergy_component_kind>(kind),
+                                           unescape_field(f[3]), unescape_field(f[4])});
+        } else if (!line.empty()) {
+            return discard("an unexpected line");
+        }
+    }
+    return out;
+}
+
+void write_catalog(const std::filesystem::path& path, const catalog_map& catalog) {
+    std::string text = catalog_header() + "\n";
+    for (const auto& [file, lib] : catalog) {
+        text += fmt::format("library\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", escape_field(file),
+                            lib.stamp.size, lib.stamp.mtime_ns, escape_field(lib.name),
+                            escape_field(lib.version), escape_field(lib.vendor),
+                            escape_field(lib.license), escape_field(lib.description), lib.abi_major,
+                            lib.abi_minor);
+        for (const auto& c : lib.components)
+            text += fmt::format("component\t{}\t{}\t{}\t{}\n", escape_field(c.name),
+                                static_cast<int>(c.kind), escape_field(c.description),
+                                escape_field(c.file_extensions));
+    }
+    // Written beside and renamed over: concurrent runs see the old catalog or the new, whole.
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    const std::filesystem::path tmp =
+        path.string() + fmt::format(".{}.tmp", static_cast<long>(::getpid()));
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) {
+        spdlog::debug("plugin catalog {}: cannot write ({})", path.string(), std::strerror(errno));
+        return;
+    }
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        spdlog::debug("plugin catalog {}: cannot write ({})", path.string(), std::strerror(errno));
+        std::remove(tmp.c_str());
+    }
+}
+
+std::filesystem::path& process_catalog_path() {
+    static std::filesystem::path path;
+    return path;
+}
+
+std::mutex& resolve_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+}  // namespace
+
+struct registry::catalog_state {
+    catalog_map entries;
+    bool read = false;
+    bool dirty = false;
+};
+
+component_entry resolve_component(const component_entry& entry) {
+    if (entry.vtbl || !entry.library) return entry;
+    plugin_library& lib = *entry.library;
+    std::lock_guard lock(resolve_mutex());
+    if (!lib.handle && lib.open_failure.empty()) {
+        spdlog::debug("opening catalogued plugin library {} for {} '{}'", lib.file.string(),
+                      kind_name(entry.kind), entry.name);
+        negotiation n = negotiate_library(lib.file);
+        if (!n.failure.empty()) {
+            lib.open_failure = std::move(n.failure);
+        } else {
+            for (const auto& c : n.components)
+                lib.opened_descriptors.emplace_back(c.name, c.descriptor);
+            lib.handle = n.library->handle;
+        }
+    }
+    if (!lib.open_failure.empty())
+        throw error(fmt::format("plugin library {}: {} (`nnergy plugins` checks every library)",
+                                lib.file.string(), lib.open_failure),
+                    exit_code::failure);
+    for (const auto& [name, descriptor] : lib.opened_descriptors) {
+        if (name != entry.name || descriptor.kind != entry.kind) continue;
+        component_entry out = entry;
+        out.descriptor = descriptor;
+        out.vtbl = descriptor.vtbl;
+        return out;
+    }
+    throw error(fmt::format("plugin library {} no longer offers {} '{}' (`nnergy plugins` checks "
+                            "every library)",
+                            lib.file.string(), kind_name(entry.kind), entry.name),
+                exit_code::failure);
+}
+
+std::filesystem::path default_catalog_path() {
+    if (const char* env = std::getenv("NNERGY_PLUGIN_CACHE")) {
+        std::string_view v(env);
+        if (v.empty() || v == "off") return {};
+        return std::filesystem::path(v);
+    }
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+        return std::filesystem::path(xdg) / "nnergy" / "plugin-catalog";
+    if (const char* home = std::getenv("HOME"); home && *home == '/')
+        return std::filesystem::path(home) / ".cache" / "nnergy" / "plugin-catalog";
+    return {};
+}
+
+void registry::set_process_catalog(std::filesystem::path catalog) {
+    process_catalog_path() = std::move(catalog);
+}
+const std::filesystem::path& registry::process_catalog() noexcept { return process_catalog_path(); }
+
+registry::registry() : catalog_path_(process_catalog_path()) {}
+registry::registry(std::filesystem::path catalog) : catalog_path_(std::move(catalog)) {}
+registry::~registry() {
+    // Components drop their library references first; libraries unload last.
+    components_.clear();
+    libraries_.clear();
+}
+
+void registry::scan(const std::vector<std::filesystem::path>& paths, scan_mode mode) {
+    if (!catalog_path_.empty() && !catalog_) {
+        catalog_ = std::make_unique<catalog_state>();
+        catalog_->entries = read_catalog(catalog_path_);
+    }
+    for (const auto& path : paths) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) {
+            // The directory is made canonical once; only links among its files need resolving.
+            std::filesystem::path dir = std::filesystem::weakly_canonical(path, ec);
+            if (ec) dir = path;
+            std::vector<std::filesystem::path> files;
+            for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+                if (!e.is_regular_file(ec) || !is_library_file(e.path())) continue;
+                std::error_code lec;
+                files.push_back(e.is_symlink(lec) ? std::filesystem::weakly_canonical(e.path(), lec)
+                                                  : e.path());
+            }
+            std::sort(files.begin(), files.end());
+            for (const auto& f : files) add_library(f, mode);
+        } else if (std::filesystem::is_regular_file(path, ec)) {
+            std::filesystem::path file = std::filesystem::weakly_canonical(path, ec);
+            add_library(ec ? path : file, mode);
+        } else {
+            spdlog::debug("plugin path '{}' does not exist; ignored", path.string());
+        }
+    }
+    if (catalog_ && catalog_->dirty) {
+        write_catalog(catalog_path_, catalog_->entries);
+        catalog_->dirty = false;
+    }
+}
+
+bool registry::load(const std::filesystem::path& file_in) {
+    std::error_code ec;
+    std::filesystem::path file = std::filesystem::weakly_canonical(file_in, ec);
+    return add_library(ec ? file_in : file, scan_mode::load_all);
+}
+
+bool registry::add_library(const std::filesystem::path& file, scan_mode mode) {
+    for (const auto& lib : libraries_)
+        if (lib->file == file) return true;  // already loaded through another search path
+
+    file_stamp stamp;
+    const bool stamped = catalog_ && stamp_of(file, stamp);
+    if (stamped && mode == scan_mode::use_catalog) {
+        auto it = catalog_->entries.find(file.string());
+        if (it != catalog_->entries.end() && it->second.stamp == stamp) {
+            const catalog_library& c = it->second;
+            auto library = std::make_shared<plugin_library>();
+            library->file = file;
+            library->name = c.name;
+            library->version = c.version;
+            library->vendor = c.vendor;
+            library->license = c.license;
+            library->description = c.description;
+            library->abi_major = c.abi_major;
+            library->abi_minor = c.abi_minor;
+            std::vector<component_entry> accepted;
+            for (const auto& cc : c.components) {
+                component_entry e;
+                e.name = cc.name;
+                e.kind = cc.kind;
+                e.description = cc.description;
+                e.file_extensions = cc.file_extensions;
+                e.library = library;
+                accepted.push_back(std::move(e));
+            }
+            return register_library(std::move(library), std::move(accepted));
+        }
+    }
+
+    negotiation n = negotiate_library(file);
+    if (!n.failure.empty()) {
+        spdlog::warn("skipping plugin library {}: {}", file.string(), n.failure);
+        skipped_.push_back({file, std::move(n.failure)});
+        // A library that no longer loads is not offered from the catalog either.
+        if (catalog_ && catalog_->entries.erase(file.string())) catalog_->dirty = true;
+        return false;
+    }
+    if (stamped) {
+        catalog_library c;
+        c.stamp = stamp;
+        c.name = n.library->name;
+        c.version = n.library->version;
+        c.vendor = n.library->vendor;
+        c.license = n.library->license;
+        c.description = n.library->description;
+        c.abi_major = n.library->abi_major;
+        c.abi_minor = n.library->abi_minor;
+        for (const auto& e : n.components)
+            c.components.push_back({e.name, e.kind, e.description, e.file_extensions});
+        catalog_->entries[file.string()] = std::move(c);
+        catalog_->dirty = true;
+    }
+    return register_library(std::move(n.library), std::move(n.components));
+}
+
+bool registry::register_library(std::shared_ptr<plugin_library> library,
+                                std::vector<component_entry> accepted) {
+    for (const auto& mine : accepted)
+        for (const auto& existing : components_)
+            if (existing.name == mine.name) {
+                std::string reason =
+                    fmt::format("duplicate component name '{}' (already provided by {})", mine.name,
+                                existing.library->file.string());
+                spdlog::warn("skipping plugin library {}: {}", library->file.string(), reason);
+                skipped_.push_back({library->file, std::move(reason)});
+                return false;
+            }
     libraries_.push_back(library);
     for (auto& e : accepted) {
-        spdlog::debug("registered {} '{}' from {}", kind_name(e.kind), e.name, file.string());
+        spdlog::debug("registered {} '{}' from {}{}", kind_name(e.kind), e.name,
+                      library->file.string(), e.vtbl ? "" : " (catalogued; opened when used)");
         components_.push_back(std::move(e));
     }
     return true;

@@ -2,9 +2,12 @@
 // Running a pipeline end to end and assembling the report document.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -240,7 +243,39 @@ void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& o
     reg.scan(paths);
 }
 
+namespace {
+
+// Wall time per stage of a run, logged at debug level (`nnergy -v`) when the run ends.
+class stage_clock {
+public:
+    void lap(std::string_view stage) {
+        const auto now = std::chrono::steady_clock::now();
+        const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+        last_ = now;
+        for (auto& [name, total] : stages_)
+            if (name == stage) {
+                total += ms;
+                return;
+            }
+        stages_.emplace_back(std::string(stage), ms);
+    }
+    ~stage_clock() {
+        if (!spdlog::should_log(spdlog::level::debug)) return;
+        std::string line;
+        for (const auto& [name, ms] : stages_)
+            line += fmt::format("{}{} {:.2f}", line.empty() ? "" : ", ", name, ms);
+        spdlog::debug("stage times (ms): {}", line);
+    }
+
+private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+    std::vector<std::pair<std::string, double>> stages_;
+};
+
+}  // namespace
+
 report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_options& options) {
+    stage_clock clock;
     if (spec.model.path.empty() || spec.partitioner.plugin.empty() || spec.architectures.empty() ||
         spec.estimators.empty())
         throw error(fmt::format(
@@ -272,7 +307,16 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         rep_entries.push_back(&require(reg, NNERGY_KIND_REPORTER, r.plugin, r.where));
 
     component_instance frontend(*fe, spec.model.options, {}, spec.base_dir);
+    clock.lap("open frontend");
+    // `nnergy bench --startup` sets NNERGY_SPAWN_NS: the moment the work on the model starts.
+    if (std::getenv("NNERGY_SPAWN_NS")) {
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        spdlog::debug("reached the model {}",
+                      static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec);
+    }
     graph g = load_model(frontend, spec.model.path);
+    clock.lap("load");
     spdlog::info("loaded {} ({} nodes, {} tensors) with {}", spec.model.path.string(),
                  g.nodes.size(), g.tensors.size(), fe->name);
 
@@ -292,6 +336,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     };
     bound_graph bg = nnergy::bind(g, bindings.front(), bind_opts);
     warn_disagreements(bg);
+    clock.lap("bind");
 
     report_value unknown = report_value::array();
     for (uint32_t n : bg.unknown_nodes) {
@@ -328,7 +373,9 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             spec.partitioner.config, runtime, spec.runtime->profile, spec.runtime->file);
     }
     component_instance partitioner(pe, partitioner_config, {}, spec.base_dir);
+    clock.lap("open partitioner");
     partition part = run_partitioner(partitioner, bg);
+    clock.lap("partition");
 
     double macs = 0, flops = 0;
     auto count_work = [&] {
@@ -394,6 +441,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
 
     // Each hardware file is read once, however many bindings and precisions the run sweeps
     // over (a precision sweep is one architecture per precision, all on the same file).
+    clock.lap("open estimators");
     std::map<std::filesystem::path, config_values> hardware_files;
     std::vector<const config_values*> hardware;
     for (const architecture_spec& as : spec.architectures) {
@@ -404,6 +452,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         hardware.push_back(&found->second);
     }
 
+    clock.lap("read hardware");
     report_value runs = report_value::array();
     // One loaded graph, bound and partitioned again for each point of a dimension sweep.
     for (size_t b = 0; b < bindings.size(); ++b) {
@@ -420,9 +469,12 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             const config_values& hw = *hardware[a];
             const config_value* hw_name = find_value(hw, "name");
             const config_value* hw_class = find_value(hw, "class");
+            clock.lap("report");
             component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir, runtime);
+            clock.lap("open architecture");
             const nnergy_dtype precision = *dtype_from_name(as.precision);
             std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);
+            clock.lap("map");
 
             nnergy_results results;
             report_value est_names = report_value::array();
@@ -430,6 +482,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 run_estimator(*estimators[e], arch, bg, part, mappings, precision, results);
                 est_names.push(report_value::of(est_entries[e]->name));
             }
+            clock.lap("estimate");
 
             report_value run = report_value::object();
             report_value arch_doc = report_value::object();
@@ -495,10 +548,16 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     doc.set("totals", runs.items.empty() ? report_value::object() : *runs.items[0].get("totals"));
     doc.set("runs", std::move(runs));
 
+    clock.lap("report");
     for (size_t r = 0; r < spec.reporters.size(); ++r) {
         component_instance reporter(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir);
-        for (const reporter_output& o : run_reporter(reporter, doc, spec.reporters[r].output))
+        clock.lap("open reporter");
+        std::vector<reporter_output> outputs =
+            run_reporter(reporter, doc, spec.reporters[r].output);
+        clock.lap("format");
+        for (const reporter_output& o : outputs)
             write_output(o.bytes, o.path, rep_entries[r]->name);
+        clock.lap("write");
     }
     return doc;
 }

@@ -2,9 +2,14 @@
 // The host's side of negotiation, against real libraries: every fake plugin of
 // tests/plugins/fake is skipped with a reason naming what it broke, a valid one loads beside
 // them, and the plugins that load work through the host API afterwards.
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
@@ -417,4 +422,153 @@ TEST_CASE("exceptions inside an SDK component become errors naming the cause", "
                       Contains("asked to fail by its configuration"));
     CHECK_THROWS_WITH(nnergy::component_instance(arch, {}, {}),
                       Contains("missing required number 'compute.float32.peak'"));
+}
+
+// ---- the plugin catalog ------------------------------------------------------------------------
+
+namespace {
+
+// A fresh directory under the system's temporary directory, removed at the end of the test.
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        path = fs::temp_directory_path() /
+               ("nnergy-catalog-test-" + std::to_string(static_cast<long>(::getpid())));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+std::string read_text(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << text;
+}
+
+}  // namespace
+
+TEST_CASE("the catalog keeps what each library offers and opens it only when used",
+          "[abi][loader][catalog]") {
+    temp_dir tmp;
+    const fs::path catalog = tmp.path / "cache" / "plugin-catalog";
+    {
+        nnergy::registry first(catalog);
+        first.scan({NNERGY_FAKE_PLUGIN_DIR});
+        REQUIRE(first.find("fake.architecture.good"));
+        CHECK(first.find("fake.architecture.good")->vtbl != nullptr);  // negotiated now
+    }
+    REQUIRE(fs::is_regular_file(catalog));
+    const std::string text = read_text(catalog);
+    CHECK_THAT(text, Contains("fake.architecture.good"));
+    CHECK_THAT(text, !Contains("libfake_garbage.so"));  // skipped libraries are not kept
+
+    nnergy::registry second(catalog);
+    second.scan({NNERGY_FAKE_PLUGIN_DIR});
+    const nnergy::component_entry* good = second.find("fake.architecture.good");
+    REQUIRE(good);
+    CHECK(good->vtbl == nullptr);  // known from the catalog, not opened
+    CHECK(good->library->handle == nullptr);
+    CHECK(good->description == "test architecture built from fake_plugin.c");
+    CHECK(good->library->license == "Apache-2.0");
+    const nnergy::component_entry* fe = second.find("fake.frontend.null_optional");
+    REQUIRE(fe);
+    CHECK(fe->kind == NNERGY_KIND_FRONTEND);
+    // Broken libraries are tried again on every scan, so their warnings do not go quiet.
+    nnergy::registry eager;
+    eager.scan({NNERGY_FAKE_PLUGIN_DIR});
+    CHECK(second.skipped().size() == eager.skipped().size());
+    CHECK_FALSE(second.skipped().empty());
+
+    // Instantiating a component opens its library, once, and it works as a loaded one does.
+    nnergy::component_instance arch(*good, {number("efficiency", 0.5)}, test_hardware());
+    CHECK(arch.entry().vtbl != nullptr);
+    CHECK(good->library->handle != nullptr);
+    nnergy::partition p;
+    p.kernels.resize(1);
+    p.kernels[0].name = "k0";
+    p.kernels[0].stats.struct_size = sizeof(nnergy_kernel_stats);
+    std::vector<nnergy_mapping> m =
+        nnergy::map_kernels(arch, nnergy::bound_graph{}, p, NNERGY_DTYPE_FLOAT32);
+    REQUIRE(m.size() == 1);
+    CHECK(mapping_number(m[0], "effective_flops_per_s") == 0.5e12);
+
+    // `nnergy plugins` opens every library whatever the catalog says.
+    nnergy::registry all(catalog);
+    all.scan({NNERGY_FAKE_PLUGIN_DIR}, nnergy::scan_mode::load_all);
+    CHECK(all.find("fake.architecture.good")->vtbl != nullptr);
+}
+
+TEST_CASE("a changed library is negotiated again and its catalog entry replaced",
+          "[abi][loader][catalog]") {
+    temp_dir tmp;
+    const fs::path catalog = tmp.path / "plugin-catalog";
+    const fs::path dir = tmp.path / "plugins";
+    fs::create_directories(dir);
+    const fs::path lib = dir / "libvendor.so";
+    fs::copy_file(NNERGY_FAKE_GOOD, lib);
+    {
+        nnergy::registry r(catalog);
+        r.scan({dir});
+        REQUIRE(r.find("fake.architecture.good"));
+    }
+    // Another library under the same name: other size and modification time.
+    fs::copy_file(NNERGY_FAKE_OLDER_STRUCT, lib, fs::copy_options::overwrite_existing);
+    fs::last_write_time(lib, fs::last_write_time(lib) + std::chrono::seconds(2));
+    nnergy::registry r(catalog);
+    r.scan({dir});
+    CHECK(r.find("fake.architecture.good") == nullptr);
+    REQUIRE(r.find("fake.architecture.older_a"));
+    CHECK(r.find("fake.architecture.older_a")->vtbl != nullptr);  // negotiated, not catalogued
+    CHECK_THAT(read_text(catalog), Contains("fake.architecture.older_a"));
+    CHECK_THAT(read_text(catalog), !Contains("fake.architecture.good"));
+}
+
+TEST_CASE("a catalog that does not match its library is an error naming the file, never a guess",
+          "[abi][loader][catalog]") {
+    temp_dir tmp;
+    const fs::path catalog = tmp.path / "plugin-catalog";
+    {
+        nnergy::registry r(catalog);
+        REQUIRE(r.load(NNERGY_FAKE_GOOD));
+    }
+    SECTION("a component the library no longer offers") {
+        nnergy::registry r(catalog);
+        r.scan({NNERGY_FAKE_GOOD});
+        REQUIRE(r.find("fake.architecture.good"));
+        std::string text = read_text(catalog);
+        const std::string from = "fake.architecture.good";
+        text.replace(text.find(from), from.size(), "fake.architecture.gone");
+        write_text(catalog, text);
+        nnergy::registry stale(catalog);
+        stale.scan({NNERGY_FAKE_GOOD});
+        const nnergy::component_entry* gone = stale.find("fake.architecture.gone");
+        REQUIRE(gone);
+        CHECK_THROWS_WITH(nnergy::resolve_component(*gone),
+                          Contains("libfake_good.so no longer offers architecture "
+                                   "'fake.architecture.gone'"));
+    }
+    SECTION("a catalog that is not one is ignored and written again") {
+        write_text(catalog, "not a catalog\nlibrary\t\t\n");
+        nnergy::registry r(catalog);
+        r.scan({NNERGY_FAKE_GOOD});
+        REQUIRE(r.find("fake.architecture.good"));
+        CHECK(r.find("fake.architecture.good")->vtbl != nullptr);
+        CHECK(read_text(catalog).rfind("nnergy-plugin-catalog\t", 0) == 0);
+    }
+    SECTION("a catalog from another host version is ignored") {
+        std::string text = read_text(catalog);
+        text.replace(0, text.find('\n'), "nnergy-plugin-catalog\t1\t0.0.0-other\t1.0");
+        write_text(catalog, text);
+        nnergy::registry r(catalog);
+        r.scan({NNERGY_FAKE_GOOD});
+        CHECK(r.find("fake.architecture.good")->vtbl != nullptr);
+    }
 }

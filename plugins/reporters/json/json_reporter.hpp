@@ -4,36 +4,168 @@
 /// numbers with enough digits to read back the same double.
 #pragma once
 
-#include <initializer_list>
-#include <nlohmann/json.hpp>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
 
 namespace nnergy::json {
 
-/// Copies the host's document tree into an insertion-ordered JSON value.
-inline nlohmann::ordered_json to_json(const sdk::value_view& v) {
+namespace detail {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+// nothing above U+10FFFF), or 0 when the byte there does not start one.
+inline size_t utf8_sequence_length(std::string_view s, size_t i) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char b0 = byte(i);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+    if (b0 >= 0xc2 && b0 <= 0xdf) {
+        n = 2;
+    } else if (b0 >= 0xe0 && b0 <= 0xef) {
+        n = 3;
+        if (b0 == 0xe0) lo = 0xa0;
+        if (b0 == 0xed) hi = 0x9f;
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+        n = 4;
+        if (b0 == 0xf0) lo = 0x90;
+        if (b0 == 0xf4) hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+    for (size_t k = 2; k < n; ++k)
+        if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+    return n;
+}
+
+// A JSON string literal; bytes that are not UTF-8 become U+FFFD so the output stays valid.
+inline void append_string(std::string& out, std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    out += '"';
+    size_t i = 0;
+    while (i < s.size()) {
+        // Runs of plain ASCII are copied whole: most report text is.
+        size_t run = i;
+        while (run < s.size()) {
+            const unsigned char c = static_cast<unsigned char>(s[run]);
+            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+            ++run;
+        }
+        out.append(s.data() + i, run - i);
+        i = run;
+        if (i == s.size()) break;
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            const size_t n = utf8_sequence_length(s, i);
+            if (n == 0) {
+                out += "\xef\xbf\xbd";
+                ++i;
+            } else {
+                out.append(s.data() + i, n);
+                i += n;
+            }
+            continue;
+        }
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                out += "\\u00";
+                out += hex[c >> 4];
+                out += hex[c & 15];
+        }
+        ++i;
+    }
+    out += '"';
+}
+
+// The shortest text that reads back as the same double; a whole number keeps a ".0" so that
+// readers see a float, and NaN and infinities (not JSON) are null.
+inline void append_double(std::string& out, double v) {
+    if (!std::isfinite(v)) {
+        out += "null";
+        return;
+    }
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    const std::string_view text(buf, static_cast<size_t>(r.ptr - buf));
+    out += text;
+    if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
+}
+
+inline void append_int(std::string& out, int64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+inline void newline(std::string& out, int indent, int depth) {
+    if (indent < 0) return;
+    out += '\n';
+    out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
+}
+
+inline void append_value(std::string& out, const sdk::value_view& v, int indent, int depth) {
     switch (v.kind()) {
         case NNERGY_VALUE_NULL:
-            return nullptr;
+            out += "null";
+            return;
         case NNERGY_VALUE_BOOL:
-            return v.as_bool();
+            out += v.as_bool() ? "true" : "false";
+            return;
         case NNERGY_VALUE_INT:
-            return v.as_int();
+            append_int(out, v.as_int());
+            return;
         case NNERGY_VALUE_FLOAT:
-            return v.as_number();  // NaN and infinities dump as null
+            append_double(out, v.as_number());
+            return;
         case NNERGY_VALUE_STRING:
-            return std::string(v.as_string());
-        case NNERGY_VALUE_ARRAY: {
-            nlohmann::ordered_json a = nlohmann::ordered_json::array();
-            for (size_t i = 0; i < v.size(); ++i) a.push_back(to_json(v.at(i)));
-            return a;
-        }
+            append_string(out, v.as_string());
+            return;
+        case NNERGY_VALUE_ARRAY:
         case NNERGY_VALUE_OBJECT: {
-            nlohmann::ordered_json o = nlohmann::ordered_json::object();
-            for (size_t i = 0; i < v.size(); ++i) o[std::string(v.key(i))] = to_json(v.at(i));
-            return o;
+            const bool object = v.kind() == NNERGY_VALUE_OBJECT;
+            const size_t n = v.size();
+            out += object ? '{' : '[';
+            if (n == 0) {
+                out += object ? '}' : ']';
+                return;
+            }
+            for (size_t i = 0; i < n; ++i) {
+                if (i > 0) out += ',';
+                newline(out, indent, depth + 1);
+                if (object) {
+                    append_string(out, v.key(i));
+                    out += indent < 0 ? ":" : ": ";
+                }
+                append_value(out, v.at(i), indent, depth + 1);
+            }
+            newline(out, indent, depth);
+            out += object ? '}' : ']';
+            return;
         }
     }
     throw sdk::error(
@@ -41,10 +173,17 @@ inline nlohmann::ordered_json to_json(const sdk::value_view& v) {
         NNERGY_CODE_INTERNAL);
 }
 
-/// The document as text; strings that are not valid UTF-8 get U+FFFD rather than failing.
+}  // namespace detail
+
+/// The document as text, written straight from the host's tree (no intermediate copy); `indent`
+/// spaces per level, or -1 for one line. Strings that are not valid UTF-8 get U+FFFD rather
+/// than failing.
 inline std::string render(const sdk::value_view& doc, int indent = 2) {
-    return to_json(doc).dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-           "\n";
+    std::string out;
+    out.reserve(1 << 16);
+    detail::append_value(out, doc, indent, 0);
+    out += '\n';
+    return out;
 }
 
 class json_reporter : public sdk::reporter {

@@ -41,6 +41,12 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
 int run_bench_sweep_command(const std::filesystem::path& model,
                             const std::vector<int>& thread_counts, int repeats);
 
+/// Start-up figures, each the median of `repeats` new processes: `nnergy --version` (the
+/// process alone), `nnergy plugins` (every plugin library opened), and `nnergy analyze MODEL
+/// --hw h100-sxm5` writing a JSON report, with the time from the process's spawn to the moment
+/// the frontend starts reading the model (the run logs it when NNERGY_SPAWN_NS is set).
+int run_bench_startup(const std::filesystem::path& model, int repeats);
+
 /// `nnergy bench --compare OLD ARGS...`: runs `bench ARGS` with this binary and with OLD (one
 /// after the other, the same cases), and prints each figure row of the two beside the ratio
 /// this / old, column by column. `global_args` go before `bench` on both command lines.

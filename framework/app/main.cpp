@@ -606,8 +606,19 @@ int main(int argc, char** argv) {
     validate->add_option("--fix", val_fix,
                          "KEY pattern of constants --leave-out keeps (repeatable)");
     const std::vector<std::string> validate_formats{"text", "markdown", "html", "json"};
-    validate->add_option("--format", val_format, "text, markdown, html or json")
-        ->check(CLI::IsMember(validate_formats));
+    validate
+        ->add_option("--format", val_format,
+                     "text, markdown, html or json (the last three through the reporter "
+                     "plugins), or a reporter component's name")
+        ->check([&](const std::string& f) {
+            const bool known = std::find(validate_formats.begin(), validate_formats.end(), f) !=
+                               validate_formats.end();
+            return known || f.find('.') != std::string::npos
+                       ? std::string()
+                       : "--format: expected text, markdown, html, json or a reporter "
+                         "component's name (such as nnergy.reporter.markdown), not '" +
+                             f + "'";
+        });
     validate->add_option("-o,--output", val_output, "Output file ('-' is standard output)");
     validate->footer(
         "Examples:\n"
@@ -1034,18 +1045,45 @@ int main(int argc, char** argv) {
                                                                 : nnergy::leave_out_unit::model,
                                       val_max_ratio);
             }
-            const std::string bytes = val_format == "json" ? nnergy::validation_json(result)
-                                      : val_format == "markdown"
-                                          ? nnergy::validation_markdown(result)
-                                      : val_format == "html" ? nnergy::validation_html(result)
-                                                             : nnergy::validation_text(result);
-            if (val_output == "-") {
-                std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-                std::fflush(stdout);
+            if (val_format == "text") {
+                const std::string bytes = nnergy::validation_text(result);
+                if (val_output == "-") {
+                    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+                    std::fflush(stdout);
+                } else {
+                    std::ofstream f(val_output, std::ios::binary);
+                    if (!f || !(f << bytes))
+                        throw nnergy::error(fmt::format("cannot write '{}'", val_output));
+                }
             } else {
-                std::ofstream f(val_output, std::ios::binary);
-                if (!f || !(f << bytes))
-                    throw nnergy::error(fmt::format("cannot write '{}'", val_output));
+                // Markdown, HTML and JSON (or any reporter named) through the reporter plugins,
+                // from the validation document (schema nnergy.validation/1).
+                nnergy::registry reg;
+                auto paths = to_paths(g.plugin_paths);
+                auto defaults = nnergy::default_plugin_paths();
+                paths.insert(paths.end(), defaults.begin(), defaults.end());
+                reg.scan(paths);
+                const std::string name = val_format.find('.') == std::string::npos
+                                             ? "nnergy.reporter." + val_format
+                                             : val_format;
+                const nnergy::component_entry* rep = reg.find(NNERGY_KIND_REPORTER, name);
+                if (!rep)
+                    throw nnergy::error(
+                        fmt::format("validate --format {}: no reporter '{}' (reporters: {})",
+                                    val_format, name, reg.names_of(NNERGY_KIND_REPORTER)),
+                        exit_code::plugin_missing);
+                nnergy::component_instance reporter(*rep, {});
+                for (const nnergy::reporter_output& o : nnergy::run_reporter(
+                         reporter, nnergy::validation_document(result), val_output)) {
+                    if (o.path.empty() || o.path == "-") {
+                        std::fwrite(o.bytes.data(), 1, o.bytes.size(), stdout);
+                        std::fflush(stdout);
+                        continue;
+                    }
+                    std::ofstream f(o.path, std::ios::binary);
+                    if (!f || !(f << o.bytes))
+                        throw nnergy::error(fmt::format("cannot write '{}'", o.path));
+                }
             }
             bool passed = true;
             for (const nnergy::threshold_check& t : result.thresholds)

@@ -8,7 +8,6 @@
 #include <array>
 #include <cmath>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
@@ -774,36 +773,6 @@ std::string skipped_text(const skipped_configs& s) {
                        s.configs == 1 ? "" : "s", s.reason);
 }
 
-std::string html_escape(std::string_view s) {
-    std::string out;
-    for (char ch : s) switch (ch) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += ch;
-        }
-    return out;
-}
-
-std::string md_escape(std::string_view s) {
-    std::string out;
-    for (char ch : s) {
-        if (ch == '|') out += '\\';
-        out += ch;
-    }
-    return out;
-}
-
 // Energy columns only where a configuration has a measured energy.
 bool any_energy(const validation_result& v) {
     for (const validated_config& c : v.configs)
@@ -993,227 +962,135 @@ std::string validation_text(const validation_result& v) {
     return s;
 }
 
-std::string validation_markdown(const validation_result& v) {
-    std::string s = fmt::format("# Validation on {} ({})\n\n", md_escape(v.hardware), v.hw_class);
-    s += "Measurements: ";
-    for (size_t i = 0; i < v.files.size(); ++i)
-        s += fmt::format("{}`{}`", i ? ", " : "", v.files[i]);
-    s +=
-        fmt::format(". {} configuration{} validated. Error: (predicted - measured) / measured.\n\n",
-                    v.configs.size(), v.configs.size() == 1 ? "" : "s");
-    s += "## Summary per mode\n\n| metric | mode | runtime | configurations | MAPE | worst "
-         "error | worst configuration |\n|---|---|---|--:|--:|--:|---|\n";
-    for (const summary_row& r : summary_rows(v))
-        s += fmt::format("| {} | {} | {} | {} | {:.1f}% | {} | {} |\n", r.metric, md_escape(r.mode),
-                         md_escape(r.runtime), r.s->count, r.s->mape, pct(r.s->worst_error),
-                         md_escape(config_name(v.configs[r.s->worst].measured)));
-    if (v.leave_out) {
-        s += "\n## Leave one " + v.leave_out->unit + " out\n\n" +
-             md_escape(leave_out_intro(*v.leave_out)) +
-             "\n\n| metric | mode | configurations | entry MAPE | in sample | held out | ratio "
-             "|\n|---|---|--:|--:|--:|--:|--:|\n";
-        for (const leave_out_row& r : leave_out_rows(v))
-            s += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.metric, md_escape(r.mode),
-                             r.configs, opt_pct(r.entry), opt_pct(r.in_sample), opt_pct(r.held_out),
-                             r.ratio() ? fmt::format("{:.2f}x", *r.ratio()) : "-");
-        s += "\n| held out | mode | configurations | latency MAPE |\n|---|---|--:|--:|\n";
-        for (const auto& [g, mode, n, mape] : leave_out_groups(*v.leave_out))
-            s +=
-                fmt::format("| {} | {} | {} | {:.1f}% |\n", md_escape(g), md_escape(mode), n, mape);
-    }
-    if (!v.thresholds.empty()) {
-        s += "\n## Thresholds\n\n";
-        for (const threshold_check& t : v.thresholds) s += "- " + threshold_text(t) + "\n";
-    }
-    s += "\n## Configurations\n\n|";
-    const size_t columns = any_energy(v) ? table_head().size() : k_latency_columns;
-    std::vector<std::string> head = table_head();
-    head.resize(columns);
-    for (const std::string& h : head) s += " " + h + " |";
-    s += "\n|";
-    for (size_t k = 0; k < columns; ++k) s += k == 2 || k >= 5 ? "--:|" : "---|";
-    s += "\n";
-    for (const validated_config& c : v.configs) {
-        std::vector<std::string> cells = table_row(c);
-        cells.resize(columns);
-        s += "|";
-        for (const std::string& cell : cells) s += " " + md_escape(cell) + " |";
-        s += "\n";
-    }
-    if (!v.skipped.empty()) {
-        s += "\n## Skipped\n\n";
-        for (const skipped_configs& k : v.skipped) s += "- " + md_escape(skipped_text(k)) + "\n";
-    }
-    return s;
-}
-
-std::string validation_html(const validation_result& v) {
-    std::string s =
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
-    s += html_escape(fmt::format("Validation on {}", v.hardware));
-    s += "</title>\n<style>\nbody{font-family:system-ui,sans-serif;margin:2em}"
-         "table{border-collapse:collapse;margin:1em 0}"
-         "th,td{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right;"
-         "font-variant-numeric:tabular-nums}.fail{color:#b00}\n</style>\n</head>\n<body>\n";
-    s += fmt::format("<h1>Validation on {} ({})</h1>\n<p>Measurements: ", html_escape(v.hardware),
-                     html_escape(v.hw_class));
-    for (size_t i = 0; i < v.files.size(); ++i)
-        s += fmt::format("{}<code>{}</code>", i ? ", " : "", html_escape(v.files[i]));
-    s += fmt::format(
-        ". {} configuration{} validated. Error: (predicted &minus; measured) / "
-        "measured.</p>\n",
-        v.configs.size(), v.configs.size() == 1 ? "" : "s");
-    s += "<h2>Summary per mode</h2>\n<table>\n<tr><th>metric</th><th>mode</th><th>runtime</th>"
-         "<th>configurations</th><th>MAPE</th><th>worst error</th><th>worst "
-         "configuration</th></tr>\n";
-    for (const summary_row& r : summary_rows(v))
-        s += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td "
-            "class=\"n\">{:.1f}%</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-            r.metric, html_escape(r.mode), html_escape(r.runtime), r.s->count, r.s->mape,
-            pct(r.s->worst_error), html_escape(config_name(v.configs[r.s->worst].measured)));
-    s += "</table>\n";
-    if (v.leave_out) {
-        s += "<h2>Leave one " + html_escape(v.leave_out->unit) + " out</h2>\n<p>" +
-             html_escape(leave_out_intro(*v.leave_out)) +
-             "</p>\n<table>\n<tr><th>metric</th><th>mode</th><th>configurations</th><th>entry "
-             "MAPE</th><th>in sample</th><th>held out</th><th>ratio</th></tr>\n";
-        for (const leave_out_row& r : leave_out_rows(v))
-            s += fmt::format(
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-                "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-                r.metric, html_escape(r.mode), r.configs, opt_pct(r.entry), opt_pct(r.in_sample),
-                opt_pct(r.held_out), r.ratio() ? fmt::format("{:.2f}x", *r.ratio()) : "-");
-        s += "</table>\n<table>\n<tr><th>held out</th><th>mode</th><th>configurations</th>"
-             "<th>latency MAPE</th></tr>\n";
-        for (const auto& [g, mode, n, mape] : leave_out_groups(*v.leave_out))
-            s += fmt::format(
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td "
-                "class=\"n\">{:.1f}%</td></tr>\n",
-                html_escape(g), html_escape(mode), n, mape);
-        s += "</table>\n";
-    }
-    if (!v.thresholds.empty()) {
-        s += "<h2>Thresholds</h2>\n<ul>\n";
-        for (const threshold_check& t : v.thresholds)
-            s += fmt::format("<li{}>{}</li>\n", t.passed() ? "" : " class=\"fail\"",
-                             html_escape(threshold_text(t)));
-        s += "</ul>\n";
-    }
-    s += "<h2>Configurations</h2>\n<table>\n<tr>";
-    const size_t columns = any_energy(v) ? table_head().size() : k_latency_columns;
-    std::vector<std::string> head = table_head();
-    head.resize(columns);
-    for (const std::string& h : head) s += "<th>" + html_escape(h) + "</th>";
-    s += "</tr>\n";
-    for (const validated_config& c : v.configs) {
-        s += "<tr>";
-        std::vector<std::string> cells = table_row(c);
-        cells.resize(columns);
-        for (size_t k = 0; k < cells.size(); ++k)
-            s += fmt::format("<td{}>{}</td>", k == 2 || k >= 5 ? " class=\"n\"" : "",
-                             html_escape(cells[k]));
-        s += "</tr>\n";
-    }
-    s += "</table>\n";
-    if (!v.skipped.empty()) {
-        s += "<h2>Skipped</h2>\n<ul>\n";
-        for (const skipped_configs& k : v.skipped)
-            s += "<li>" + html_escape(skipped_text(k)) + "</li>\n";
-        s += "</ul>\n";
-    }
-    s += "</body>\n</html>\n";
-    return s;
-}
-
-std::string validation_json(const validation_result& v) {
-    using json = nlohmann::ordered_json;
-    const auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(); };
-    json doc;
-    doc["schema"] = "nnergy.validation/1";
-    doc["hardware"] = v.hardware;
-    doc["hardware_file"] = v.hardware_file.string();
-    doc["class"] = v.hw_class;
-    doc["measurements"] = v.files;
-    json configs = json::array();
+report_value validation_document(const validation_result& v) {
+    using rv = report_value;
+    const auto text = [](std::string_view x) { return rv::of(x); };
+    const auto integer = [](auto x) { return rv::of(static_cast<int64_t>(x)); };
+    const auto real = [](double x) { return rv::of(x); };
+    const auto opt = [](const std::optional<double>& x) { return x ? rv::of(*x) : rv(); };
+    const auto strings = [&](const std::vector<std::string>& xs) {
+        rv a = rv::array();
+        for (const std::string& x : xs) a.push(rv::of(x));
+        return a;
+    };
+    rv doc = rv::object();
+    doc.set("schema", text("nnergy.validation/1"));
+    doc.set("hardware", text(v.hardware));
+    doc.set("hardware_file", text(v.hardware_file.string()));
+    doc.set("class", text(v.hw_class));
+    doc.set("measurements", strings(v.files));
+    rv configs = rv::array();
     for (const validated_config& c : v.configs) {
         const measured_config& m = c.measured;
-        json x;
-        x["model"] = m.model;
-        x["precision"] = m.precision;
-        x["batch"] = m.batch;
-        x["mode"] = m.mode;
-        x["device"] = m.device;
-        x["runtime"] = c.runtime;
-        x["sources"] = m.sources;
-        x["latency_s"] = {{"measured", m.latency_s},
-                          {"predicted", c.predicted_latency_s},
-                          {"error_pct", 100 * c.latency_error()}};
+        rv x = rv::object();
+        x.set("model", text(m.model));
+        x.set("precision", text(m.precision));
+        x.set("batch", integer(m.batch));
+        x.set("mode", text(m.mode));
+        x.set("device", text(m.device));
+        x.set("runtime", text(c.runtime));
+        x.set("sources", strings(m.sources));
+        rv latency = rv::object();
+        latency.set("measured", real(m.latency_s));
+        latency.set("predicted", real(c.predicted_latency_s));
+        latency.set("error_pct", real(100 * c.latency_error()));
+        x.set("latency_s", std::move(latency));
         const std::optional<double> e = c.energy_error();
-        x["energy_j"] = {{"measured", opt(m.energy_j)},
-                         {"predicted", opt(c.predicted_energy_j)},
-                         {"error_pct", e ? json(100 * *e) : json()}};
-        configs.push_back(std::move(x));
+        rv energy = rv::object();
+        energy.set("measured", opt(m.energy_j));
+        energy.set("predicted", opt(c.predicted_energy_j));
+        energy.set("error_pct", e ? real(100 * *e) : rv());
+        x.set("energy_j", std::move(energy));
+        configs.push(std::move(x));
     }
-    doc["configurations"] = std::move(configs);
+    doc.set("configurations", std::move(configs));
     const auto summary = [&](const error_summary& s) {
-        return json{{"configurations", s.count},
-                    {"mape_pct", s.mape},
-                    {"worst", {{"configuration", s.worst}, {"error_pct", s.worst_error}}}};
+        rv x = rv::object();
+        x.set("configurations", integer(s.count));
+        x.set("mape_pct", real(s.mape));
+        rv worst = rv::object();
+        worst.set("configuration", integer(s.worst));
+        worst.set("error_pct", real(s.worst_error));
+        x.set("worst", std::move(worst));
+        return x;
     };
-    json modes = json::array();
-    for (const mode_summary& m : v.modes)
-        modes.push_back({{"mode", m.mode},
-                         {"runtime", m.runtime},
-                         {"latency", summary(m.latency)},
-                         {"energy", m.energy ? summary(*m.energy) : json()}});
-    doc["modes"] = std::move(modes);
-    json skipped = json::array();
-    for (const skipped_configs& s : v.skipped)
-        skipped.push_back({{"model", s.model},
-                           {"mode", s.mode},
-                           {"configurations", s.configs},
-                           {"reason", s.reason}});
-    doc["skipped"] = std::move(skipped);
-    doc["other_runs"] = v.other_runs;
-    json thresholds = json::array();
-    for (const threshold_check& t : v.thresholds)
-        thresholds.push_back({{"mode", t.mode},
-                              {"metric", t.metric},
-                              {"max_mape_pct", t.max_mape},
-                              {"mape_pct", opt(t.mape)},
-                              {"passed", t.passed()}});
-    doc["thresholds"] = std::move(thresholds);
+    rv modes = rv::array();
+    for (const mode_summary& m : v.modes) {
+        rv x = rv::object();
+        x.set("mode", text(m.mode));
+        x.set("runtime", text(m.runtime));
+        x.set("latency", summary(m.latency));
+        x.set("energy", m.energy ? summary(*m.energy) : rv());
+        modes.push(std::move(x));
+    }
+    doc.set("modes", std::move(modes));
+    rv skipped = rv::array();
+    for (const skipped_configs& k : v.skipped) {
+        rv x = rv::object();
+        x.set("model", text(k.model));
+        x.set("mode", text(k.mode));
+        x.set("configurations", integer(k.configs));
+        x.set("reason", text(k.reason));
+        skipped.push(std::move(x));
+    }
+    doc.set("skipped", std::move(skipped));
+    doc.set("other_runs", integer(v.other_runs));
+    rv thresholds = rv::array();
+    for (const threshold_check& t : v.thresholds) {
+        rv x = rv::object();
+        x.set("mode", text(t.mode));
+        x.set("metric", text(t.metric));
+        x.set("max_mape_pct", real(t.max_mape));
+        x.set("mape_pct", opt(t.mape));
+        x.set("passed", rv::of(t.passed()));
+        thresholds.push(std::move(x));
+    }
+    doc.set("thresholds", std::move(thresholds));
     if (v.leave_out) {
         const leave_out_summary& l = *v.leave_out;
-        json lo;
-        lo["unit"] = l.unit;
-        lo["groups"] = l.groups;
-        lo["parameters"] = l.parameters;
-        json rows = json::array();
-        for (const leave_out_row& r : leave_out_rows(v))
-            rows.push_back({{"metric", r.metric},
-                            {"mode", r.mode},
-                            {"configurations", r.configs},
-                            {"entry_mape_pct", opt(r.entry)},
-                            {"in_sample_mape_pct", opt(r.in_sample)},
-                            {"held_out_mape_pct", opt(r.held_out)},
-                            {"ratio", opt(r.ratio())}});
-        lo["modes"] = std::move(rows);
-        json held = json::array();
+        rv lo = rv::object();
+        lo.set("unit", text(l.unit));
+        lo.set("groups", strings(l.groups));
+        lo.set("parameters", strings(l.parameters));
+        rv rows = rv::array();
+        for (const leave_out_row& r : leave_out_rows(v)) {
+            rv x = rv::object();
+            x.set("metric", text(r.metric));
+            x.set("mode", text(r.mode));
+            x.set("configurations", integer(r.configs));
+            x.set("entry_mape_pct", opt(r.entry));
+            x.set("in_sample_mape_pct", opt(r.in_sample));
+            x.set("held_out_mape_pct", opt(r.held_out));
+            x.set("ratio", opt(r.ratio()));
+            rows.push(std::move(x));
+        }
+        lo.set("modes", std::move(rows));
+        rv per_group = rv::array();
+        for (const auto& [g, mode, n, mape] : leave_out_groups(l)) {
+            rv x = rv::object();
+            x.set("group", text(g));
+            x.set("mode", text(mode));
+            x.set("configurations", integer(n));
+            x.set("latency_mape_pct", real(mape));
+            per_group.push(std::move(x));
+        }
+        lo.set("per_group", std::move(per_group));
+        rv held = rv::array();
         for (const validated_config& c : l.held_out) {
             const std::optional<double> e = c.energy_error();
-            held.push_back({{"model", c.measured.model},
-                            {"precision", c.measured.precision},
-                            {"batch", c.measured.batch},
-                            {"mode", c.measured.mode},
-                            {"latency_error_pct", 100 * c.latency_error()},
-                            {"energy_error_pct", e ? json(100 * *e) : json()}});
+            rv x = rv::object();
+            x.set("model", text(c.measured.model));
+            x.set("precision", text(c.measured.precision));
+            x.set("batch", integer(c.measured.batch));
+            x.set("mode", text(c.measured.mode));
+            x.set("latency_error_pct", real(100 * c.latency_error()));
+            x.set("energy_error_pct", e ? real(100 * *e) : rv());
+            held.push(std::move(x));
         }
-        lo["held_out"] = std::move(held);
-        doc["leave_out"] = std::move(lo);
+        lo.set("held_out", std::move(held));
+        doc.set("leave_out", std::move(lo));
     }
-    return doc.dump(2) + "\n";
+    return doc;
 }
 
 }  // namespace nnergy

@@ -17,6 +17,7 @@
 #include "html_charts.hpp"
 #include "html_data.hpp"
 #include "html_format.hpp"
+#include "html_validation.hpp"
 
 namespace nnergy::html {
 
@@ -331,7 +332,8 @@ public:
     }
 
     void report(const sdk::value_view& doc, sdk::output_writer& out) override {
-        out.write(render(doc, options_));
+        // `nnergy validate` hands its comparison of many estimates with measurements.
+        out.write(reporting::is_validation(doc) ? render_validation(doc) : render(doc, options_));
     }
 
 private:

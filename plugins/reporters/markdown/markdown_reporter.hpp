@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "markdown_format.hpp"
+#include "markdown_validation.hpp"
 
 namespace nnergy::markdown {
 
@@ -315,7 +316,8 @@ public:
         : sdk::reporter(ctx), options_(parse_options(ctx.config())) {}
 
     void report(const sdk::value_view& doc, sdk::output_writer& out) override {
-        out.write(render(doc, options_));
+        // `nnergy validate` hands its comparison of many estimates with measurements.
+        out.write(reporting::is_validation(doc) ? render_validation(doc) : render(doc, options_));
     }
 
 private:

@@ -208,8 +208,8 @@ validation_result validate_session(const validation_session& session,
 validation_result run_validation(const validate_options& options);
 
 std::string validation_text(const validation_result& v);
-std::string validation_markdown(const validation_result& v);
-std::string validation_html(const validation_result& v);
-std::string validation_json(const validation_result& v);  ///< schema nnergy.validation/1
+/// The validation as a document (schema nnergy.validation/1, docs/validate.md) for the
+/// reporters: the JSON reporter writes it as it is, the Markdown and HTML reporters as pages.
+report_value validation_document(const validation_result& v);
 
 }  // namespace nnergy

@@ -573,6 +573,49 @@ void infer_flatten(const node_ctx& c) {
     c.set_shape(0, {checked_elements(outer, c), checked_elements(inner, c)});
 }
 
+// The elements of a folded (row-major) tensor at each combination of per-axis indices, in
+// row-major order of the result: a strided walk, for Slice and Transpose of small integer
+// tensors.
+std::vector<int64_t> walk_values(const std::vector<int64_t>& values,
+                                 const std::vector<int64_t>& out_shape,
+                                 const std::vector<int64_t>& strides, int64_t offset = 0) {
+    int64_t count = 1;
+    for (int64_t d : out_shape) count *= d;
+    std::vector<int64_t> out;
+    if (count <= 0) return out;
+    out.reserve(static_cast<size_t>(count));
+    std::vector<int64_t> at(out_shape.size(), 0);
+    for (int64_t n = 0; n < count; ++n) {
+        int64_t k = offset;
+        for (size_t a = 0; a < at.size(); ++a) k += at[a] * strides[a];
+        out.push_back(
+            k >= 0 && static_cast<size_t>(k) < values.size() ? values[static_cast<size_t>(k)] : 0);
+        for (size_t a = at.size(); a-- > 0;) {
+            if (++at[a] < out_shape[a]) break;
+            at[a] = 0;
+        }
+    }
+    return out;
+}
+
+std::vector<int64_t> gather_values(const std::vector<int64_t>& values,
+                                   const std::vector<int64_t>& shape,
+                                   const std::vector<std::vector<int64_t>>& index) {
+    const size_t r = shape.size();
+    std::vector<int64_t> strides(r, 1);
+    for (size_t a = r; a-- > 1;) strides[a - 1] = strides[a] * shape[a];
+    // Each axis's indices are an arithmetic progression: a start offset and a stride.
+    std::vector<int64_t> out_shape(r), walk(r);
+    int64_t offset = 0;
+    for (size_t a = 0; a < r; ++a) {
+        out_shape[a] = static_cast<int64_t>(index[a].size());
+        if (index[a].empty()) return {};
+        offset += index[a][0] * strides[a];
+        walk[a] = index[a].size() > 1 ? (index[a][1] - index[a][0]) * strides[a] : 0;
+    }
+    return walk_values(values, out_shape, walk, offset);
+}
+
 void infer_transpose(const node_ctx& c) {
     const auto& x = c.shape(0);
     const size_t r = x.size();
@@ -593,6 +636,17 @@ void infer_transpose(const node_ctx& c) {
                    std::to_string(r - 1));
         seen[static_cast<size_t>(p)] = true;
         out[i] = x[static_cast<size_t>(p)];
+    }
+    if (c.values(0)) {
+        // Output element (o_0, ..., o_r-1) is the input element with index o_i on axis perm[i].
+        std::vector<int64_t> in_strides(r, 1);
+        for (size_t a = r; a-- > 1;) in_strides[a - 1] = in_strides[a] * x[a];
+        std::vector<int64_t> strides(r);
+        for (size_t i = 0; i < r; ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
+        std::vector<int64_t> v = walk_values(*c.values(0), out, strides);
+        c.set_shape(0, std::move(out));
+        c.set_values(0, std::move(v));
+        return;
     }
     c.set_shape(0, std::move(out));
 }
@@ -854,10 +908,14 @@ void infer_slice(const node_ctx& c) {
         first[a] = s;
         step[a] = st;
     }
-    if (c.values(0) && r == 1) {
-        std::vector<int64_t> v;
-        for (int64_t i = 0; i < out[0]; ++i)
-            v.push_back((*c.values(0))[static_cast<size_t>(first[0] + i * step[0])]);
+    if (c.values(0)) {
+        // Small integer tensors of any rank fold (Swin's exporter slices a [4, 2] pads table
+        // backwards before padding with it): output element o reads input element
+        // first + o * step along every axis.
+        std::vector<std::vector<int64_t>> index(out.size());
+        for (size_t a = 0; a < out.size(); ++a)
+            for (int64_t i = 0; i < out[a]; ++i) index[a].push_back(first[a] + i * step[a]);
+        std::vector<int64_t> v = gather_values(*c.values(0), x, index);
         c.set_shape(0, std::move(out));
         c.set_values(0, std::move(v));
         return;

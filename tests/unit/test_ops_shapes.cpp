@@ -445,6 +445,37 @@ TEST_CASE("folding: Shape -> Slice -> ReduceProd -> Concat -> Reshape and friend
     CHECK(m.values_of("signs") == std::vector<int64_t>{1, -1});
 }
 
+TEST_CASE("folding: Slice and Transpose of 2-D integer tensors (torch's F.pad lowering)",
+          "[ops][shape][folding]") {
+    // torch.onnx exports F.pad(x, (0, 0, 0, 1, 0, 2)) as a pads table reshaped to [-1, 2],
+    // reversed along its rows, transposed and flattened into ONNX's begin..., end... order.
+    model m;
+    m.input("x", {1, 5, 6, 8});
+    m.ints("flat", {0, 0, 0, 1, 0, 2, 0, 0});  // torch order, padded to rank 4: last dim first
+    m.ints("pairs", {-1, 2});
+    m.node("table", "Reshape", {"flat", "pairs"}, {"t"});  // [[0,0],[0,1],[0,2],[0,0]]
+    m.ints("start", {-1});
+    m.ints("end", {std::numeric_limits<int64_t>::min() + 1});
+    m.ints("axis", {0});
+    m.ints("back", {-1});
+    m.node("reverse", "Slice", {"t", "start", "end", "axis", "back"}, {"r"});
+    m.node("swap", "Transpose", {"r"}, {"tr"}, {ais("perm", {1, 0})});
+    m.ints("flatten", {-1});
+    m.node("onnx_order", "Reshape", {"tr", "flatten"}, {"pads"});
+    m.node("pad", "Pad", {"x", "pads"}, {"y"});
+    m.ints("rows", {1});
+    m.ints("rows_end", {3});
+    m.node("middle", "Slice", {"t", "rows", "rows_end", "axis"}, {"mid"});
+    m.output("y");
+    m.output("mid");
+    m.bind();
+    CHECK(m.values_of("r") == std::vector<int64_t>{0, 0, 0, 2, 0, 1, 0, 0});
+    CHECK(m.shape_of("tr") == shape{2, 4});
+    CHECK(m.values_of("tr") == std::vector<int64_t>{0, 0, 0, 0, 0, 2, 1, 0});
+    CHECK(m.shape_of("y") == shape{1, 7, 7, 8});  // dim 1 padded by 2 at the end, dim 2 by 1
+    CHECK(m.values_of("mid") == std::vector<int64_t>{0, 1, 0, 2});
+}
+
 TEST_CASE("Expand to a folded ConstantOfShape target broadcasts", "[ops][shape][folding]") {
     // torch.expand_as lowering: Expand(v, ConstantOfShape(Shape(x)) * Shape(x)).
     model m;

@@ -669,9 +669,9 @@ private:
         if (k == prim::NumToTensor || k == aten::Int || k == aten::Float ||
             k == aten::ScalarImplicit || k == aten::contiguous || k == aten::detach ||
             k == aten::clone || k == aten::dropout || k == aten::dropout_ ||
-            k == aten::feature_dropout || k == aten::alpha_dropout || k == aten::to ||
-            k == aten::type_as || k == aten::lift_fresh)
+            k == aten::feature_dropout || k == aten::alpha_dropout || k == aten::lift_fresh)
             return alias(n, in(0));
+        if (k == aten::to || k == aten::type_as) return convert_to(n);
 
         // Shape arithmetic of traced code (x.size(0) feeding a view) stays symbolic: the host
         // evaluates Shape, Gather and Concat once the model is bound.
@@ -1349,6 +1349,41 @@ private:
         out_.attr(last_node_, "keepdims", int64_t{0});
     }
 
+    /// x.to(dtype), x.float(), x.half(): a Cast; x.type_as(y), x.to(y): a CastLike, which the
+    /// host resolves when the model is bound. A device or memory format alone changes nothing
+    /// the estimate sees. The archive records no element types of intermediate values, so a
+    /// Cast to the type a value already has (where PyTorch makes no copy) is counted as a copy:
+    /// said once per model.
+    void convert_to(Node* n) {
+        Value* x = n->input(0);
+        if (n->kind() == c10::aten::type_as ||
+            (n->inputs().size() > 1 && n->input(1)->type()->cast<c10::TensorType>())) {
+            Value* v = n->output();
+            const uint32_t out = new_tensor(v->debugName());
+            last_node_ = out_.add_node(unique(v->debugName() + "/CastLike"), "CastLike", "",
+                                       std::vector<uint32_t>{tensor(x), tensor(n->input(1))},
+                                       std::vector<uint32_t>{out});
+            tensors_[v] = out;
+            ranks_[v] = rank(x);
+            return;
+        }
+        std::optional<nnergy_dtype> target;
+        if (const auto at = n->schema().argumentIndexWithName("dtype"))
+            target = dtype_option(n, static_cast<size_t>(*at));
+        if (!target) return alias(n, x);
+        if (!warned_cast_) {
+            warned_cast_ = true;
+            const std::string message =
+                file_ + ": " + where(n) + ": " + n->kind().toQualString() + " to " +
+                std::string(sdk::dtype_name(*target)) +
+                " is read as a Cast; the archive records no element types, so where a value "
+                "already has the type (PyTorch makes no copy) the estimate counts one";
+            sdk::host().log(nullptr, NNERGY_LOG_WARN, sdk::to_sv(message));
+        }
+        emit(n, "Cast", {tensor(x)}, rank(x));
+        out_.attr(last_node_, "to", sdk::dtype_name(*target));
+    }
+
     /// The element type a dtype option asks for (input i), or nothing when it is None.
     std::optional<nnergy_dtype> dtype_option(Node* n, size_t i) {
         if (i >= n->inputs().size() || is_none(n->input(i))) return std::nullopt;
@@ -1667,6 +1702,7 @@ private:
     size_t downstream_count_ = 0;
     std::unordered_set<const Value*> poisoned_;
     uint32_t last_node_ = 0;
+    bool warned_cast_ = false;
 };
 
 // ------------------------------------------------------------------------------------------

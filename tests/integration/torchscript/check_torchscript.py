@@ -206,6 +206,10 @@ class Odd(torch.nn.Module):
 torch.jit.trace(Odd(), torch.randn(2, 8)).save(d + "/unsupported_op.pt")
 torch.jit.trace(torch.nn.AdaptiveAvgPool2d((3, 3)), torch.randn(1, 4, 9, 9)).save(
     d + "/adaptive_pool.pt")
+class Casts(torch.nn.Module):
+    def forward(self, x):
+        return (x.half() * 2.0).float().softmax(-1).type_as(x)
+torch.jit.trace(Casts(), torch.randn(2, 8)).save(d + "/casts.pt")
 lin = torch.jit.trace(torch.nn.Linear(8, 4), torch.randn(2, 8))
 lin.save(d + "/linear.pt")
 with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt", "w") as dst:
@@ -237,6 +241,19 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
     check(ok is not None and ok["params"] == 0, "adaptive_pool.pt at 9x9: %s %s" % (ok, err))
     expect_error(pool, ["--input-shape", "1x4x7x7"], "adaptive_pool.pt",
                  "adaptive_avg_pool2d to 3x3", "multiples of the output size")
+    # Casts are read as casts (the element types downstream follow them), and the first says
+    # that a cast to a type the value already has is counted too.
+    casts, casts_graph = os.path.join(DIR, "casts.pt"), os.path.join(DIR, "casts.json")
+    p = subprocess.run([NNERGY, "convert", casts, "--input-shape", "2x8", "-o", casts_graph],
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and "is read as a Cast" in p.stderr,
+          "casts.pt: exit %d, %s" % (p.returncode, p.stderr.strip()))
+    if p.returncode == 0:
+        with open(casts_graph) as f:
+            graph = json.load(f)
+        ops = [(n["op"], n.get("attributes", {}).get("to")) for n in graph["nodes"]]
+        check(("Cast", "float16") in ops and ("Cast", "float32") in ops and
+              ("CastLike", None) in ops, "casts.pt read as %s" % ops)
     # Frontends that read no options refuse them (input shapes included) rather than ignore them.
     expect_error("resnet18", ["--input-shape", "1x3x224x224"], "input_shapes[0]",
                  "nnergy.frontend.json_graph", "takes no keys")

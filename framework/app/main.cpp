@@ -108,6 +108,14 @@ std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& v) {
     return {v.begin(), v.end()};
 }
 
+/// --plugin-path entries, then the default search path.
+std::vector<std::filesystem::path> plugin_search_path(const global_options& g) {
+    auto paths = to_paths(g.plugin_paths);
+    auto defaults = nnergy::default_plugin_paths();
+    paths.insert(paths.end(), defaults.begin(), defaults.end());
+    return paths;
+}
+
 void setup_logging(const global_options& g) {
     auto logger = spdlog::stderr_color_mt("nnergy");
     logger->set_pattern("nnergy: %^%l%$: %v");
@@ -119,9 +127,7 @@ void setup_logging(const global_options& g) {
 
 int cmd_plugins(const global_options& g) {
     nnergy::registry reg;
-    auto paths = to_paths(g.plugin_paths);
-    auto defaults = nnergy::default_plugin_paths();
-    paths.insert(paths.end(), defaults.begin(), defaults.end());
+    const std::vector<std::filesystem::path> paths = plugin_search_path(g);
     // Every library is opened and checked here, and the catalog refreshed.
     reg.scan(paths, nnergy::scan_mode::load_all);
     std::printf("Search path:\n");
@@ -190,10 +196,7 @@ nnergy::cli::completion_table completion_values(const global_options& g,
                                                 const std::vector<std::string>& compare_formats,
                                                 const std::vector<std::string>& validate_formats) {
     nnergy::registry reg;
-    auto paths = to_paths(g.plugin_paths);
-    auto defaults = nnergy::default_plugin_paths();
-    paths.insert(paths.end(), defaults.begin(), defaults.end());
-    reg.scan(paths);
+    reg.scan(plugin_search_path(g));
     const auto components = [&](nnergy_component_kind kind) {
         std::vector<std::string> out;
         for (const nnergy::component_entry* c : reg.of_kind(kind)) out.push_back(c->name);
@@ -870,10 +873,7 @@ int main(int argc, char** argv) {
 
         if (models->parsed()) {
             nnergy::registry reg;
-            auto paths = to_paths(g.plugin_paths);
-            auto defaults = nnergy::default_plugin_paths();
-            paths.insert(paths.end(), defaults.begin(), defaults.end());
-            reg.scan(paths);
+            reg.scan(plugin_search_path(g));
             return nnergy::print_model_list(reg, stdout);
         }
 
@@ -1046,23 +1046,12 @@ int main(int argc, char** argv) {
                                       val_max_ratio);
             }
             if (val_format == "text") {
-                const std::string bytes = nnergy::validation_text(result);
-                if (val_output == "-") {
-                    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-                    std::fflush(stdout);
-                } else {
-                    std::ofstream f(val_output, std::ios::binary);
-                    if (!f || !(f << bytes))
-                        throw nnergy::error(fmt::format("cannot write '{}'", val_output));
-                }
+                nnergy::write_output(nnergy::validation_text(result), val_output, "validate");
             } else {
                 // Markdown, HTML and JSON (or any reporter named) through the reporter plugins,
                 // from the validation document (schema nnergy.validation/1).
                 nnergy::registry reg;
-                auto paths = to_paths(g.plugin_paths);
-                auto defaults = nnergy::default_plugin_paths();
-                paths.insert(paths.end(), defaults.begin(), defaults.end());
-                reg.scan(paths);
+                reg.scan(plugin_search_path(g));
                 const std::string name = val_format.find('.') == std::string::npos
                                              ? "nnergy.reporter." + val_format
                                              : val_format;
@@ -1074,16 +1063,8 @@ int main(int argc, char** argv) {
                         exit_code::plugin_missing);
                 nnergy::component_instance reporter(*rep, {});
                 for (const nnergy::reporter_output& o : nnergy::run_reporter(
-                         reporter, nnergy::validation_document(result), val_output)) {
-                    if (o.path.empty() || o.path == "-") {
-                        std::fwrite(o.bytes.data(), 1, o.bytes.size(), stdout);
-                        std::fflush(stdout);
-                        continue;
-                    }
-                    std::ofstream f(o.path, std::ios::binary);
-                    if (!f || !(f << o.bytes))
-                        throw nnergy::error(fmt::format("cannot write '{}'", o.path));
-                }
+                         reporter, nnergy::validation_document(result), val_output))
+                    nnergy::write_output(o.bytes, o.path, name);
             }
             bool passed = true;
             for (const nnergy::threshold_check& t : result.thresholds)
@@ -1217,10 +1198,7 @@ int main(int argc, char** argv) {
 
         if (convert->parsed()) {
             nnergy::registry reg;
-            auto paths = to_paths(g.plugin_paths);
-            auto defaults = nnergy::default_plugin_paths();
-            paths.insert(paths.end(), defaults.begin(), defaults.end());
-            reg.scan(paths);
+            reg.scan(plugin_search_path(g));
             convert_in = model_arg(convert_in);
             const nnergy::component_entry* fe =
                 convert_frontend.empty() ? reg.frontend_for(convert_in)
@@ -1295,10 +1273,7 @@ int main(int argc, char** argv) {
                 return nnergy::run_bench_compare(bench_compare, global_args, bench_args);
             }
             nnergy::registry reg;
-            auto paths = to_paths(g.plugin_paths);
-            auto defaults = nnergy::default_plugin_paths();
-            paths.insert(paths.end(), defaults.begin(), defaults.end());
-            reg.scan(paths);
+            reg.scan(plugin_search_path(g));
             if (!bench_startup.empty())
                 return nnergy::run_bench_startup(model_arg(bench_startup), bench_repeats);
             if (!bench_sweep_command.empty())

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -457,10 +456,11 @@ struct timed_run {
     int64_t spawn_ns = 0;
 };
 
+// The clock the child's "reached the model" line reads (std::chrono::steady_clock, system-wide).
 int64_t monotonic_ns() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 timed_run run_timed(const std::vector<std::string>& argv, const std::filesystem::path& err_file) {

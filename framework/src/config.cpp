@@ -69,6 +69,15 @@ toml::table parse_toml_file(const std::filesystem::path& file) {
     }
 }
 
+toml::table parse_toml_text(std::string_view text, const std::filesystem::path& file) {
+    try {
+        return toml::parse(text, file.string());
+    } catch (const toml::parse_error& e) {
+        throw error(fmt::format("{}:{}:{}: invalid TOML: {}", file.string(), e.source().begin.line,
+                                e.source().begin.column, e.description()));
+    }
+}
+
 }  // namespace detail
 
 namespace {
@@ -253,9 +262,9 @@ config_values read_toml_file(const std::filesystem::path& file) {
 namespace {
 
 // Hardware and runtime files: every number a quantity with a source, a schema and a name.
-config_values parse_described_file(const std::filesystem::path& file,
+config_values parse_described_file(const std::filesystem::path& file, std::string_view text,
                                    std::string_view schema_name) {
-    toml::table root = detail::parse_toml_file(file);
+    toml::table root = detail::parse_toml_text(text, file);
     config_values out;
     flatten_hardware(root, "", file.string(), out);
     const config_value* schema = find_value(out, "schema");
@@ -280,21 +289,21 @@ config_values read_described_file(const std::filesystem::path& file, std::string
     static std::map<std::string, parsed, std::less<>> files;
 
     std::string bytes;
-    if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
-        char buf[16384];
-        size_t n = 0;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-        std::fclose(f);
-    } else {
-        return parse_described_file(file, schema_name);  // which reports why it cannot be read
-    }
+    std::error_code ec;
+    std::FILE* f =
+        std::filesystem::is_regular_file(file, ec) ? std::fopen(file.c_str(), "rb") : nullptr;
+    if (!f) throw error(fmt::format("{}: no such file", file.string()));
+    char buf[16384];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+    std::fclose(f);
     std::string key = std::string(schema_name) + '\n' + file.string();
     {
         std::lock_guard lock(mutex);
         if (auto it = files.find(key); it != files.end() && it->second.bytes == bytes)
             return it->second.values;
     }
-    config_values values = parse_described_file(file, schema_name);
+    config_values values = parse_described_file(file, bytes, schema_name);
     std::lock_guard lock(mutex);
     files[std::move(key)] = parsed{std::move(bytes), values};
     return values;

@@ -422,7 +422,6 @@ std::mutex& resolve_mutex() {
 
 struct registry::catalog_state {
     catalog_map entries;
-    bool read = false;
     bool dirty = false;
 };
 

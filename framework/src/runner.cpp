@@ -2,7 +2,6 @@
 // Running a pipeline end to end and assembling the report document.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -194,6 +193,8 @@ report_value mapping_document(const nnergy_mapping& m) {
     return o;
 }
 
+}  // namespace
+
 void write_output(const std::string& bytes, const std::string& output, const std::string& who) {
     if (output.empty() || output == "-") {
         std::fwrite(bytes.data(), 1, bytes.size(), stdout);
@@ -206,8 +207,6 @@ void write_output(const std::string& bytes, const std::string& output, const std
     if (!f) throw error(fmt::format("{}: error writing report file '{}'", who, output));
     spdlog::info("wrote {}", output);
 }
-
-}  // namespace
 
 config_values partitioner_config_for_runtime(const config_values& partitioner_config,
                                              const config_values& runtime,
@@ -309,12 +308,11 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     component_instance frontend(*fe, spec.model.options, {}, spec.base_dir);
     clock.lap("open frontend");
     // `nnergy bench --startup` sets NNERGY_SPAWN_NS: the moment the work on the model starts.
-    if (std::getenv("NNERGY_SPAWN_NS")) {
-        timespec ts{};
-        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (std::getenv("NNERGY_SPAWN_NS"))
         spdlog::debug("reached the model {}",
-                      static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec);
-    }
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count());
     graph g = load_model(frontend, spec.model.path);
     clock.lap("load");
     spdlog::info("loaded {} ({} nodes, {} tensors) with {}", spec.model.path.string(),

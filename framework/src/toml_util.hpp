@@ -14,6 +14,8 @@ void flatten_toml(const toml::node& n, const std::string& name, const std::strin
 
 /// Parses a TOML file; errors name the file, line and column.
 toml::table parse_toml_file(const std::filesystem::path& file);
+/// TOML text read from `file`, parsed; errors name the file, line and column.
+toml::table parse_toml_text(std::string_view text, const std::filesystem::path& file);
 
 inline uint32_t line_of(const toml::node& n) {
     return static_cast<uint32_t>(n.source().begin.line);

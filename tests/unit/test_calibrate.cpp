@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
+#include <string>
 
 namespace {
 const std::string data = std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/calibrate/";
@@ -82,4 +87,27 @@ TEST_CASE("with_parameters sets values in SI and as written, and adds missing ke
     CHECK(out.size() == hw.size() + 1);
     // The input is untouched.
     CHECK(nnergy::find_value(hw, eff.key)->float_value != Approx(0.5));
+}
+
+TEST_CASE("a hardware file read again gives what it holds now", "[calibrate][overlay]") {
+    // A run parses a file once and reuses it while its bytes stay the same; a file rewritten
+    // in between (calibrate writing an overlay, a test rewriting a fixture) is read afresh.
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() /
+        ("nnergy-reread-" + std::to_string(static_cast<long>(::getpid())) + ".toml");
+    const auto write = [&](int efficiency) {
+        std::ofstream f(file, std::ios::trunc);
+        f << "schema = \"nnergy.hardware/1\"\nbase = \"xeon-5th-gen-16vcpu\"\n";
+        f << "[cpu.kernels.conv]\nefficiency = { value = " << efficiency
+          << ", unit = \"%\", source = \"test\" }\n";
+    };
+    write(41);
+    const nnergy::config_values first = nnergy::read_hardware_file(file);
+    write(43);  // same size: only the bytes tell the files apart
+    const nnergy::config_values second = nnergy::read_hardware_file(file);
+    std::filesystem::remove(file);
+    REQUIRE(nnergy::find_value(first, "cpu.kernels.conv.efficiency"));
+    REQUIRE(nnergy::find_value(second, "cpu.kernels.conv.efficiency"));
+    CHECK(nnergy::find_value(first, "cpu.kernels.conv.efficiency")->float_value == Approx(0.41));
+    CHECK(nnergy::find_value(second, "cpu.kernels.conv.efficiency")->float_value == Approx(0.43));
 }

@@ -176,4 +176,8 @@ void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& o
 /// report document. Throws nnergy::error on failure.
 report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_options& options);
 
+/// Writes report bytes to `output` (a file; "-" or empty: standard output). Throws
+/// nnergy::error naming `who` and the file when it cannot be written.
+void write_output(const std::string& bytes, const std::string& output, const std::string& who);
+
 }  // namespace nnergy

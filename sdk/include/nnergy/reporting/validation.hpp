@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -49,23 +50,13 @@ struct validation_page {
 
 namespace detail {
 
-template <class... Args>
-std::string printf_text(const char* pattern, Args... args) {
-    char buf[512];
-    const int n = std::snprintf(buf, sizeof buf, pattern, args...);
-    if (n < 0) return {};
-    if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
-    std::string s(static_cast<size_t>(n) + 1, '\0');
-    std::snprintf(s.data(), s.size(), pattern, args...);
-    s.resize(static_cast<size_t>(n));
-    return s;
-}
+using modeling::format;
 
 inline std::string signed_pct(const std::optional<double>& x) {
-    return x ? printf_text("%+.1f%%", *x) : std::string("-");
+    return x ? format("%+.1f%%", *x) : std::string("-");
 }
 inline std::string pct(const std::optional<double>& x) {
-    return x ? printf_text("%.1f%%", *x) : std::string("-");
+    return x ? format("%.1f%%", *x) : std::string("-");
 }
 inline std::string plural(size_t n) { return n == 1 ? "" : "s"; }
 inline size_t count(const sdk::value_view& v) {
@@ -80,7 +71,7 @@ inline std::string config_name(const sdk::value_view& c) {
 
 inline std::string threshold_text(const sdk::value_view& t) {
     const std::string head = t["metric"].text() + " MAPE of " + t["mode"].text() + " at most " +
-                             printf_text("%g", t["max_mape_pct"].number().value_or(0)) + "%";
+                             format("%g", t["max_mape_pct"].number().value_or(0)) + "%";
     const std::optional<double> mape = t["mape_pct"].number();
     if (!mape) return head + ": FAILED, no configuration to compare";
     return head + ": " + pct(mape) + ", " + (t["passed"].as_bool() ? "ok" : "FAILED");
@@ -109,8 +100,8 @@ inline bool is_validation(const sdk::value_view& doc) {
 /// Reads a validation document; absent parts give empty tables, never an error, so that a
 /// page can always be written.
 inline validation_page read_validation(const sdk::value_view& doc) {
+    using detail::format;
     using detail::pct;
-    using detail::printf_text;
     using detail::signed_pct;
     validation_page page;
     page.hardware = doc["hardware"].text();
@@ -154,12 +145,12 @@ inline validation_page read_validation(const sdk::value_view& doc) {
         for (size_t i = 0; i < rows.size(); ++i) {
             const sdk::value_view r = rows.at(i);
             const std::optional<double> ratio = r["ratio"].number();
-            page.leave_out.rows.push_back(
-                {r["metric"].text(), r["mode"].text(),
-                 std::to_string(detail::count(r["configurations"])),
-                 pct(r["entry_mape_pct"].number()), pct(r["in_sample_mape_pct"].number()),
-                 pct(r["held_out_mape_pct"].number()),
-                 ratio ? printf_text("%.2fx", *ratio) : std::string("-")});
+            page.leave_out.rows.push_back({r["metric"].text(), r["mode"].text(),
+                                           std::to_string(detail::count(r["configurations"])),
+                                           pct(r["entry_mape_pct"].number()),
+                                           pct(r["in_sample_mape_pct"].number()),
+                                           pct(r["held_out_mape_pct"].number()),
+                                           ratio ? format("%.2fx", *ratio) : std::string("-")});
         }
         page.leave_out_groups.head = {"held out", "mode", "configurations", "latency MAPE"};
         page.leave_out_groups.numeric = {false, false, true, true};
@@ -191,10 +182,10 @@ inline validation_page read_validation(const sdk::value_view& doc) {
         t.numeric.insert(t.numeric.end(), {true, true, true});
     }
     const auto ms = [](const std::optional<double>& s) {
-        return s ? printf_text("%.3f", 1e3 * *s) : std::string("-");
+        return s ? format("%.3f", 1e3 * *s) : std::string("-");
     };
     const auto joules = [](const std::optional<double>& j) {
-        return j ? printf_text("%.4g", *j) : std::string("-");
+        return j ? format("%.4g", *j) : std::string("-");
     };
     for (size_t i = 0; i < configs.size(); ++i) {
         const sdk::value_view c = configs.at(i);

@@ -78,14 +78,16 @@ const component_instance& evaluation_worker::architecture(size_t device,
     return *a;
 }
 
-nnergy_results evaluation_worker::evaluate(const component_instance& architecture,
-                                           const bound_graph& g, const partition& p,
-                                           nnergy_dtype precision) {
-    const std::vector<nnergy_mapping> mappings = map_kernels(architecture, g, p, precision);
-    nnergy_results results;
+const nnergy_results& evaluation_worker::evaluate(const component_instance& architecture,
+                                                  const bound_graph& g, const partition& p,
+                                                  nnergy_dtype precision) {
+    // Sweeps keep the totals: plugins may leave out explanations and per-kernel breakdowns.
+    map_kernels(architecture, g, p, precision, mappings_, NNERGY_MAP_TOTALS_ONLY);
+    results_.clear(p.kernels.size());
     for (const auto& e : estimators_)
-        run_estimator(*e, architecture, g, p, mappings, precision, results);
-    return results;
+        run_estimator(*e, architecture, g, p, mappings_, precision, results_,
+                      NNERGY_MAP_TOTALS_ONLY);
+    return results_;
 }
 
 evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g) {

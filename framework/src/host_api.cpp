@@ -482,34 +482,19 @@ uint32_t api_kernel_dependency(const nnergy_partition* p, uint32_t k, size_t i) 
     return p->source->kernels[k].dependencies[i];
 }
 
-// ---- mappings ----
+uint64_t api_graph_identity(const nnergy_graph* g) noexcept {
+    return g && g->bound ? g->bound->identity : 0;
+}
+uint64_t api_partition_identity(const nnergy_partition* p) noexcept {
+    return p && p->source ? p->source->identity : 0;
+}
 
-/// Sets `key` in a short list of keys (a mapping's dozen, a kernel's handful). `first` is the
-/// room made on the first insertion, sized to what the list usually holds, so that a mapping
-/// does not regrow through 1, 2, 4 and 8 entries.
-template <class V>
-void upsert(std::vector<std::pair<std::string, V>>& list, std::string_view key, V value,
-            size_t first) {
-    for (auto& kv : list) {
-        if (kv.first == key) {
-            kv.second = std::move(value);
-            return;
-        }
-    }
-    if (list.size() == list.capacity()) list.reserve(list.empty() ? first : 2 * list.size());
-    list.emplace_back(std::string(key), std::move(value));
-}
-template <class V>
-const V* lookup(const std::vector<std::pair<std::string, V>>& list, std::string_view key) {
-    for (const auto& kv : list)
-        if (kv.first == key) return &kv.second;
-    return nullptr;
-}
+// ---- mappings ----
 
 void api_mapping_set_number(nnergy_mapping* m, nnergy_string_view key, double value) noexcept {
     if (!m) return;
     try {
-        upsert(m->numbers, sv(key), value, 16);
+        m->numbers.set(sv(key), value, 16);
     } catch (...) {
     }
 }
@@ -517,7 +502,7 @@ void api_mapping_set_text(nnergy_mapping* m, nnergy_string_view key,
                           nnergy_string_view value) noexcept {
     if (!m) return;
     try {
-        upsert(m->texts, sv(key), std::string(sv(value)), 4);
+        m->texts.set(sv(key), sv(value), 4);
     } catch (...) {
     }
 }
@@ -525,18 +510,21 @@ void api_mapping_add_level(nnergy_mapping* m, nnergy_string_view level, double b
                            double bandwidth) noexcept {
     if (!m) return;
     try {
-        m->levels.push_back({std::string(sv(level)), bytes, bandwidth});
+        nnergy_mapping::level& l = m->levels.grow(4);
+        l.name.assign(sv(level));
+        l.bytes = bytes;
+        l.bandwidth_bytes_per_s = bandwidth;
     } catch (...) {
     }
 }
 bool api_mapping_get_number(const nnergy_mapping* m, nnergy_string_view key, double* out) noexcept {
-    const double* v = m ? lookup(m->numbers, sv(key)) : nullptr;
+    const double* v = m ? m->numbers.find(sv(key)) : nullptr;
     if (v && out) *out = *v;
     return v != nullptr;
 }
 bool api_mapping_get_text(const nnergy_mapping* m, nnergy_string_view key,
                           nnergy_string_view* out) noexcept {
-    const std::string* v = m ? lookup(m->texts, sv(key)) : nullptr;
+    const std::string* v = m ? m->texts.find(sv(key)) : nullptr;
     if (v && out) *out = to_sv(*v);
     return v != nullptr;
 }
@@ -560,8 +548,10 @@ void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnerg
                 e.count += count;
                 return;
             }
-        if (m->events.empty()) m->events.reserve(16);
-        m->events.push_back({std::string(sv(category)), std::string(sv(event)), count});
+        nnergy_mapping::event& e = m->events.grow(16);
+        e.category.assign(sv(category));
+        e.name.assign(sv(event));
+        e.count = count;
     } catch (...) {
     }
 }
@@ -591,13 +581,13 @@ bool api_results_get_kernel_number(const nnergy_results* r, uint32_t k, nnergy_s
     return false;
 }
 bool api_results_get_total(const nnergy_results* r, nnergy_string_view key, double* out) noexcept {
-    const double* v = r ? lookup(r->totals, sv(key)) : nullptr;
+    const double* v = r ? r->totals.find(sv(key)) : nullptr;
     if (v && out) *out = *v;
     return v != nullptr;
 }
 bool api_results_get_total_text(const nnergy_results* r, nnergy_string_view key,
                                 nnergy_string_view* out) noexcept {
-    const std::string* v = r ? lookup(r->total_texts, sv(key)) : nullptr;
+    const std::string* v = r ? r->total_texts.find(sv(key)) : nullptr;
     if (v && out) *out = to_sv(*v);
     return v != nullptr;
 }
@@ -608,19 +598,23 @@ void api_results_set_kernel_number(nnergy_results* r, uint32_t k, nnergy_string_
     try {
         auto& list = r->kernel_numbers[k];
         const std::string_view name = sv(key);
-        const size_t position = list.size();
-        uint32_t id = 0;
-        if (position < r->key_sequence.size() &&
-            r->kernel_keys.name(r->key_sequence[position]) == name) {
-            id = r->key_sequence[position];
-        } else {
-            id = r->kernel_keys.intern(name);
-        }
+        const uint32_t previous = list.empty() ? nnergy_results::no_key : list.back().first;
+        const uint32_t predicted =
+            previous == nnergy_results::no_key ? r->first_key : r->next_key[previous];
+        const uint32_t id =
+            predicted != nnergy_results::no_key && r->kernel_keys.name(predicted) == name
+                ? predicted
+                : r->kernel_keys.intern(name);
+        if (id >= r->next_key.size()) r->next_key.resize(id + 1, nnergy_results::no_key);
+        if (previous == nnergy_results::no_key)
+            r->first_key = id;
+        else
+            r->next_key[previous] = id;
         // Which kernels hold the key: a set key is overwritten in place, a new one appended,
         // without scanning the kernel's keys for every write.
         if (id >= r->key_kernels.size()) r->key_kernels.resize(id + 1);
         std::vector<uint64_t>& holders = r->key_kernels[id];
-        if (holders.empty()) holders.resize(r->kernel_numbers.size() / 64 + 1, 0);
+        if (holders.size() <= k / 64) holders.resize(r->kernel_numbers.size() / 64 + 1, 0);
         const uint64_t bit = uint64_t{1} << (k % 64);
         if (holders[k / 64] & bit) {
             for (auto& kv : list)
@@ -632,10 +626,6 @@ void api_results_set_kernel_number(nnergy_results* r, uint32_t k, nnergy_string_
         holders[k / 64] |= bit;
         if (list.size() == list.capacity()) list.reserve(list.empty() ? 16 : 2 * list.size());
         list.emplace_back(id, value);
-        if (position < r->key_sequence.size())
-            r->key_sequence[position] = id;
-        else
-            r->key_sequence.push_back(id);
     } catch (...) {
     }
 }
@@ -643,14 +633,14 @@ void api_results_set_kernel_text(nnergy_results* r, uint32_t k, nnergy_string_vi
                                  nnergy_string_view value) noexcept {
     if (!r || k >= r->kernel_texts.size()) return;
     try {
-        upsert(r->kernel_texts[k], sv(key), std::string(sv(value)), 2);
+        r->kernel_texts[k].set(sv(key), sv(value), 2);
     } catch (...) {
     }
 }
 void api_results_set_total(nnergy_results* r, nnergy_string_view key, double value) noexcept {
     if (!r) return;
     try {
-        upsert(r->totals, sv(key), value, 8);
+        r->totals.set(sv(key), value, 8);
     } catch (...) {
     }
 }
@@ -658,7 +648,7 @@ void api_results_set_total_text(nnergy_results* r, nnergy_string_view key,
                                 nnergy_string_view value) noexcept {
     if (!r) return;
     try {
-        upsert(r->total_texts, sv(key), std::string(sv(value)), 2);
+        r->total_texts.set(sv(key), sv(value), 2);
     } catch (...) {
     }
 }
@@ -765,6 +755,8 @@ const nnergy_host_api k_host_api = [] {
     a.output_allows_color = api_output_allows_color;
     a.output_path = api_output_path;
     a.output_companion = api_output_companion;
+    a.graph_identity = api_graph_identity;
+    a.partition_identity = api_partition_identity;
     a.graph_add_input = api_graph_add_input;
     a.graph_add_output = api_graph_add_output;
     a.graph_add_node = api_graph_add_node;
@@ -983,6 +975,13 @@ partition run_partitioner(component_instance& partitioner, const bound_graph& g)
 std::vector<nnergy_mapping> map_kernels(const component_instance& architecture,
                                         const bound_graph& g, const partition& p,
                                         nnergy_dtype precision) {
+    std::vector<nnergy_mapping> out;
+    map_kernels(architecture, g, p, precision, out);
+    return out;
+}
+
+void map_kernels(const component_instance& architecture, const bound_graph& g, const partition& p,
+                 nnergy_dtype precision, std::vector<nnergy_mapping>& out, uint64_t flags) {
     const component_entry& e = architecture.entry();
     auto vtbl = static_cast<const nnergy_architecture_vtbl*>(e.vtbl);
     nnergy_graph gv{g.source, &g};
@@ -990,7 +989,9 @@ std::vector<nnergy_mapping> map_kernels(const component_instance& architecture,
     nnergy_map_options options{};
     options.struct_size = sizeof options;
     options.precision = precision;
-    std::vector<nnergy_mapping> out(p.kernels.size());
+    options.flags = flags;
+    out.resize(p.kernels.size());
+    for (nnergy_mapping& m : out) m.clear();
     for (uint32_t k = 0; k < p.kernels.size(); ++k) {
         nnergy_status* s = call_plugin(e, "map_kernel", [&] {
             return vtbl->map_kernel(architecture.self(), &gv, &pv, k, &options, &out[k]);
@@ -1004,13 +1005,12 @@ std::vector<nnergy_mapping> map_kernels(const component_instance& architecture,
                             : exit_code::failure);
         }
     }
-    return out;
 }
 
 void run_estimator(const component_instance& estimator, const component_instance& architecture,
                    const bound_graph& g, const partition& p,
                    const std::vector<nnergy_mapping>& mappings, nnergy_dtype precision,
-                   nnergy_results& out) {
+                   nnergy_results& out, uint64_t flags) {
     const component_entry& e = estimator.entry();
     auto vtbl = static_cast<const nnergy_estimator_vtbl*>(e.vtbl);
     nnergy_graph gv{g.source, &g};
@@ -1022,6 +1022,7 @@ void run_estimator(const component_instance& estimator, const component_instance
     nnergy_map_options options{};
     options.struct_size = sizeof options;
     options.precision = precision;
+    options.flags = flags;
     nnergy_estimate_input in{};
     in.struct_size = sizeof in;
     in.graph = &gv;

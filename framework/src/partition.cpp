@@ -274,6 +274,7 @@ partition finalize_partition(const bound_graph& g, std::vector<kernel> kernels,
         kr.stats = st;
         p.kernels.push_back(std::move(kr));
     }
+    p.identity = new_identity();
     return p;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // bind(): symbols to values, shape inference in topological order, and per-node counts.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/shape_inference.hpp>
@@ -739,7 +740,13 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
                        " more declared shapes that disagree with inferred ones)";
         throw error(message, exit_code::strict);
     }
+    b.identity = new_identity();
     return b;
+}
+
+uint64_t new_identity() noexcept {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace nnergy

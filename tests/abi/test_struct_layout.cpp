@@ -70,7 +70,7 @@ static_assert(std::is_same_v<nnergy_plugin_negotiate_fn,
 
 // ---- compile time: enum values (frozen; new values are appended) -------------------------------
 
-static_assert(NNERGY_ABI_MAJOR == 1 && NNERGY_ABI_MINOR == 4);
+static_assert(NNERGY_ABI_MAJOR == 1 && NNERGY_ABI_MINOR == 5);
 static_assert(sizeof(nnergy_status_code) == 4 && sizeof(nnergy_dtype) == 4 &&
               sizeof(nnergy_component_kind) == 4 && sizeof(nnergy_value_kind) == 4 &&
               sizeof(nnergy_log_level) == 4);
@@ -109,10 +109,15 @@ TEST_CASE("the layout is pinned for this target", "[abi]") {
 }
 
 TEST_CASE("NNERGY_STRUCT_SIZE measures up to the end of a member, without tail padding", "[abi]") {
-    // nnergy_map_options: struct_size (8 bytes) then precision (a 4-byte enum at offset 8): the
-    // struct is padded to 16, but what an older reader knows ends at 12.
+    // nnergy_map_options: struct_size (8 bytes) then precision (a 4-byte enum at offset 8),
+    // padded to 16 where 1.5's 8-byte flags begin: a 1.4 reader's options end at 12, and a
+    // 1.4 host's struct_size of 16 does not reach the flags.
     CHECK(NNERGY_STRUCT_SIZE(nnergy_map_options, precision) == 12);
-    CHECK(sizeof(nnergy_map_options) == 16);
+    CHECK(NNERGY_STRUCT_SIZE(nnergy_map_options, flags) == 24);
+    CHECK(sizeof(nnergy_map_options) == 24);
+    nnergy_map_options from_1_4{};
+    from_1_4.struct_size = 16;
+    CHECK_FALSE(NNERGY_HAS_MEMBER(&from_1_4, nnergy_map_options, flags));
     // nnergy_plugin_info: component_count is the 8-byte member at offset 88.
     CHECK(NNERGY_STRUCT_SIZE(nnergy_plugin_info, component_count) == 96);
     CHECK(NNERGY_STRUCT_SIZE(nnergy_plugin_info, description) == sizeof(nnergy_plugin_info));
@@ -190,5 +195,5 @@ TEST_CASE("a C99 compiler lays the structs out like the C++ host", "[abi]") {
     NNERGY_ABI_STRUCTS(NNERGY_CMP_STRUCT)
     NNERGY_ABI_MEMBERS(NNERGY_CMP_MEMBER)
     CHECK(i == count);
-    CHECK(count == 16 + 175);  // 16 structs and their 175 members
+    CHECK(count == 16 + 178);  // 16 structs and their 178 members
 }

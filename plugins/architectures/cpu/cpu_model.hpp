@@ -201,6 +201,8 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
             break;
     }
 
+    if (!k.explain) return m;  // the caller keeps totals only
+
     // "Conv 3x3 (conv_bn_relu) [conv] on avx512: 16 of 16 cores, 1 wave, 98% of lanes, K 576 ->
     // 61% of peak when busy, 2.1 MB from l2, weights repacked 12 us -> compute-bound"
     std::string& e = m.explanation;

@@ -254,6 +254,8 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
             break;
     }
 
+    if (!k.explain) return m;  // the caller keeps totals only
+
     // "Conv 3x3 (conv_bn_relu) [conv] on tensor_core (tfloat32): 98 of 132 SMs, 1 wave, 74%
     // of tile slots, K 576 -> 62% of peak x efficiency; 41 FLOP/B -> compute-bound"
     std::string& e = m.explanation;

@@ -277,6 +277,8 @@ inline kpu_mapping map_kernel(const kpu_hardware& hw, const precision_units& p,
             break;
     }
 
+    if (!k.explain) return m;  // the caller keeps totals only
+
     // "MatMul on kpu_tile: 16x16 blocks of 16x16 on 64 of 64 tiles, 4 waves, 100% of PE slots,
     // K 512: 1024 stream + 32 fill/drain cycles a block (97%); working set 1.5 MB of 16.8 MB
     // SRAM -> compute-bound"

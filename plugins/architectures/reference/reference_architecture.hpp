@@ -26,8 +26,9 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const override {
         const precision_units& units = hw_.require(options.precision);
-        std::optional<kernel_facts> f =
-            read_device_kernel(graph, partition, kernel, options.precision, hw_.units, out);
+        const bool explain = (options.flags & NNERGY_MAP_TOTALS_ONLY) == 0;
+        std::optional<kernel_facts> f = read_device_kernel(
+            graph, partition, kernel, options.precision, hw_.units, out, explain);
         if (!f) return;
         const kernel_work work = model_kernel<kernel_work>(*f);
 
@@ -50,7 +51,7 @@ public:
         out.add_event("memory", "dram", m.dram_bytes);
         out.add_event("control", "launch", 1);
         out.set_text("bottleneck", m.bottleneck);
-        out.set_text("explanation", m.explanation);
+        if (explain) out.set_text("explanation", m.explanation);
         out.set_text("confidence", to_string(m.confidence));
     }
 

@@ -72,6 +72,8 @@ inline kernel_mapping map_kernel(const hardware_model& hw, const precision_units
             break;
     }
 
+    if (!k.explain) return m;  // the caller keeps totals only
+
     // "Conv 3x3 on tensor_core: 9.3% of 132 SMs busy, AI 41 FLOP/B below ridge 295 FLOP/B ->
     // memory-bound", appended piece by piece into one buffer.
     std::string& e = m.explanation;

@@ -355,6 +355,8 @@ inline tpu_mapping map_kernel(const tpu_hardware& hw, const precision_units& p,
             break;
     }
 
+    if (!k.explain) return m;  // the caller keeps totals only
+
     // "Gemm on mxu: 6 weight tiles (K 256 -> 2 x 128, N 384 -> 3 x 128) on 6 of 8 MXUs,
     // 1 wave, 896 cycles (M 512 per tile), 43% of MAC slots; vpu 23.4 us; AI 82 FLOP/B ->
     // compute-bound", appended piece by piece.

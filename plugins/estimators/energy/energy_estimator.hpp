@@ -41,6 +41,9 @@ public:
         }
         const sdk::partition_view partition = input.partition();
         const size_t kernels = input.kernel_count();
+        // A caller that keeps the totals (a sweep) gets no per-kernel breakdown; every total is
+        // computed the same way.
+        const bool per_kernel = !input.totals_only();
 
         // Totals keep the order in which their keys first appear, so the report reads as the
         // kernels do: compute, memory, control, vendor categories, static.
@@ -119,7 +122,7 @@ public:
                 key.assign("energy.");
                 key += category;
                 key += "_j";
-                out.kernel(k, key, joules);
+                if (per_kernel) out.kernel(k, key, joules);
                 add_total(key, joules);
             }
             for (const breakdown_entry& b : e.entries) {
@@ -128,12 +131,14 @@ public:
                 key += '.';
                 key += b.event;
                 key += "_j";
-                out.kernel(k, key, b.joules);
+                if (per_kernel) out.kernel(k, key, b.joules);
                 add_total(key, b.joules);
             }
-            out.kernel(k, "energy_j", e.energy_j);
-            out.kernel(k, "power_w", e.power_w);
-            out.kernel(k, "underutilization_energy_j", e.underutilization_j);
+            if (per_kernel) {
+                out.kernel(k, "energy_j", e.energy_j);
+                out.kernel(k, "power_w", e.power_w);
+                out.kernel(k, "underutilization_energy_j", e.underutilization_j);
+            }
             if (e.throttled) {
                 // The kernel's time is the throttled one; the latency estimator's stays beside.
                 out.kernel(k, "latency_unthrottled_s", *latency);
@@ -144,9 +149,10 @@ public:
             summarize(table, partition.name(k), mapping, in, e, lower, summaries[k]);
             summaries[k].single_consumer_of_producer =
                 single_producer[k] != NNERGY_NO_NODE && consumers[single_producer[k]] == 1;
-            fusion_saving += split_fused(input.graph(), partition, k, table, mapping, e, work, out);
+            fusion_saving +=
+                split_fused(input.graph(), partition, k, table, mapping, e, per_kernel, work, out);
             edp[k] = e.energy_j * e.latency_s;
-            out.kernel(k, "edp_j_s", edp[k]);
+            if (per_kernel) out.kernel(k, "edp_j_s", edp[k]);
             energy += e.energy_j;
             dynamic += e.dynamic_j;
             static_j += e.static_j;
@@ -211,7 +217,7 @@ public:
         if (!advice_text.empty()) out.total_text("advice", advice_text);
 
         const edp_ranking ranking = rank_by_edp(edp);
-        for (size_t i = 0; i < ranking.order.size(); ++i) {
+        for (size_t i = 0; per_kernel && i < ranking.order.size(); ++i) {
             out.kernel(ranking.order[i], "edp_rank", static_cast<double>(i + 1));
             out.kernel(ranking.order[i], "edp_cumulative_share", ranking.cumulative_share[i]);
         }
@@ -292,22 +298,27 @@ private:
         return t;
     }
 
+    /// The result keys of a fused kernel's i-th op.
+    struct op_keys {
+        std::string energy, latency, edp;
+    };
+
     /// Buffers reused from kernel to kernel.
     struct scratch {
         std::vector<fused_op> ops;
         std::vector<fused_op_estimate> split;
-        std::string key;
+        std::vector<op_keys> keys_of_op;
         double dram_bytes = 0, dram_bandwidth = 0;
     };
 
     /// Energy, delay and EDP of each op of a fused kernel (op.<i>.energy_j, .latency_s, .edp_j_s
     /// for the kernel's i-th node, in the order of the report's `nodes`) and what fusing them
     /// saved (fusion_saving_j); returns that saving. Keys by position, not by node name, so that
-    /// every kernel writes the same few keys.
+    /// every kernel writes the same few keys; none without `per_kernel`.
     static double split_fused(const sdk::graph_view& graph, const sdk::partition_view& partition,
                               uint32_t k, const energy_table& table,
                               const sdk::mapping_view& mapping, const kernel_energy& e,
-                              scratch& work, sdk::results_writer& out) {
+                              bool per_kernel, scratch& work, sdk::results_writer& out) {
         const size_t count = sdk::host().kernel_node_count(partition.handle(), k);
         if (count < 2 || e.energy_j <= 0) return 0;
         const nnergy_kernel_stats stats = partition.stats(k);
@@ -322,8 +333,8 @@ private:
             o.flops = c.flops;
             o.bytes = (c.input_bytes + c.output_bytes + c.weight_bytes) * scale;
             o.anchor = node == stats.anchor_node;
-            const std::string_view kind = fused_kind(o.op_type);
-            o.weight = o.anchor || kind.empty() ? 1.0 : table.fused_modifier(kind);
+            const std::string_view kind = o.anchor ? std::string_view{} : fused_kind(o.op_type);
+            o.weight = kind.empty() ? 1.0 : table.fused_modifier(kind);
         }
         double compute = 0, memory = 0;
         for (const breakdown_entry& b : e.entries) {
@@ -340,22 +351,21 @@ private:
         split_kernel(ops, compute, e.energy_j - compute, e.latency_s, c, work.split);
         const std::vector<fused_op_estimate>& split = work.split;
         double saving = 0;
-        std::string& key = work.key;
+        // The keys of the i-th op, built once per run: every fused kernel writes them.
+        while (work.keys_of_op.size() < ops.size()) {
+            const std::string base = "op." + std::to_string(work.keys_of_op.size());
+            work.keys_of_op.push_back({base + ".energy_j", base + ".latency_s", base + ".edp_j_s"});
+        }
         for (size_t i = 0; i < ops.size(); ++i) {
-            key.assign("op.");
-            key += std::to_string(i);
-            const size_t base = key.size();
-            key += ".energy_j";
-            out.kernel(k, key, split[i].energy_j);
-            key.resize(base);
-            key += ".latency_s";
-            out.kernel(k, key, split[i].latency_s);
-            key.resize(base);
-            key += ".edp_j_s";
-            out.kernel(k, key, split[i].edp_j_s);
+            if (per_kernel) {
+                const op_keys& keys = work.keys_of_op[i];
+                out.kernel(k, keys.energy, split[i].energy_j);
+                out.kernel(k, keys.latency, split[i].latency_s);
+                out.kernel(k, keys.edp, split[i].edp_j_s);
+            }
             if (!ops[i].anchor) saving += std::max(0.0, split[i].standalone_j - split[i].energy_j);
         }
-        out.kernel(k, "fusion_saving_j", saving);
+        if (per_kernel) out.kernel(k, "fusion_saving_j", saving);
         return saving;
     }
 

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -250,10 +252,8 @@ public:
     }
 
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
-        const sdk::graph_view graph = input.graph();
-        const sdk::partition_view partition = input.partition();
-        const model_input in = read_model(graph, partition, input.precision());
-        const model_result r = simulate(in);
+        const std::shared_ptr<const pass_memory> pass = pass_for(input);
+        const model_result& r = pass->result;
         for (uint32_t k = 0; k < r.kernels.size(); ++k) {
             const kernel_memory& m = r.kernels[k];
             out.kernel(k, "live_activation_bytes", m.live_activation_bytes);
@@ -268,9 +268,9 @@ public:
         out.total("workspace_at_peak_bytes", r.workspace_at_peak_bytes);
         if (r.peak_kernel) {
             out.total("peak_kernel", static_cast<double>(*r.peak_kernel));
-            out.total_text("peak_kernel_name", std::string(in.kernels[*r.peak_kernel].name));
+            out.total_text("peak_kernel_name", pass->peak_kernel_name);
         }
-        out.total_text("live_at_peak", live_list(in, r.live_at_peak));
+        out.total_text("live_at_peak", pass->live_at_peak);
         const fit_verdict v = fit(r.peak_memory_bytes, detail::capacity_levels(input.hardware()));
         if (!v.fits.empty()) {
             out.total_text("fits", v.fits);
@@ -284,6 +284,54 @@ public:
             ctx().warn("peak memory of " + std::to_string(r.peak_memory_bytes / 1e9) +
                        " GB exceeds the device memory of the hardware description");
     }
+
+private:
+    /// What the pass needs in memory: it depends on the graph, the partition and the
+    /// precision, never on the hardware, so a sweep over devices simulates it once.
+    struct pass_memory {
+        model_result result;
+        std::string peak_kernel_name;  ///< copied: the cache outlives the host's partition
+        std::string live_at_peak;
+    };
+    struct cached_pass {
+        uint64_t graph = 0, partition = 0;
+        nnergy_dtype precision = NNERGY_DTYPE_UNDEFINED;
+        std::shared_ptr<const pass_memory> pass;
+    };
+
+    static std::shared_ptr<const pass_memory> simulate_pass(const sdk::estimate_input& input) {
+        const model_input in = read_model(input.graph(), input.partition(), input.precision());
+        auto pass = std::make_shared<pass_memory>();
+        pass->result = simulate(in);
+        if (pass->result.peak_kernel)
+            pass->peak_kernel_name = std::string(in.kernels[*pass->result.peak_kernel].name);
+        pass->live_at_peak = live_list(in, pass->result.live_at_peak);
+        return pass;
+    }
+
+    /// The pass's memory, from the cache when the host named the graph and partition (ABI 1.5
+    /// identities, never reused) and they were simulated at this precision before.
+    std::shared_ptr<const pass_memory> pass_for(const sdk::estimate_input& input) const {
+        const uint64_t graph = input.graph().identity(), partition = input.partition().identity();
+        if (graph == 0 || partition == 0) return simulate_pass(input);
+        const nnergy_dtype precision = input.precision();
+        {
+            std::lock_guard<std::mutex> lock(cache_mutex_);
+            for (const cached_pass& c : cache_)
+                if (c.graph == graph && c.partition == partition && c.precision == precision)
+                    return c.pass;
+        }
+        std::shared_ptr<const pass_memory> pass = simulate_pass(input);
+        std::lock_guard<std::mutex> lock(cache_mutex_);
+        // A few recent passes: a sweep visits each (graph, partition) for a run of devices.
+        if (cache_.size() == cache_capacity) cache_.erase(cache_.begin());
+        cache_.push_back({graph, partition, precision, pass});
+        return pass;
+    }
+
+    static constexpr size_t cache_capacity = 16;
+    mutable std::mutex cache_mutex_;
+    mutable std::vector<cached_pass> cache_;
 };
 
 }  // namespace nnergy::memory

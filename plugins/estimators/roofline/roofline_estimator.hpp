@@ -29,6 +29,7 @@ public:
 
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
         const sdk::partition_view partition = input.partition();
+        const bool per_kernel = !input.totals_only();
         double latency = 0, compute = 0, memory = 0, overhead = 0;
         size_t uncounted = 0;
         // Reused from kernel to kernel, so their strings keep their buffers.
@@ -56,19 +57,23 @@ public:
             }
 
             estimate_kernel(in, e);
+            // Later estimators read latency_s (and start_s below); a caller keeping the totals
+            // only needs nothing else per kernel.
             out.kernel(k, "latency_s", e.latency_s);
-            out.kernel(k, "compute_time_s", e.compute_time_s);
-            out.kernel(k, "memory_time_s", e.memory_time_s);
-            for (const auto& [level, t] : e.level_times_s) {
-                key.assign("memory_time_");
-                key += level;
-                key += "_s";
-                out.kernel(k, key, t);
+            if (per_kernel) {
+                out.kernel(k, "compute_time_s", e.compute_time_s);
+                out.kernel(k, "memory_time_s", e.memory_time_s);
+                for (const auto& [level, t] : e.level_times_s) {
+                    key.assign("memory_time_");
+                    key += level;
+                    key += "_s";
+                    out.kernel(k, key, t);
+                }
+                out.kernel(k, "overhead_s", e.overhead_s);
+                out.kernel_text(k, "bottleneck", e.bottleneck);
             }
-            out.kernel(k, "overhead_s", e.overhead_s);
-            out.kernel_text(k, "bottleneck", e.bottleneck);
             if (!stats.all_counted) {
-                out.kernel_text(k, "note", "contains uncounted ops");
+                if (per_kernel) out.kernel_text(k, "note", "contains uncounted ops");
                 ++uncounted;
             }
             latency += e.latency_s;
@@ -92,7 +97,8 @@ public:
             const runtime_timeline t = run_timeline(runtime_.on_machine(input.hardware()), issued);
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 out.kernel(k, "start_s", t.kernels[k].start_s);
-                if (host_issues) out.kernel(k, "host_dispatch_s", t.kernels[k].host_dispatch_s);
+                if (host_issues && per_kernel)
+                    out.kernel(k, "host_dispatch_s", t.kernels[k].host_dispatch_s);
             }
             out.total("kernel_sum_s", latency);
             out.total("host_time_s", t.host_s);

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 4
+#define NNERGY_ABI_MINOR 5
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -231,10 +231,19 @@ typedef struct nnergy_kernel_stats {
     bool all_counted;     /**< false when a member op is unknown to the counter */
 } nnergy_kernel_stats;
 
-/** What an architecture is asked to map. */
+/** nnergy_map_options::flags (since 1.5). */
+/** The caller keeps only the run's totals (a sweep, a calibration's candidates): architectures
+ *  may leave out the `explanation` text, estimators the per-kernel keys no later estimator
+ *  reads (docs/abi.md §9, "Totals only"). Every total must be the same as without it. */
+#define NNERGY_MAP_TOTALS_ONLY 1u
+
+/** What an architecture is asked to map (and, through nnergy_estimate_input::options, what an
+ *  estimator is asked to estimate). */
 typedef struct nnergy_map_options {
     size_t struct_size;
     nnergy_dtype precision; /**< compute precision requested by the pipeline */
+    /** Since 1.5, optional (0 when absent): NNERGY_MAP_* bits. Unknown bits are ignored. */
+    uint64_t flags;
 } nnergy_map_options;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -483,6 +492,18 @@ typedef struct nnergy_host_api {
      *  OWNERSHIP: host; *out_companion is valid until the report call returns. */
     nnergy_status* (*output_companion)(nnergy_output* out, nnergy_string_view suffix,
                                        nnergy_output** out_companion);
+
+    /* ---- since 1.5: identities for what plugins derive from a graph or partition ---- */
+
+    /** A number naming the bound graph for the rest of the process: the host never changes a
+     *  bound graph a plugin has seen and never gives two of them the same number, so a plugin
+     *  may key what it derives from the graph alone (an estimator's reading of its tensors,
+     *  reused across the devices and precisions of a sweep) on it. 0: the graph has none;
+     *  derive afresh. */
+    uint64_t (*graph_identity)(const nnergy_graph* g);
+    /** The same for a partition: unchanged once a plugin has seen it, never shared by two
+     *  partitions. 0: none. */
+    uint64_t (*partition_identity)(const nnergy_partition* p);
 } nnergy_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -390,6 +390,13 @@ public:
     explicit graph_view(const nnergy_graph* g) : g_(g) {}
     const nnergy_graph* handle() const noexcept { return g_; }
 
+    /// The bound graph's identity for caches (docs/abi.md §9); 0 for none or an older host.
+    uint64_t identity() const {
+        // A test's stand-in host may leave the member NULL: no identity then, as in 1.4.
+        return NNERGY_HAS_MEMBER(&host(), nnergy_host_api, graph_identity) && host().graph_identity
+                   ? host().graph_identity(g_)
+                   : 0;
+    }
     size_t node_count() const { return host().graph_node_count(g_); }
     size_t tensor_count() const { return host().graph_tensor_count(g_); }
     std::string_view name() const { return from_sv(host().graph_name(g_)); }
@@ -477,6 +484,13 @@ class partition_view {
 public:
     explicit partition_view(const nnergy_partition* p) : p_(p) {}
     const nnergy_partition* handle() const noexcept { return p_; }
+    /// The partition's identity for caches (docs/abi.md §9); 0 for none or an older host.
+    uint64_t identity() const {
+        return NNERGY_HAS_MEMBER(&host(), nnergy_host_api, partition_identity) &&
+                       host().partition_identity
+                   ? host().partition_identity(p_)
+                   : 0;
+    }
     size_t kernel_count() const { return host().partition_kernel_count(p_); }
     std::string_view name(uint32_t k) const { return from_sv(host().kernel_name(p_, k)); }
     std::string_view pattern(uint32_t k) const { return from_sv(host().kernel_pattern(p_, k)); }
@@ -626,6 +640,12 @@ public:
     config_view hardware() const { return {in_->hardware, in_->hardware_count}; }
     nnergy_dtype precision() const {
         return in_->options ? in_->options->precision : NNERGY_DTYPE_UNDEFINED;
+    }
+    /// True when the caller keeps only the totals (NNERGY_MAP_TOTALS_ONLY, since 1.5): leave
+    /// out the per-kernel keys no later estimator reads; every total stays the same.
+    bool totals_only() const {
+        return in_->options && NNERGY_HAS_MEMBER(in_->options, nnergy_map_options, flags) &&
+               (in_->options->flags & NNERGY_MAP_TOTALS_ONLY) != 0;
     }
 
 private:
@@ -804,6 +824,8 @@ nnergy_status* architecture_map(void* self, const nnergy_graph* g, const nnergy_
         opts.struct_size = sizeof opts;
         if (options && NNERGY_HAS_MEMBER(options, nnergy_map_options, precision))
             opts.precision = options->precision;
+        if (options && NNERGY_HAS_MEMBER(options, nnergy_map_options, flags))
+            opts.flags = options->flags;
         self_as<const Impl>(self)->map_kernel(graph_view(g), partition_view(p), kernel, opts,
                                               writer);
     });

@@ -49,7 +49,7 @@ struct mapped {
         k.stats.anchor_node = 0;
         k.stats.all_counted = true;
         p.kernels.push_back(k);
-        const nnergy_map_options opt{sizeof(nnergy_map_options), precision};
+        const nnergy_map_options opt{sizeof(nnergy_map_options), precision, 0};
         nnergy::sdk::mapping_writer out(reinterpret_cast<nnergy_mapping*>(&m));
         arch.map_kernel(nnergy::sdk::graph_view(reinterpret_cast<const nnergy_graph*>(&g)),
                         nnergy::sdk::partition_view(reinterpret_cast<const nnergy_partition*>(&p)),

@@ -343,7 +343,7 @@ TEST_CASE("kpu: the architecture plugin writes the mapping keys", "[kpu]") {
     p.kernels.push_back(k);
 
     fake::mapping m;
-    const nnergy_map_options opt{sizeof(nnergy_map_options), NNERGY_DTYPE_BFLOAT16};
+    const nnergy_map_options opt{sizeof(nnergy_map_options), NNERGY_DTYPE_BFLOAT16, 0};
     nnergy::sdk::mapping_writer out(reinterpret_cast<nnergy_mapping*>(&m));
     arch.map_kernel(nnergy::sdk::graph_view(reinterpret_cast<const nnergy_graph*>(&g)),
                     nnergy::sdk::partition_view(reinterpret_cast<const nnergy_partition*>(&p)), 0,

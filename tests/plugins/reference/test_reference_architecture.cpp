@@ -208,7 +208,7 @@ TEST_CASE("architecture plugin writes the mapping keys", "[reference]") {
     p.kernels.push_back(k);
 
     fake::mapping m;
-    nnergy_map_options opt{sizeof(nnergy_map_options), NNERGY_DTYPE_FLOAT16};
+    nnergy_map_options opt{sizeof(nnergy_map_options), NNERGY_DTYPE_FLOAT16, 0};
     nnergy::sdk::mapping_writer out(reinterpret_cast<nnergy_mapping*>(&m));
     arch.map_kernel(nnergy::sdk::graph_view(reinterpret_cast<const nnergy_graph*>(&g)),
                     nnergy::sdk::partition_view(reinterpret_cast<const nnergy_partition*>(&p)), 0,
@@ -236,7 +236,7 @@ TEST_CASE("architecture plugin writes the mapping keys", "[reference]") {
     CHECK(m.numbers["threads"] == 1e6);
 
     SECTION("a precision the hardware lacks is UNIMPLEMENTED, through the C boundary") {
-        nnergy_map_options int8{sizeof(nnergy_map_options), NNERGY_DTYPE_INT8};
+        nnergy_map_options int8{sizeof(nnergy_map_options), NNERGY_DTYPE_INT8, 0};
         nnergy_status* st =
             nnergy::sdk::detail::architecture_map<nnergy::reference::reference_architecture>(
                 static_cast<nnergy::sdk::component_base*>(&arch),

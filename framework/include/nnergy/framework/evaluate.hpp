@@ -70,15 +70,20 @@ public:
     /// what they derived from the values they saw.
     void forget_hardware();
 
-    /// Maps every kernel on `architecture` at `precision`, then runs the plan's estimators.
-    nnergy_results evaluate(const component_instance& architecture, const bound_graph& g,
-                            const partition& p, nnergy_dtype precision);
+    /// Maps every kernel on `architecture` at `precision`, then runs the plan's estimators,
+    /// asking for the totals only (NNERGY_MAP_TOTALS_ONLY). The results are the worker's, valid
+    /// until its next evaluation, which reuses their storage and the mappings' (no allocation per
+    /// kernel once the first pass has run).
+    const nnergy_results& evaluate(const component_instance& architecture, const bound_graph& g,
+                                   const partition& p, nnergy_dtype precision);
 
 private:
     const evaluation_plan& plan_;
     component_instance partitioner_;
     std::vector<std::unique_ptr<component_instance>> estimators_;
     std::unordered_map<size_t, std::unique_ptr<component_instance>> architectures_;
+    std::vector<nnergy_mapping> mappings_;
+    nnergy_results results_;
 };
 
 /// The totals of one evaluation that a sweep keeps. A figure no estimator wrote is empty.

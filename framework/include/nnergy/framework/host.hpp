@@ -101,12 +101,17 @@ namespace nnergy {
 std::vector<nnergy_mapping> map_kernels(const component_instance& architecture,
                                         const bound_graph& g, const partition& p,
                                         nnergy_dtype precision);
+/// The same into `out`, whose mappings are cleared and reused (their storage kept): the form
+/// for evaluating one model many times.
+/// `flags` are nnergy_map_options' (NNERGY_MAP_TOTALS_ONLY for a caller that keeps totals only).
+void map_kernels(const component_instance& architecture, const bound_graph& g, const partition& p,
+                 nnergy_dtype precision, std::vector<nnergy_mapping>& out, uint64_t flags = 0);
 
 /// Runs an estimator over mapped kernels, writing into `out` (sized to the kernel count).
 void run_estimator(const component_instance& estimator, const component_instance& architecture,
                    const bound_graph& g, const partition& p,
                    const std::vector<nnergy_mapping>& mappings, nnergy_dtype precision,
-                   nnergy_results& out);
+                   nnergy_results& out, uint64_t flags = 0);
 
 /// Bytes a reporter wrote to one output; an empty path is standard output.
 struct reporter_output {

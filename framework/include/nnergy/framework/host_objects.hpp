@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
@@ -52,21 +53,95 @@ struct nnergy_partition {
     const nnergy::partition* source = nullptr;
 };
 
+namespace nnergy::detail {
+
+/// A vector whose cleared elements keep their storage: a worker evaluates the same model many
+/// times, and a mapping's or a result's strings then cost no allocation after the first pass.
+/// Only the first size() elements are live; the rest wait to be reused.
+template <class T>
+class reusable_list {
+public:
+    reusable_list() = default;
+    reusable_list(std::initializer_list<T> items) : items_(items), used_(items_.size()) {}
+
+    T* begin() noexcept { return items_.data(); }
+    T* end() noexcept { return items_.data() + used_; }
+    const T* begin() const noexcept { return items_.data(); }
+    const T* end() const noexcept { return items_.data() + used_; }
+    size_t size() const noexcept { return used_; }
+    bool empty() const noexcept { return used_ == 0; }
+    T& operator[](size_t i) noexcept { return items_[i]; }
+    const T& operator[](size_t i) const noexcept { return items_[i]; }
+    T& back() noexcept { return items_[used_ - 1]; }
+    /// Forgets the elements, keeping them (and their strings' storage) for reuse.
+    void clear() noexcept { used_ = 0; }
+    /// The next element, a reused one (holding an earlier value: assign every member) or a new
+    /// one; `first` is the room made on the first growth.
+    T& grow(size_t first) {
+        if (used_ == items_.size()) {
+            if (items_.size() == items_.capacity())
+                items_.reserve(items_.empty() ? first : 2 * items_.size());
+            items_.emplace_back();
+        }
+        return items_[used_++];
+    }
+    void push_back(T item) { grow(4) = std::move(item); }
+
+private:
+    std::vector<T> items_;
+    size_t used_ = 0;
+};
+
+/// A short list of (key, value) pairs, each key once, in the order first set.
+template <class V>
+class keyed_list : public reusable_list<std::pair<std::string, V>> {
+public:
+    using reusable_list<std::pair<std::string, V>>::reusable_list;
+    /// Sets `key` to `value`; `first` is the room made on the first insertion, sized to what the
+    /// list usually holds.
+    template <class T>
+    void set(std::string_view key, T&& value, size_t first) {
+        for (auto& kv : *this)
+            if (kv.first == key) {
+                kv.second = std::forward<T>(value);
+                return;
+            }
+        auto& kv = this->grow(first);
+        kv.first.assign(key);
+        kv.second = std::forward<T>(value);
+    }
+    const V* find(std::string_view key) const noexcept {
+        for (const auto& kv : *this)
+            if (kv.first == key) return &kv.second;
+        return nullptr;
+    }
+};
+
+}  // namespace nnergy::detail
+
 struct nnergy_mapping {
     struct level {
         std::string name;
         double bytes = 0;
         double bandwidth_bytes_per_s = 0;
     };
-    std::vector<std::pair<std::string, double>> numbers;
-    std::vector<std::pair<std::string, std::string>> texts;
-    std::vector<level> levels;
+    nnergy::detail::keyed_list<double> numbers;
+    nnergy::detail::keyed_list<std::string> texts;
+    nnergy::detail::reusable_list<level> levels;
     struct event {
         std::string category;
         std::string name;
         double count = 0;
     };
-    std::vector<event> events;
+    nnergy::detail::reusable_list<event> events;
+
+    /// Empties the mapping for the next map_kernel, keeping its storage.
+    void clear() noexcept {
+        numbers.clear();
+        texts.clear();
+        levels.clear();
+        events.clear();
+    }
 };
 
 struct nnergy_results {
@@ -86,6 +161,7 @@ struct nnergy_results {
             return std::nullopt;
         }
         const std::string& name(uint32_t id) const { return names_[id]; }
+        size_t size() const noexcept { return names_.size(); }
 
     private:
         struct hash {
@@ -97,17 +173,32 @@ struct nnergy_results {
         std::deque<std::string> names_;  // a deque never moves its strings
         std::unordered_map<std::string_view, uint32_t, hash, std::equal_to<>> ids_;
     };
+    static constexpr uint32_t no_key = UINT32_MAX;
     key_table kernel_keys;
-    /// The ids of the keys the last kernel set, in the order it set them: the next kernel
-    /// usually sets the same keys in the same order, so a key is first checked against its
-    /// predicted id (one comparison) before it is looked up (a hash).
-    std::vector<uint32_t> key_sequence;
+    /// Per key id, the key a kernel usually sets next (no_key: not seen yet), and the key it
+    /// sets first: estimators write their keys in a fixed order, so a key is first checked
+    /// against its predicted id (one comparison) before it is looked up (a hash).
+    std::vector<uint32_t> next_key;
+    uint32_t first_key = no_key;
     /// Per key id, a bit per kernel: the kernels that have set it.
     std::vector<std::vector<uint64_t>> key_kernels;
     std::vector<std::vector<std::pair<uint32_t, double>>> kernel_numbers;
-    std::vector<std::vector<std::pair<std::string, std::string>>> kernel_texts;
-    std::vector<std::pair<std::string, double>> totals;
-    std::vector<std::pair<std::string, std::string>> total_texts;
+    std::vector<nnergy::detail::keyed_list<std::string>> kernel_texts;
+    nnergy::detail::keyed_list<double> totals;
+    nnergy::detail::keyed_list<std::string> total_texts;
+
+    /// Empties the results for an evaluation of `kernels` kernels, keeping the interned keys
+    /// and the storage of every list.
+    void clear(size_t kernels) {
+        kernel_numbers.resize(kernels);
+        kernel_texts.resize(kernels);
+        for (auto& n : kernel_numbers) n.clear();
+        for (auto& t : kernel_texts) t.clear();
+        for (auto& holders : key_kernels)
+            if (!holders.empty()) holders.assign(kernels / 64 + 1, 0);
+        totals.clear();
+        total_texts.clear();
+    }
 };
 
 struct nnergy_output {

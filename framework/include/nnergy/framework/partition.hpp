@@ -19,6 +19,9 @@ struct kernel {
 
 struct partition {
     std::vector<kernel> kernels;  ///< topologically ordered
+    /// What plugins key caches on (docs/abi.md §9): set by finalize_partition, never reused;
+    /// 0 for a partition built otherwise. Nothing changes a partition once it has one.
+    uint64_t identity = 0;
 };
 
 /// Validates a partitioner's output (every node in exactly one kernel, kernels acyclic), orders

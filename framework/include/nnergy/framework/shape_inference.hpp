@@ -76,7 +76,14 @@ struct bound_graph {
 
     double tensor_bytes(uint32_t t) const;
     double tensor_elements(uint32_t t) const;
+    /// What plugins key caches on (docs/abi.md §9): set by bind(), never reused; 0 for a bound
+    /// graph built otherwise. Nothing changes a bound graph once it has one.
+    uint64_t identity = 0;
 };
+
+/// A number no earlier call in this process returned (never 0): the identity of a bound graph
+/// or partition.
+uint64_t new_identity() noexcept;
 
 /// Binds symbols and infers shapes and dtypes of every tensor, then counts every node.
 ///

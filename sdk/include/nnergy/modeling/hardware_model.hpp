@@ -359,6 +359,9 @@ struct kernel_work {
     double out_channels = 1;  ///< N of the GEMM view
     double groups = 1;        ///< convolution groups (depthwise: N)
     double threads = 1;       ///< parallel work items (available_threads)
+    /// False when the caller keeps the totals only (NNERGY_MAP_TOTALS_ONLY): models then skip
+    /// the description and the explanation, which nothing reads.
+    bool explain = true;
 
     double dram_bytes() const noexcept { return input_bytes + output_bytes + weight_bytes; }
 };

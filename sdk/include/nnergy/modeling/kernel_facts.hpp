@@ -71,14 +71,15 @@ struct kernel_facts : kernel_work {
 };
 
 inline kernel_facts read_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                                uint32_t kernel, nnergy_dtype precision) {
+                                uint32_t kernel, nnergy_dtype precision, bool explain = true) {
     kernel_facts f;
+    f.explain = explain;
     f.stats = partition.stats(kernel);
     const nnergy_kernel_stats& s = f.stats;
     if (s.anchor_node != NNERGY_NO_NODE && s.anchor_node < graph.node_count())
         f.anchor_op = graph.op_type(s.anchor_node);
     f.cls = classify(f.anchor_op, partition.pattern(kernel), s.macs, s.is_depthwise, s.groups);
-    f.what = describe(graph, partition, kernel, s);
+    if (explain) f.what = describe(graph, partition, kernel, s);
     f.macs = s.macs;
     f.flops = s.flops;
     f.graph_dtype = anchor_dtype(graph, s);
@@ -121,21 +122,21 @@ inline void write_no_device_work(sdk::mapping_writer& out, const kernel_facts& f
     out.set("launch_overhead_s", 0.0);
     out.set("bytes_scale", f.bytes_scale);
     out.set_text("bottleneck", "none");
-    std::string e = f.what.empty() ? std::string("kernel") : f.what;
-    e += ": nothing to run on the device (shape arithmetic known when the model is bound)";
-    out.set_text("explanation", e);
+    if (f.explain) {
+        std::string e = f.what.empty() ? std::string("kernel") : f.what;
+        e += ": nothing to run on the device (shape arithmetic known when the model is bound)";
+        out.set_text("explanation", e);
+    }
     // Zero time follows from the host folding the values, not from a measurement.
     out.set_text("confidence", to_string(provenance::theoretical));
 }
 
 /// The start of every architecture's map_kernel: the kernel's facts, or nothing when it has no
 /// device work, whose mapping is then written here.
-inline std::optional<kernel_facts> read_device_kernel(const sdk::graph_view& graph,
-                                                      const sdk::partition_view& partition,
-                                                      uint32_t kernel, nnergy_dtype precision,
-                                                      double units_available,
-                                                      sdk::mapping_writer& out) {
-    kernel_facts f = read_kernel(graph, partition, kernel, precision);
+inline std::optional<kernel_facts> read_device_kernel(
+    const sdk::graph_view& graph, const sdk::partition_view& partition, uint32_t kernel,
+    nnergy_dtype precision, double units_available, sdk::mapping_writer& out, bool explain = true) {
+    kernel_facts f = read_kernel(graph, partition, kernel, precision, explain);
     if (!computes_nothing(f)) return f;
     write_no_device_work(out, f, units_available);
     return std::nullopt;
@@ -176,7 +177,7 @@ void write_common_keys(sdk::mapping_writer& out, const kernel_facts& f, const Ma
     out.set("launch_overhead_s", launch_overhead_s);
     out.set("bytes_scale", f.bytes_scale);
     out.set_text("bottleneck", m.bottleneck);
-    out.set_text("explanation", m.explanation);
+    if (f.explain) out.set_text("explanation", m.explanation);
     out.set_text("confidence", to_string(m.confidence));
 }
 
@@ -199,8 +200,9 @@ public:
                     uint32_t kernel, const nnergy_map_options& options,
                     sdk::mapping_writer& out) const final {
         const precision_units& units = hw_.base.require(options.precision);
-        std::optional<kernel_facts> f =
-            read_device_kernel(graph, partition, kernel, options.precision, units_available(), out);
+        const bool explain = (options.flags & NNERGY_MAP_TOTALS_ONLY) == 0;
+        std::optional<kernel_facts> f = read_device_kernel(
+            graph, partition, kernel, options.precision, units_available(), out, explain);
         if (f) map_device_kernel(graph, partition, kernel, options, units, *f, out);
     }
 

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sweep's fast path against the full one: a worker asks its plugins for the totals only
+// (NNERGY_MAP_TOTALS_ONLY), reuses its mappings and results from one evaluation to the next,
+// and the memory estimator reuses what it derived from a graph it has seen (ABI 1.5
+// identities). None of that may change a total.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <nnergy/framework/evaluate.hpp>
+#include <nnergy/framework/host.hpp>
+#include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/partition.hpp>
+#include <nnergy/framework/pipeline.hpp>
+#include <nnergy/framework/registry.hpp>
+#include <nnergy/framework/shape_inference.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace nnergy;
+
+namespace {
+
+const component_entry& component(const registry& reg, nnergy_component_kind kind,
+                                 const char* name) {
+    const component_entry* e = reg.find(kind, name);
+    REQUIRE(e != nullptr);
+    return *e;
+}
+
+struct totals {
+    std::map<std::string, double> numbers;
+    std::map<std::string, std::string> texts;
+};
+
+totals totals_of_results(const nnergy_results& r) {
+    totals t;
+    for (const auto& [k, v] : r.totals) t.numbers[k] = v;
+    for (const auto& [k, v] : r.total_texts) t.texts[k] = v;
+    return t;
+}
+
+size_t kernel_keys_written(const nnergy_results& r) {
+    size_t n = 0;
+    for (const auto& k : r.kernel_numbers) n += k.size();
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a totals-only evaluation, reused storage and cached memory give a full run's totals",
+          "[evaluate]") {
+    registry reg(std::filesystem::path{});
+    reg.scan({NNERGY_TEST_PLUGIN_DIR}, scan_mode::load_all);
+    component_instance frontend(component(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph"),
+                                {});
+    const graph g = load_model(frontend, std::filesystem::path(NNERGY_TEST_SOURCE_DIR) /
+                                             "configs/models/zoo/resnet50.json");
+
+    config_value rules;
+    rules.name = "rules";
+    rules.kind = NNERGY_VALUE_STRING;
+    rules.string_value =
+        (std::filesystem::path(NNERGY_TEST_SOURCE_DIR) / "configs/fusion/default.toml").string();
+    evaluation_plan plan;
+    plan.partitioner = &component(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
+    plan.partitioner_config = {rules};
+    for (const char* name :
+         {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"}) {
+        plan.estimators.push_back(&component(reg, NNERGY_KIND_ESTIMATOR, name));
+        plan.estimator_configs.emplace_back();
+    }
+    evaluation_worker worker(plan);
+
+    // One device of each class; batches and precisions interleaved so that the worker's
+    // storage and the memory estimator's cache see a different graph, partition or precision
+    // between two evaluations of the same one.
+    const std::vector<std::string> devices = {"h100-sxm5", "xeon-8490h", "tpu-v5e", "kpu-t256"};
+    std::vector<bound_graph> bound;
+    std::vector<partition> parts;
+    for (int64_t batch : {1, 8}) {
+        bound.push_back(bind(g, {{"batch", batch}}));
+        parts.push_back(run_partitioner(worker.partitioner(), bound.back()));
+    }
+    CHECK(bound[0].identity != 0);
+    CHECK(bound[0].identity != bound[1].identity);
+    CHECK(parts[0].identity != 0);
+    CHECK(parts[0].identity != parts[1].identity);
+
+    size_t compared = 0;
+    for (int pass = 0; pass < 2; ++pass)
+        for (size_t d = 0; d < devices.size(); ++d) {
+            const config_values hw = read_hardware_file(
+                resolve_hardware(devices[d], NNERGY_TEST_SOURCE_DIR, {"test", 0}));
+            const config_value* cls = find_value(hw, "class");
+            REQUIRE(cls != nullptr);
+            const component_entry& arch_entry =
+                component(reg, NNERGY_KIND_ARCHITECTURE,
+                          reg.architecture_for_class(cls->string_value).c_str());
+            const component_instance& arch = worker.architecture(d, arch_entry, {}, hw);
+            for (nnergy_dtype precision : {NNERGY_DTYPE_FLOAT16, NNERGY_DTYPE_FLOAT32})
+                for (size_t b = 0; b < bound.size(); ++b) {
+                    if (!find_value(
+                            hw, std::string("compute.") +
+                                    (precision == NNERGY_DTYPE_FLOAT16 ? "float16" : "float32") +
+                                    ".peak"))
+                        continue;
+                    const nnergy_results& fast =
+                        worker.evaluate(arch, bound[b], parts[b], precision);
+                    const totals got = totals_of_results(fast);
+                    const size_t fast_keys = kernel_keys_written(fast);
+
+                    // The full run: fresh plugin instances, fresh objects, every detail.
+                    component_instance fresh_arch(arch_entry, {}, hw);
+                    const std::vector<nnergy_mapping> mappings =
+                        map_kernels(fresh_arch, bound[b], parts[b], precision);
+                    nnergy_results full;
+                    for (size_t e = 0; e < plan.estimators.size(); ++e) {
+                        component_instance estimator(*plan.estimators[e], {});
+                        run_estimator(estimator, fresh_arch, bound[b], parts[b], mappings,
+                                      precision, full);
+                    }
+                    const totals want = totals_of_results(full);
+
+                    INFO(devices[d] << " batch index " << b << " precision " << precision);
+                    CHECK(got.numbers == want.numbers);
+                    CHECK(got.texts == want.texts);
+                    // The point of totals-only: far fewer per-kernel keys, latency kept.
+                    CHECK(fast_keys < kernel_keys_written(full) / 2);
+                    CHECK(fast.kernel_keys.find("latency_s").has_value());
+                    bool explained = false;
+                    for (const nnergy_mapping& m : mappings)
+                        explained = explained || m.texts.find("explanation") != nullptr;
+                    CHECK(explained);
+                    ++compared;
+                }
+        }
+    CHECK(compared >= 16);  // each device offers at least one of the two precisions
+}
+
+TEST_CASE("a graph or partition built by hand has no identity; a copy keeps it", "[evaluate]") {
+    const bound_graph by_hand;
+    CHECK(by_hand.identity == 0);
+    const partition none;
+    CHECK(none.identity == 0);
+    const uint64_t a = new_identity(), b = new_identity();
+    CHECK(a != 0);
+    CHECK(b != a);
+}

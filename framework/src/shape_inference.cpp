@@ -590,9 +590,13 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
         if (op) {
             outputs_known = op->id == detail::op_id::Shape || op->id == detail::op_id::Size;
             bool all_known = op->id != detail::op_id::Dropout;
-            for (uint32_t t : n.inputs) {
+            for (size_t k = 0; k < n.inputs.size(); ++k) {
+                const uint32_t t = n.inputs[k];
                 if (t == NNERGY_NO_TENSOR) continue;
-                if (!(flags[t] & known)) all_known = false;
+                // CastLike reads only its second input's element type: a constant cast to an
+                // activation's type (a TorchScript `x * 2.0`) is still a constant, folded.
+                const bool type_only = op->id == detail::op_id::CastLike && k == 1;
+                if (!type_only && !(flags[t] & known)) all_known = false;
                 if (flags[t] & partial) partial_input = true;
             }
             outputs_known = outputs_known || all_known;

@@ -480,10 +480,15 @@ private:
             x.value = s;
             d.push_back(x);
         }
-        // A 0-d float constant takes the other operand's type, as in PyTorch's promotion
-        // (a float64 scalar does not make a float32 tensor float64).
-        const bool scalar = t.dim() == 0 && t.is_floating_point();
-        const nnergy_dtype dtype = scalar ? NNERGY_DTYPE_FLOAT32 : dtype_of(t.scalar_type());
+        // A 0-d constant takes the other operand's type, as in PyTorch's promotion: a float64
+        // scalar does not make a float32 tensor float64, and the int64 tensor a trace records
+        // for `x.half() * 2` multiplies in float16. Integers keep their type (and values) for
+        // the shape arithmetic they may be part of; the CastLike passes values through.
+        const bool scalar =
+            t.dim() == 0 && (t.is_floating_point() ||
+                             (c10::isIntegralType(t.scalar_type(), /*includeBool=*/false)));
+        const nnergy_dtype dtype =
+            scalar && t.is_floating_point() ? NNERGY_DTYPE_FLOAT32 : dtype_of(t.scalar_type());
         const uint32_t id = out_.add_tensor(unique(key), dtype, d);
         out_.set_initializer(id);
         if (constant) out_.set_constant(id);

@@ -210,6 +210,10 @@ class Casts(torch.nn.Module):
     def forward(self, x):
         return (x.half() * 2.0).float().softmax(-1).type_as(x)
 torch.jit.trace(Casts(), torch.randn(2, 8)).save(d + "/casts.pt")
+class IntScalars(torch.nn.Module):
+    def forward(self, x):
+        return x.half() * 2 + 1
+torch.jit.trace(IntScalars(), torch.randn(2, 8)).save(d + "/int_scalars.pt")
 lin = torch.jit.trace(torch.nn.Linear(8, 4), torch.randn(2, 8))
 lin.save(d + "/linear.pt")
 with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt", "w") as dst:
@@ -254,6 +258,11 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
         ops = [(n["op"], n.get("attributes", {}).get("to")) for n in graph["nodes"]]
         check(("Cast", "float16") in ops and ("Cast", "float32") in ops and
               ("CastLike", None) in ops, "casts.pt read as %s" % ops)
+    # Integer 0-d tensors a trace records for Python ints take the float16 operand's type, and
+    # their casts fold: the cast of x, the Mul and the Add are the only device work.
+    ok, err = analyze(os.path.join(DIR, "int_scalars.pt"), "--input-shape", "2x8")
+    check(ok is not None and ok["flops"] == 2 * 16 and ok["params"] == 0,
+          "int_scalars.pt: %s %s" % (ok, err))
     # Frontends that read no options refuse them (input shapes included) rather than ignore them.
     expect_error("resnet18", ["--input-shape", "1x3x224x224"], "input_shapes[0]",
                  "nnergy.frontend.json_graph", "takes no keys")

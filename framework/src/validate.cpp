@@ -16,6 +16,7 @@
 #include <nnergy/framework/op_runs.hpp>
 #include <nnergy/framework/validate.hpp>
 #include <set>
+#include <thread>
 #include <tuple>
 
 namespace nnergy {
@@ -205,6 +206,9 @@ struct runtime_state {
     config_values values;
     std::unique_ptr<evaluation_plan> plan;
     std::unique_ptr<evaluation_worker> worker;
+    /// The workers of predict()'s further threads (a plugin instance is never shared between
+    /// threads), made on first use.
+    std::vector<std::unique_ptr<evaluation_worker>> more_workers;
 };
 
 struct model_state {
@@ -605,9 +609,19 @@ std::vector<std::pair<std::string, const config_values*>> validation_session::ru
 
 std::vector<validated_config> validation_session::predict(const config_values& hw,
                                                           const std::vector<size_t>* only) const {
+    const size_t n = only ? only->size() : s_->configs.size();
+    // One thread per core, each taking a few configurations at least: a refit predicts small
+    // subsets many times, where starting threads would cost more than it saves.
+    const size_t threads =
+        std::clamp<size_t>(n / 4, 1, std::max(1u, std::thread::hardware_concurrency()));
     // The hardware values may differ from the last call's: architectures and estimators anew.
-    for (auto& [name, rt] : s_->runtimes)
-        if (rt.worker) rt.worker->forget_hardware();
+    for (auto& [name, rt] : s_->runtimes) {
+        if (!rt.worker) continue;
+        rt.worker->forget_hardware();
+        while (rt.more_workers.size() + 1 < threads)
+            rt.more_workers.push_back(std::make_unique<evaluation_worker>(*rt.plan));
+        for (size_t t = 0; t + 1 < threads; ++t) rt.more_workers[t]->forget_hardware();
+    }
     std::vector<config_values> variants(s_->variants.size());
     const auto hardware_of = [&](size_t v) -> const config_values& {
         if (v == 0) return hw;
@@ -646,13 +660,15 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         }
         return variants[v];
     };
-    std::vector<validated_config> out;
+    for (size_t v = 0; v < variants.size(); ++v) hardware_of(v);  // before threads read them
+    std::vector<validated_config> out(n);
     quiet_plugins quiet;
-    const size_t n = only ? only->size() : s_->configs.size();
-    out.reserve(n);
-    for (size_t j = 0; j < n; ++j) {
+    std::vector<std::unique_ptr<size_t>> slots;  // thread t uses the runtimes' t-th workers
+    for (size_t t = 0; t < threads; ++t) slots.push_back(std::make_unique<size_t>(t));
+    parallel_for(slots, n, [&](const size_t& slot, size_t j) {
         const prepared_config& c = s_->configs.at(only ? (*only)[j] : j);
-        evaluation_worker* w = c.runtime->worker.get();
+        evaluation_worker* w =
+            slot == 0 ? c.runtime->worker.get() : c.runtime->more_workers[slot - 1].get();
         evaluation_totals t;
         try {
             const component_instance& arch = w->architecture(
@@ -661,13 +677,12 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         } catch (const std::exception& e) {
             throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);
         }
-        validated_config r;
+        validated_config& r = out[j];
         r.measured = c.measured;
         r.runtime = c.runtime->label;
         r.predicted_latency_s = t.latency_s ? *t.latency_s : std::nan("");
         r.predicted_energy_j = t.energy_j;
-        out.push_back(std::move(r));
-    }
+    });
     return out;
 }
 

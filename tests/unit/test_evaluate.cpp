@@ -100,10 +100,7 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
             const component_instance& arch = worker.architecture(d, arch_entry, {}, hw);
             for (nnergy_dtype precision : {NNERGY_DTYPE_FLOAT16, NNERGY_DTYPE_FLOAT32})
                 for (size_t b = 0; b < bound.size(); ++b) {
-                    if (!find_value(
-                            hw, std::string("compute.") +
-                                    (precision == NNERGY_DTYPE_FLOAT16 ? "float16" : "float32") +
-                                    ".peak"))
+                    if (!find_value(hw, "compute." + std::string(dtype_name(precision)) + ".peak"))
                         continue;
                     const nnergy_results& fast =
                         worker.evaluate(arch, bound[b], parts[b], precision);

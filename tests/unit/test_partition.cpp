@@ -245,32 +245,30 @@ TEST_CASE("shape arithmetic known at bind time is no device work", "[partition]"
 }
 
 TEST_CASE("a constant cast to an activation's type is folded, not a kernel", "[partition]") {
-    partition_model m;
-    m.input("x", {2, 3}, NNERGY_DTYPE_FLOAT16);
-    const uint32_t two = m.weight("two", {}, NNERGY_DTYPE_FLOAT32);
-    m.g.tensors[two].is_constant = true;  // a Constant node's value: code, not a parameter
-    m.node("cast", "CastLike", {"two", "x"}, {"two_h"});
-    m.node("mul", "Mul", {"x", "two_h"}, {"y"});
-    m.output("y");
-    m.bind();
-    const partition p =
-        finalize_partition(*m.b, {m.k("cast", {"cast"}), m.k("mul", {"mul"})}, "test.partitioner");
-    REQUIRE(p.kernels[0].name == "cast");
-    const nnergy_kernel_stats& cast = p.kernels[0].stats;
-    CHECK(cast.flops == 0.0);
-    CHECK(cast.input_bytes + cast.output_bytes + cast.weight_bytes == 0.0);
+    // x * CastLike(v, x) with v a float32 constant (a Constant node's value) or an input.
+    const auto cast_kernel = [](bool constant) {
+        partition_model m;
+        m.input("x", {2, 3}, NNERGY_DTYPE_FLOAT16);
+        if (constant)
+            m.g.tensors[m.weight("v", {2, 3})].is_constant = true;  // code, not a parameter
+        else
+            m.input("v", {2, 3});
+        m.node("cast", "CastLike", {"v", "x"}, {"v_h"});
+        m.node("mul", "Mul", {"x", "v_h"}, {"y"});
+        m.output("y");
+        m.bind();
+        const partition p = finalize_partition(*m.b, {m.k("cast", {"cast"}), m.k("mul", {"mul"})},
+                                               "test.partitioner");
+        REQUIRE(p.kernels[0].name == "cast");
+        return p.kernels[0].stats;
+    };
+    const nnergy_kernel_stats folded = cast_kernel(true);
+    CHECK(folded.flops == 0.0);
+    CHECK(folded.input_bytes + folded.output_bytes + folded.weight_bytes == 0.0);
     // The same cast of an activation is device work.
-    partition_model a;
-    a.input("x", {2, 3}, NNERGY_DTYPE_FLOAT16);
-    a.input("v", {2, 3}, NNERGY_DTYPE_FLOAT32);
-    a.node("cast", "CastLike", {"v", "x"}, {"v_h"});
-    a.node("mul", "Mul", {"x", "v_h"}, {"y"});
-    a.output("y");
-    a.bind();
-    const partition q =
-        finalize_partition(*a.b, {a.k("cast", {"cast"}), a.k("mul", {"mul"})}, "test.partitioner");
-    CHECK(q.kernels[0].stats.input_bytes == 24.0);   // six floats
-    CHECK(q.kernels[0].stats.output_bytes == 12.0);  // six halves
+    const nnergy_kernel_stats cast = cast_kernel(false);
+    CHECK(cast.input_bytes == 24.0);   // six floats
+    CHECK(cast.output_bytes == 12.0);  // six halves
 }
 
 TEST_CASE("a batched matrix product's columns are its last dimension", "[partition]") {

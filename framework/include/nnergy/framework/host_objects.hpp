@@ -8,7 +8,6 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
@@ -61,9 +60,6 @@ namespace nnergy::detail {
 template <class T>
 class reusable_list {
 public:
-    reusable_list() = default;
-    reusable_list(std::initializer_list<T> items) : items_(items), used_(items_.size()) {}
-
     T* begin() noexcept { return items_.data(); }
     T* end() noexcept { return items_.data() + used_; }
     const T* begin() const noexcept { return items_.data(); }
@@ -72,7 +68,6 @@ public:
     bool empty() const noexcept { return used_ == 0; }
     T& operator[](size_t i) noexcept { return items_[i]; }
     const T& operator[](size_t i) const noexcept { return items_[i]; }
-    T& back() noexcept { return items_[used_ - 1]; }
     /// Forgets the elements, keeping them (and their strings' storage) for reuse.
     void clear() noexcept { used_ = 0; }
     /// The next element, a reused one (holding an earlier value: assign every member) or a new
@@ -85,7 +80,6 @@ public:
         }
         return items_[used_++];
     }
-    void push_back(T item) { grow(4) = std::move(item); }
 
 private:
     std::vector<T> items_;
@@ -96,7 +90,6 @@ private:
 template <class V>
 class keyed_list : public reusable_list<std::pair<std::string, V>> {
 public:
-    using reusable_list<std::pair<std::string, V>>::reusable_list;
     /// Sets `key` to `value`; `first` is the room made on the first insertion, sized to what the
     /// list usually holds.
     template <class T>
@@ -161,7 +154,6 @@ struct nnergy_results {
             return std::nullopt;
         }
         const std::string& name(uint32_t id) const { return names_[id]; }
-        size_t size() const noexcept { return names_.size(); }
 
     private:
         struct hash {

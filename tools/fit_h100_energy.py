@@ -7,7 +7,9 @@ on the same GPU (tests/data/measurements/gpu-h100-sxm5-energy.json: convolutions
 GEMMs, attention, normalization, pooling, elementwise at batch 64).
 
 The physics is the energy estimator's (plugins/estimators/energy/energy_model.hpp):
-  E(call) = P_idle x period + P_active x busy share x kernel time + sum(count(event) x pJ(event))
+  E(call) = P_idle x period + P_active x busy share x working time
+            + P_active x (1 - gating) x (idle share x working time + fixed time)
+            + sum(count(event) x pJ(event))
 with the events, kernel time and busy share of SMs exactly as the GPU architecture maps the call
 (each call is analyzed by the nnergy binary as the graph `nnergy validate` prices it with):
 FLOPs per unit and precision (CUDA-core fp32, TF32/fp16/bf16 tensor cores), bytes through L2,
@@ -125,8 +127,18 @@ def mapped_kernels(nnergy, graph, hardware, precision, runtime_file):
         events = {(e["category"], e["event"]): e["count"] for e in m.get("events", [])}
         # The latency estimator's time: the energy estimator's throttling depends on this file.
         time = k["metrics"].get("latency_unthrottled_s", k["metrics"]["latency_s"])
-        kernels.append((events, time, m["units_allocated"] / m["units_available"]))
+        overhead = min(time, m.get("launch_overhead_s", 0.0))
+        kernels.append((events, time, m["units_allocated"] / m["units_available"], overhead))
     return kernels
+
+
+def static_features(x, time, share, overhead):
+    """Adds one kernel's static features over `time`, of which `overhead` is its fixed
+    per-kernel time: the SMs it keeps busy draw active power while it works, and every SM waits
+    clocked but idle over the fixed time (estimate_kernel in energy_model.hpp)."""
+    working = max(0.0, time - overhead)
+    x["busy"] += working * share
+    x["clocked_idle"] += working * (1 - share) + (time - working)
 
 
 def theoretical_energy(events):
@@ -144,10 +156,11 @@ def samples(validation, nnergy, hardware):
              for g in micro["gemm"]]
     calls += [("add %s %d" % (e["dtype"], e["numel"]), e) for e in micro["elementwise"]]
     out = []
-    for (name, call), (events, latency, share) in zip(calls, runs):
+    for (name, call), (events, latency, share, overhead) in zip(calls, runs):
         period = call["energy_j"] / call["power_w"]  # the call's share of the measured loop
         busy_time = min(latency, period)
-        x = {"static": period, "busy": busy_time * share, "clocked_idle": busy_time * (1 - share)}
+        x = {"static": period, "busy": 0.0, "clocked_idle": 0.0}
+        static_features(x, busy_time, share, overhead * busy_time / latency if latency else 0.0)
         add_events(x, events)
         out.append((name, x, call["energy_j"] - theoretical_energy(events), call["energy_j"]))
     return out
@@ -179,14 +192,13 @@ def op_run_samples(op_runs, nnergy, hardware):
             kernels = mapped_kernels(nnergy, graph, hardware, run["precision"], eager)
             measured = sum(e["energy_j"] for e in energy)
             period = sum(e["energy_j"] / e["mean_power_w"] for e in energy) / len(energy)
-            modeled = sum(time for _, time, _ in kernels) or 1.0
+            modeled = sum(time for _, time, _, _ in kernels) or 1.0
             busy_time = min(modeled, period)
             x = {"static": period, "busy": 0.0, "clocked_idle": 0.0}
             events = {}
-            for kernel_events, time, share in kernels:
-                t = busy_time * time / modeled
-                x["busy"] += t * share
-                x["clocked_idle"] += t * (1 - share)
+            for kernel_events, time, share, overhead in kernels:
+                scale = busy_time / modeled
+                static_features(x, time * scale, share, overhead * scale)
                 for key, count in kernel_events.items():
                     events[key] = events.get(key, 0.0) + count
             add_events(x, events)
@@ -198,7 +210,8 @@ def op_run_samples(op_runs, nnergy, hardware):
 
 def add_events(x, events):
     """The fitted event features of one call: FLOPs per unit and precision, bytes through L2,
-    and the same bytes again from HBM when they exceed the L2."""
+    and the bytes the GPU architecture says come from HBM (those of a call whose tensors do not
+    stay in the L2 across the loop's calls)."""
     for (category, event), count in events.items():
         if category == "compute":
             # 16-bit CUDA-core work is priced at half the fp32 energy (the file says so).
@@ -208,10 +221,8 @@ def add_events(x, events):
                 x["cuda_core.float32"] = x.get("cuda_core.float32", 0) + count
             else:
                 x[event] = x.get(event, 0) + count
-    moved = events.get(("memory", "l2"), 0.0)
-    x["l2"] = moved
-    if moved > L2_BYTES:
-        x["dram_extra"] = moved
+    x["l2"] = events.get(("memory", "l2"), 0.0)
+    x["dram_extra"] = events.get(("memory", "dram"), 0.0)
 
 
 def solve(m, b):

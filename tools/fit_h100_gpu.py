@@ -423,14 +423,18 @@ def main():
         return 0
     path = args.check or args.write
     text = open(path).read()
-    # The tables run from the first [gpu.kernels.*] header to the last fitted table's end.
+    # The tables run from the first [gpu.kernels.*] header to the last fitted table's end, or
+    # to the first "# ---- " comment after them: tables from other fits (nnergy calibrate's
+    # grouped convolutions) follow under such a heading.
     first = text.find("[gpu.kernels.")
     end_marker = 'provenance = "fitted"\n'
-    if first < 0 or text.rfind(end_marker) < first:
+    others = text.find("\n# ---- ", first) if first >= 0 else -1
+    stop = others + 1 if others >= 0 else len(text)
+    if first < 0 or text.rfind(end_marker, 0, stop) < first:
         print("%s: no [gpu.kernels.*] tables ending in %s" % (path, end_marker.strip()),
               file=sys.stderr)
         return 1
-    last = text.rfind(end_marker) + len(end_marker)
+    last = text.rfind(end_marker, 0, stop) + len(end_marker)
     if args.write:
         with open(path, "w") as f:
             f.write(text[:first] + fitted_tables + text[last:])

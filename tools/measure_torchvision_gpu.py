@@ -9,7 +9,9 @@ Writes DIR/models-heldout.json (the shared set's format; tools/convert_validatio
 it) after every configuration, so a run cut short keeps what it measured, and stops starting
 configurations after SECONDS. Each model is exported (classic exporter, opset 17, batch fixed at
 1: tools/onnx_symbolic_batch.py makes it symbolic) to /tmp/onnx/MODEL.onnx with its weights in
-MODEL.onnx.data beside it, which nnergy does not need. Needs PyTorch with CUDA, torchvision,
+MODEL.onnx.data beside it, which nnergy does not need. That export folds batch norms into the
+convolutions, which PyTorch does not do when it runs the module: the graphs to estimate the
+measured runs with are tools/export_model_zoo.py --heldout's. Needs PyTorch with CUDA, torchvision,
 onnx and nvidia-ml-py (pynvml); energy is NVML's total-energy counter.
 """
 import json, os, sys, time, statistics

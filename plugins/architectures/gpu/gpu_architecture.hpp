@@ -4,7 +4,9 @@
 /// the arithmetic; this class reads the graph, the runtime's math modes and writes mappings).
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <mutex>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -39,11 +41,12 @@ public:
         : class_architecture(ctx, "nnergy.architecture.gpu"), math_(read_math(ctx.runtime())) {}
 
 private:
-    void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view&, uint32_t,
-                           const nnergy_map_options&, const precision_units& units,
-                           modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
+    void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                           uint32_t, const nnergy_map_options& options,
+                           const precision_units& units, modeling::kernel_facts& f,
+                           sdk::mapping_writer& out) const override {
         gpu_kernel k = modeling::model_kernel<gpu_kernel>(f);
-        if (k.cls == op_class::conv) {
+        if (k.cls == op_class::conv || k.cls == op_class::grouped_conv) {
             // Input channels per group = reduction depth / window size.
             const int64_t* window = nullptr;
             size_t rank = 0;
@@ -56,24 +59,54 @@ private:
         }
 
         const gpu_mapping m = gpu::map_kernel(hw_, units, math_, k);
+        const double dram =
+            dram_traffic(k, footprint(graph, partition, options.precision), hw_.l2_capacity);
         modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         out.set_text("unit_precision", m.unit_precision);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.splits > 1) out.set("split_k", m.splits);
         out.set("memory_efficiency", hw_.base.memory_efficiency);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
-        add_events(k, m, out);
+        add_events(k, m, dram, out);
+    }
+
+    /// The graph's footprint at `precision`, computed once per partition (partitions carry an
+    /// identity that is never reused; 0, from an older host, means "compute it every time").
+    graph_footprint footprint(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                              nnergy_dtype precision) const {
+        const uint64_t id = partition.identity();
+        if (id != 0) {
+            std::lock_guard<std::mutex> lock(footprint_mutex_);
+            if (id == footprint_partition_ && precision == footprint_precision_) return footprint_;
+        }
+        graph_footprint g;
+        for (uint32_t i = 0; i < partition.kernel_count(); ++i) {
+            const nnergy_kernel_stats s = partition.stats(i);
+            const double scale = modeling::bytes_scale(modeling::anchor_dtype(graph, s), precision);
+            g.weight_bytes += s.weight_bytes * scale;
+            g.largest_activation_bytes =
+                std::max(g.largest_activation_bytes, (s.input_bytes + s.output_bytes) * scale);
+        }
+        if (id != 0) {
+            std::lock_guard<std::mutex> lock(footprint_mutex_);
+            footprint_partition_ = id;
+            footprint_precision_ = precision;
+            footprint_ = g;
+        }
+        return g;
     }
 
     /// Events for the energy estimator (docs/hardware.md, "Energy"): the FLOPs on the unit and
-    /// precision that ran them; the bytes from HBM, which all cross L2 on their way to the SMs;
+    /// precision that ran them; every byte the kernel moves crosses L2 on its way to the SMs, and
+    /// `dram` of them come from or go to HBM (dram_traffic);
     /// operand tiles staged in shared memory (each MAC's operands are reused across a tile's
     /// columns and rows); bytes through the register file; warp instructions (one tensor-core
     /// MMA per 4096 FLOP, one CUDA-core FMA per 64, one 16-byte-per-lane load or store per 512
     /// bytes); one launch.
-    void add_events(const gpu_kernel& k, const gpu_mapping& m, sdk::mapping_writer& out) const {
+    void add_events(const gpu_kernel& k, const gpu_mapping& m, double dram,
+                    sdk::mapping_writer& out) const {
         out.add_event("compute", modeling::unit_event(m.unit, m.unit_precision), k.flops);
-        out.add_event("memory", "dram", m.dram_bytes);
+        out.add_event("memory", "dram", dram);
         out.add_event("memory", "l2", m.dram_bytes);
         double shared = 0;
         if (modeling::uses_matrix_tiles(k.cls) && k.macs > 0) {
@@ -91,6 +124,10 @@ private:
     }
 
     math_modes math_;
+    mutable std::mutex footprint_mutex_;
+    mutable uint64_t footprint_partition_ = 0;
+    mutable nnergy_dtype footprint_precision_ = NNERGY_DTYPE_UNDEFINED;
+    mutable graph_footprint footprint_;
 };
 
 }  // namespace nnergy::gpu

@@ -67,6 +67,8 @@ struct gpu_hardware {
     hardware_model base;
     /// Convolutions with fewer input channels per group run CUDA-core kernels (0: never).
     double tensor_core_min_channels = 0;
+    /// [memory.l2] capacity in bytes: what a repeated forward pass can keep on chip (0: none).
+    double l2_capacity = 0;
     modeling::class_table<class_params> kernels;
 
     const class_params& params(op_class c, std::string_view precision) const {
@@ -78,6 +80,7 @@ struct gpu_hardware {
         g.base = hardware_model::from_config(hw);
         g.tensor_core_min_channels =
             hardware_model::optional_number(hw, "gpu.tensor_core_min_channels", 0, 0);
+        g.l2_capacity = hardware_model::optional_number(hw, "memory.l2.capacity", 0, 0);
         g.kernels = modeling::read_class_table<class_params>(hw, "gpu", g.base, read_params);
         return g;
     }
@@ -127,9 +130,9 @@ inline unit_choice choose_unit(const gpu_hardware& hw, const precision_units& p,
         u.unit = p.vector ? &*p.vector : &p.matrix;
         return u;
     }
-    const bool tf32 =
-        p.precision == "float32" && ((c == op_class::conv && math.float32_conv_tf32) ||
-                                     (c != op_class::conv && math.float32_matmul_tf32));
+    const bool conv = c == op_class::conv || c == op_class::grouped_conv;
+    const bool tf32 = p.precision == "float32" &&
+                      ((conv && math.float32_conv_tf32) || (!conv && math.float32_matmul_tf32));
     if (tf32)
         if (const precision_units* t = hw.base.find("tfloat32")) {
             u.unit = &t->matrix;
@@ -142,7 +145,8 @@ inline unit_choice choose_unit(const gpu_hardware& hw, const precision_units& p,
 
 /// Output tiles over SMs: the busy fraction of the tile slots, padding and the last wave
 /// included. A problem with fewer tiles than SMs splits its reduction (split-K, as cuBLAS and
-/// cuDNN do) into parts of at least `split_k_depth`, over the idle SMs.
+/// cuDNN do) into parts of at least `split_k_depth`, over the idle SMs. A grouped convolution
+/// is `groups` GEMMs of `n / groups` columns each: every group pads its own tiles.
 struct tiling {
     double tiles = 1;
     double splits = 1;
@@ -151,11 +155,13 @@ struct tiling {
     double sms_busy = 1;
 };
 
-inline tiling tile(double outputs, double n, double k, double sms, const class_params& p) {
+inline tiling tile(double outputs, double n, double k, double sms, const class_params& p,
+                   double groups = 1) {
     tiling t;
     n = std::max(1.0, n);
+    groups = std::clamp(groups, 1.0, n);
     const double m = std::max(1.0, outputs / n);
-    t.tiles = std::ceil(m / p.tile_m) * std::ceil(n / p.tile_n);
+    t.tiles = std::ceil(m / p.tile_m) * std::ceil(n / groups / p.tile_n) * groups;
     if (p.split_k_depth > 0 && t.tiles < sms)
         t.splits =
             std::max(1.0, std::min(std::floor(sms / t.tiles), std::floor(k / p.split_k_depth)));
@@ -163,6 +169,27 @@ inline tiling tile(double outputs, double n, double k, double sms, const class_p
     t.utilization = std::min(1.0, (m * n * t.splits) / (t.waves * sms * p.tile_m * p.tile_n));
     t.sms_busy = std::min(sms, t.tiles * t.splits);
     return t;
+}
+
+/// What the whole graph keeps in memory, in the compute precision: every kernel's weights, and
+/// the largest activations (inputs and outputs) of any one kernel.
+struct graph_footprint {
+    double weight_bytes = 0;
+    double largest_activation_bytes = 0;
+};
+
+/// The bytes a kernel moves to or from DRAM in a forward pass that is run again and again (as
+/// inference is, and as it is measured). Its activations stay in L2 between the kernel that
+/// writes them and the one that reads them unless they exceed it; the graph's weights stay in
+/// L2 from one pass to the next when they fit beside the largest kernel's activations, and are
+/// streamed from DRAM on every pass when they do not. Without an L2 every byte is DRAM traffic.
+inline double dram_traffic(const modeling::kernel_work& k, const graph_footprint& g,
+                           double l2_capacity) {
+    if (l2_capacity <= 0) return std::max(0.0, k.dram_bytes());
+    const double activations = std::max(0.0, k.input_bytes + k.output_bytes);
+    const bool weights_stay = g.weight_bytes + g.largest_activation_bytes <= l2_capacity;
+    return (activations > l2_capacity ? activations : 0.0) +
+           (weights_stay ? 0.0 : std::max(0.0, k.weight_bytes));
 }
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
@@ -192,8 +219,8 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     unit_choice choice = choose_unit(hw, p, k.cls, math);
     // Tensor-core convolution kernels need enough input channels (a 3-channel stem runs an
     // implicit-GEMM CUDA-core kernel).
-    const bool narrow = k.cls == op_class::conv && k.input_channels > 0 &&
-                        k.input_channels < hw.tensor_core_min_channels;
+    const bool narrow = (k.cls == op_class::conv || k.cls == op_class::grouped_conv) &&
+                        k.input_channels > 0 && k.input_channels < hw.tensor_core_min_channels;
     const class_params& cp = hw.params(k.cls, choice.precision);
     if (narrow) {
         const precision_units* fp =
@@ -213,7 +240,8 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     double efficiency = u.efficiency * (narrow ? cp.narrow_efficiency : cp.efficiency);
     if (uses_matrix_tiles(k.cls) && k.macs > 0 && !narrow) {
         const double depth = k.macs / std::max(1.0, k.outputs);
-        const tiling t = tile(k.outputs, k.out_channels, depth, sms, cp);
+        const tiling t = tile(k.outputs, k.out_channels, depth, sms, cp,
+                              k.cls == op_class::grouped_conv ? k.groups : 1.0);
         m.utilization = t.utilization;
         m.units_allocated = t.sms_busy;
         m.waves = t.waves;
@@ -282,6 +310,13 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
             append_number(e, m.splits, 0, true);
             e += " ways";
         }
+    }
+    if (k.cls == op_class::grouped_conv && k.groups > 1) {
+        e += ", ";
+        append_number(e, k.groups, 0, true);
+        e += " groups of ";
+        append_number(e, k.out_channels / k.groups, 0, true);
+        e += " output channels";
     }
     if (narrow) e += ", too few input channels for tensor cores";
     e += ", ";

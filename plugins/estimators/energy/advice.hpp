@@ -146,7 +146,8 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
     size_t fusible = 0;
     for (const kernel_summary& k : kernels)
         if (k.single_consumer_of_producer &&
-            (k.op_class == "elementwise" || k.op_class == "normalization")) {
+            (k.op_class == "elementwise" || k.op_class == "normalization" ||
+             k.op_class == "batch_norm")) {
             ++fusible;
             // Fused, the intermediate tensor stays on chip, the launch and the kernel's own
             // time (its static energy) go.

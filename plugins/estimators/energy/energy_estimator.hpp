@@ -94,6 +94,7 @@ public:
             in.name = partition.name(k);
             in.index = k;
             in.latency_s = *latency;
+            in.overhead_s = mapping.number_or("launch_overhead_s", 0.0);
             in.units_allocated = mapping.number_or("units_allocated", 0.0);
             in.units_available = mapping.number_or("units_available", 0.0);
             in.ideal_time_s =

@@ -199,6 +199,7 @@ struct kernel_input {
     std::string_view name;  ///< the kernel's name, for messages
     uint32_t index = 0;     ///< its number
     double latency_s = 0;   ///< from the latency estimator
+    double overhead_s = 0;  ///< the part of it that is fixed per-kernel time (launch_overhead_s)
     double units_allocated = 0;
     double units_available = 0;  ///< 0: unknown (every unit counted busy)
     double ideal_time_s = 0;     ///< the kernel at peak rate and bandwidth (under-utilization)
@@ -247,20 +248,27 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
         e.dynamic_j += j;
     }
     // Static power while the kernel runs: busy units, and clocked-but-idle ones unless gated.
+    // Units are busy while the kernel works; over its fixed per-kernel time (launch_overhead_s:
+    // ramp-up, tail, set-up) every unit waits, clocked but idle.
     const double busy =
         k.units_available > 0 ? std::clamp(k.units_allocated / k.units_available, 0.0, 1.0) : 1.0;
     const double busy_units_w = t.active_power_w * busy;
     const double idle_units_w = t.active_power_w * (1 - busy) * (1 - t.power_gating);
-    e.static_power_w = t.idle_power_w + busy_units_w + idle_units_w;
+    const double waiting_units_w = t.active_power_w * (1 - t.power_gating);
+    const double working_share =
+        e.latency_s > 0 ? 1 - std::clamp(k.overhead_s, 0.0, e.latency_s) / e.latency_s : 1.0;
+    e.static_power_w = t.idle_power_w + (busy_units_w + idle_units_w) * working_share +
+                       waiting_units_w * (1 - working_share);
     if (e.latency_s > 0 && t.power_limit_w > 0 &&
         e.dynamic_j / e.latency_s + e.static_power_w > t.power_limit_w) {
         // Throttled: the dynamic work stays, the time grows until the power meets the limit.
         e.latency_s = e.dynamic_j / (t.power_limit_w - e.static_power_w);
         e.throttled = true;
     }
+    const double working_s = e.latency_s * working_share;
     const double idle_j = t.idle_power_w * e.latency_s;
-    const double busy_j = busy_units_w * e.latency_s;
-    const double clocked_j = idle_units_w * e.latency_s;
+    const double busy_j = busy_units_w * working_s;
+    const double clocked_j = idle_units_w * working_s + waiting_units_w * (e.latency_s - working_s);
     e.entries.push_back({"static", "idle_power", idle_j});
     e.entries.push_back({"static", "busy_units", busy_j});
     e.entries.push_back({"static", "clocked_idle_units", clocked_j});

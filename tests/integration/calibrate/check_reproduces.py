@@ -3,8 +3,8 @@
 """A catalog entry whose constants are nnergy calibrate's output: calibrating it again on the
 same measurements must leave every fitted constant within --tolerance of the entry's value.
 
-usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fix PATTERN ...]
-       [--runs model|op|all] [--tolerance PCT]
+usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fit PATTERN ...]
+       [--fix PATTERN ...] [--runs model|op|all] [--tolerance PCT]
 """
 import argparse
 import os
@@ -20,6 +20,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("entry")
     ap.add_argument("measurements", nargs="+")
+    ap.add_argument("--fit", action="append", default=[],
+                    help="the constants the entry's own calibration fitted (default: calibrate's)")
     ap.add_argument("--fix", action="append", default=[],
                     help="a constant the entry's own calibration held")
     ap.add_argument("--runs", default="all", help="calibrate's --runs")
@@ -28,6 +30,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     overlay = os.path.join(a.out, "recalibrated.toml")
     p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay, "--runs", a.runs] +
+                       [x for f in a.fit for x in ("--fit", f)] +
                        [x for f in a.fix for x in ("--fix", f)],
                        capture_output=True, text=True)
     print(p.stdout, p.stderr)

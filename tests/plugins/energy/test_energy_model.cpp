@@ -68,6 +68,27 @@ TEST_CASE("energy: one kernel by hand", "[energy]") {
     CHECK(e.entries[5].joules == Approx(0.0125));  // clocked-but-idle units, half gated
 }
 
+TEST_CASE("energy: over a kernel's fixed time every unit waits, clocked but idle", "[energy]") {
+    fake::install();
+    const fake::config hw = device();
+    const energy_table t = energy_table::from_config(hw.view(), "hardware 'toy'");
+    kernel_input k = gemm_kernel();
+    k.overhead_s = 0.4e-3;  // of its 1 ms, 0.6 ms of work
+    kernel_energy e;
+    estimate_kernel(t, k, e);
+    // work: 0.6 ms at 100 + 25 + 12.5 W; fixed time: 0.4 ms at 100 W + 50 W x (1 - 0.5 gated)
+    CHECK(e.entries[3].joules == Approx(0.1));                          // idle, the whole 1 ms
+    CHECK(e.entries[4].joules == Approx(25 * 0.6e-3));                  // busy units, work only
+    CHECK(e.entries[5].joules == Approx(12.5 * 0.6e-3 + 25 * 0.4e-3));  // waiting units
+    CHECK(e.static_power_w == Approx(100 + 37.5 * 0.6 + 25 * 0.4));
+    CHECK(e.static_j == Approx(e.static_power_w * 1e-3));
+    // A fixed time longer than the latency is the whole kernel.
+    k.overhead_s = 5e-3;
+    estimate_kernel(t, k, e);
+    CHECK(e.entries[4].joules == 0);
+    CHECK(e.static_power_w == Approx(125));
+}
+
 TEST_CASE("energy: a kernel over the power limit is throttled", "[energy]") {
     fake::install();
     fake::config hw;

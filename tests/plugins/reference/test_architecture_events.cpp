@@ -78,7 +78,9 @@ TEST_CASE("events: GPU", "[events]") {
     const double dram = x.level("dram");
     CHECK(dram == Approx(655360));  // 1.25 MiB of float32 bytes, halved
     CHECK(x.event("compute", "tensor_core.float16") == 2 * k_macs);
-    CHECK(x.event("memory", "dram") == dram);
+    // Every byte crosses the L2; a graph this small stays in its 50 MB from one pass to the
+    // next, so none comes from HBM (the latency's memory level still prices every byte).
+    CHECK(x.event("memory", "dram") == 0);
     CHECK(x.event("memory", "l2") == dram);
     // 128 x 128 tensor-core tiles (gemm.float16): each MAC's 2-byte operands are reused 128
     // times along each side: MACs x 2 B x (1/128 + 1/128).

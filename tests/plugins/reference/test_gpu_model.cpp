@@ -14,9 +14,12 @@ namespace roofline = nnergy::roofline;
 TEST_CASE("gpu: kernels are classified by anchor op and pattern", "[gpu]") {
     CHECK(gpu::classify("Conv", "conv_bn_act", 1e6, false, 1) == gpu::op_class::conv);
     CHECK(gpu::classify("Conv", "conv", 1e6, true, 32) == gpu::op_class::depthwise);
+    CHECK(gpu::classify("Conv", "conv", 1e6, false, 32) == gpu::op_class::grouped_conv);
     CHECK(gpu::classify("MatMul", "linear", 1e6, false, 1) == gpu::op_class::gemm);
     CHECK(gpu::classify("MatMul", "attention", 1e6, false, 1) == gpu::op_class::attention);
     CHECK(gpu::classify("BatchNormalization", "batchnormalization", 0, false, 1) ==
+          gpu::op_class::batch_norm);
+    CHECK(gpu::classify("LayerNormalization", "layernorm", 0, false, 1) ==
           gpu::op_class::normalization);
     CHECK(gpu::classify("MaxPool", "maxpool", 0, false, 1) == gpu::op_class::pooling);
     CHECK(gpu::classify("Relu", "relu", 0, false, 1) == gpu::op_class::elementwise);
@@ -201,6 +204,78 @@ TEST_CASE("gpu: a device without GEMV figures keeps its GEMM ones", "[gpu]") {
     const gpu::gpu_hardware full = gpu::gpu_hardware::from_config(file.view());
     CHECK(full.params(gpu::op_class::gemv, "float32").memory_efficiency ==
           Approx(file.number("gpu.kernels.gemv.memory_efficiency")));
+}
+
+TEST_CASE("gpu: a device without grouped-convolution figures keeps its conv ones", "[gpu]") {
+    nnergy::test::loaded file{"h100-sxm5"};
+    std::vector<nnergy_named_value> without;
+    for (const nnergy_named_value& v : file.named)
+        if (nnergy::sdk::from_sv(v.name).rfind("gpu.kernels.grouped_conv.", 0) != 0)
+            without.push_back(v);
+    REQUIRE(without.size() < file.named.size());
+    const gpu::gpu_hardware hw =
+        gpu::gpu_hardware::from_config(nnergy::sdk::config_view(without.data(), without.size()));
+    const gpu::class_params& conv = hw.params(gpu::op_class::conv, "tfloat32");
+    const gpu::class_params& grouped = hw.params(gpu::op_class::grouped_conv, "tfloat32");
+    CHECK(grouped.efficiency == hw.params(gpu::op_class::conv, "").efficiency);
+    CHECK(grouped.tile_n == conv.tile_n);
+    const gpu::gpu_hardware full = gpu::gpu_hardware::from_config(file.view());
+    CHECK(full.params(gpu::op_class::grouped_conv, "tfloat32").efficiency ==
+          Approx(file.number("gpu.kernels.grouped_conv.tfloat32.efficiency")));
+}
+
+TEST_CASE("gpu: a grouped convolution pads each group's tiles", "[gpu]") {
+    gpu::class_params p;
+    p.tile_m = 32;
+    p.tile_n = 16;
+    // ResNeXt-50 layer1 at batch 1: 56x56 outputs, 128 channels in 32 groups of 4.
+    const double pixels = 56 * 56;
+    const gpu::tiling dense = gpu::tile(pixels * 128, 128, 36, 132, p);
+    const gpu::tiling grouped = gpu::tile(pixels * 128, 128, 36, 132, p, 32);
+    CHECK(dense.tiles == std::ceil(pixels / 32) * 8);
+    CHECK(grouped.tiles == std::ceil(pixels / 32) * 32);  // 4 of each tile's 16 columns used
+    CHECK(grouped.utilization < dense.utilization / 3);
+    // Groups as wide as a tile pad nothing: the same tiles as the dense problem.
+    const gpu::tiling wide = gpu::tile(pixels * 128, 128, 36, 132, p, 8);
+    CHECK(wide.tiles == dense.tiles);
+    CHECK(wide.utilization == Approx(dense.utilization));
+}
+
+TEST_CASE("gpu: grouped convolutions run on tensor cores only with enough channels per group",
+          "[gpu]") {
+    const h100 g;
+    gpu::gpu_kernel k = conv(8, 4, 128, 56, 3);  // per group: 4 input channels
+    k.cls = gpu::op_class::grouped_conv;
+    k.groups = 32;
+    k.out_channels = 128;
+    const gpu::gpu_mapping narrow = g.map("float16", k);
+    CHECK(narrow.unit == "cuda_core");
+    k = conv(8, 32, 1024, 7, 3);  // 32 groups of 32 channels
+    k.cls = gpu::op_class::grouped_conv;
+    k.groups = 32;
+    const gpu::gpu_mapping wide = g.map("float32", k);
+    CHECK(wide.unit == "tensor_core");
+    CHECK(wide.unit_precision == "tfloat32");  // cuDNN's TF32 applies as to dense convolutions
+    // The H100's grouped table, not its conv table, prices the kernel.
+    CHECK(wide.fixed_time_s ==
+          Approx(g.file.number("gpu.kernels.grouped_conv.tfloat32.fixed_time")));
+}
+
+TEST_CASE("gpu: what a repeated forward pass moves to and from DRAM", "[gpu]") {
+    nnergy::modeling::kernel_work k;
+    k.input_bytes = 8e6;
+    k.output_bytes = 4e6;
+    k.weight_bytes = 2e6;
+    const double l2 = 50e6;
+    // Small activations and weights that all fit: nothing leaves the L2.
+    CHECK(gpu::dram_traffic(k, {30e6, 20e6}, l2) == 0);
+    // The graph's weights do not fit beside its largest activations: they stream every pass.
+    CHECK(gpu::dram_traffic(k, {40e6, 20e6}, l2) == 2e6);
+    // Activations larger than the L2 stream as well.
+    k.input_bytes = 60e6;
+    CHECK(gpu::dram_traffic(k, {40e6, 64e6}, l2) == 64e6 + 2e6);
+    // No L2 in the file: every byte is DRAM traffic.
+    CHECK(gpu::dram_traffic(k, {0, 0}, 0) == k.dram_bytes());
 }
 
 TEST_CASE("runtime: eager issue overlaps device execution as a two-stage pipeline", "[runtime]") {

@@ -15,11 +15,28 @@ namespace nnergy::modeling {
 
 /// What a kernel is, as far as an architecture cares: what unit it suits and how it behaves.
 /// `gemv` is a matrix-vector product (a GEMM with one output row or column): libraries run it
-/// as a streaming kernel, not as output tiles.
-enum class op_class { gemm, gemv, conv, depthwise, attention, normalization, pooling, elementwise };
-inline constexpr std::array<op_class, 8> all_classes{
-    op_class::gemm,      op_class::gemv,          op_class::conv,    op_class::depthwise,
-    op_class::attention, op_class::normalization, op_class::pooling, op_class::elementwise};
+/// as a streaming kernel, not as output tiles. `grouped_conv` is a convolution of several
+/// groups, each wider than one channel: a small GEMM per group, whose short reduction and
+/// narrow output tile a matrix unit poorly; `depthwise` is one channel per group.
+/// `batch_norm` is inference batch normalization run as a kernel of its own (a per-channel
+/// scale and shift, as eager frameworks run it): it reduces nothing, unlike `normalization`
+/// (layer, group, instance norms), and libraries run it with kernels of their own.
+enum class op_class {
+    gemm,
+    gemv,
+    conv,
+    grouped_conv,
+    depthwise,
+    attention,
+    normalization,
+    batch_norm,
+    pooling,
+    elementwise
+};
+inline constexpr std::array<op_class, 10> all_classes{
+    op_class::gemm,      op_class::gemv,       op_class::conv,          op_class::grouped_conv,
+    op_class::depthwise, op_class::attention,  op_class::normalization, op_class::batch_norm,
+    op_class::pooling,   op_class::elementwise};
 
 inline std::string_view class_name(op_class c) noexcept {
     switch (c) {
@@ -29,12 +46,16 @@ inline std::string_view class_name(op_class c) noexcept {
             return "gemv";
         case op_class::conv:
             return "conv";
+        case op_class::grouped_conv:
+            return "grouped_conv";
         case op_class::depthwise:
             return "depthwise";
         case op_class::attention:
             return "attention";
         case op_class::normalization:
             return "normalization";
+        case op_class::batch_norm:
+            return "batch_norm";
         case op_class::pooling:
             return "pooling";
         case op_class::elementwise:
@@ -44,7 +65,8 @@ inline std::string_view class_name(op_class c) noexcept {
 }
 
 inline bool uses_matrix_tiles(op_class c) noexcept {
-    return c == op_class::gemm || c == op_class::conv || c == op_class::attention;
+    return c == op_class::gemm || c == op_class::conv || c == op_class::grouped_conv ||
+           c == op_class::attention;
 }
 
 /// The class of a kernel from its anchor op (the member with the most FLOPs), its fusion
@@ -55,13 +77,15 @@ inline op_class classify(std::string_view anchor_op, std::string_view pattern, d
     if (macs > 0) {
         if (anchor_op == "Conv" || anchor_op == "ConvTranspose" || anchor_op == "ConvInteger" ||
             anchor_op == "QLinearConv")
-            return depthwise || groups > 1 ? op_class::depthwise : op_class::conv;
+            return depthwise    ? op_class::depthwise
+                   : groups > 1 ? op_class::grouped_conv
+                                : op_class::conv;
         return op_class::gemm;
     }
-    if (anchor_op == "BatchNormalization" || anchor_op == "LayerNormalization" ||
-        anchor_op == "InstanceNormalization" || anchor_op == "GroupNormalization" ||
-        anchor_op == "LpNormalization" || anchor_op == "RMSNormalization" ||
-        pattern == "layernorm" || pattern == "add_layernorm")
+    if (anchor_op == "BatchNormalization") return op_class::batch_norm;
+    if (anchor_op == "LayerNormalization" || anchor_op == "InstanceNormalization" ||
+        anchor_op == "GroupNormalization" || anchor_op == "LpNormalization" ||
+        anchor_op == "RMSNormalization" || pattern == "layernorm" || pattern == "add_layernorm")
         return op_class::normalization;
     if (anchor_op.find("Pool") != std::string_view::npos || anchor_op.substr(0, 6) == "Reduce" ||
         anchor_op == "Softmax" || anchor_op == "LogSoftmax" || anchor_op == "ArgMax" ||
@@ -90,8 +114,10 @@ public:
     }
 
     /// `read(hw, prefix, fallback)` reads one table's keys ("gpu.kernels.conv.") over a
-    /// fallback: the class's own table falls back to `defaults` (`gemv` to the `gemm` table: a
-    /// device without GEMV figures keeps its GEMM ones), an override to its class.
+    /// fallback: the class's own table falls back to `defaults` (`gemv` to the `gemm` table,
+    /// `grouped_conv` to the `conv` table and `batch_norm` to the `normalization` table: a
+    /// device without figures of its own for them keeps those of the general case), an override
+    /// to its class.
     template <class Reader>
     static class_table read(const sdk::config_view& hw, std::string_view section,
                             const std::vector<std::string>& precisions, const Params& defaults,
@@ -102,7 +128,11 @@ public:
                 std::string(section) + ".kernels." + std::string(class_name(c)) + ".";
             Params& generic = t.classes_[static_cast<size_t>(c)];
             const Params& fallback =
-                c == op_class::gemv ? t.classes_[static_cast<size_t>(op_class::gemm)] : defaults;
+                c == op_class::gemv           ? t.classes_[static_cast<size_t>(op_class::gemm)]
+                : c == op_class::grouped_conv ? t.classes_[static_cast<size_t>(op_class::conv)]
+                : c == op_class::batch_norm
+                    ? t.classes_[static_cast<size_t>(op_class::normalization)]
+                    : defaults;
             generic = read_params(hw, base, fallback);
             for (const std::string& p : precisions) {
                 const std::string prefix = base + p + ".";

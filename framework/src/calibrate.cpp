@@ -289,16 +289,24 @@ public:
 
     const std::vector<size_t>& configs() const { return configs_; }
 
-    /// Terms of configurations `subset` (positions in configs()) at `values`.
+    /// Terms of configurations `subset` (positions in configs()) at `values`. A `candidate`
+    /// the search tries may be a hardware file the plugins refuse (an idle power above the
+    /// power limit): it is then no better than any other point, infinitely bad, rather than an
+    /// error. At the values the search has accepted, a refusal is an error.
     std::vector<config_terms> terms(const std::vector<double>& values,
-                                    const std::vector<size_t>& subset) {
+                                    const std::vector<size_t>& subset, bool candidate = false) {
         ++evaluations_;
         std::vector<size_t> indices;
         for (size_t k : subset) indices.push_back(configs_[k]);
         std::vector<config_terms> out;
-        for (const validated_config& c :
-             session_.predict(with_parameters(hw_, parameters_, values), &indices))
-            out.push_back(terms_of(c));
+        try {
+            for (const validated_config& c :
+                 session_.predict(with_parameters(hw_, parameters_, values), &indices))
+                out.push_back(terms_of(c));
+        } catch (const std::exception&) {
+            if (!candidate) throw;
+            out.assign(subset.size(), {std::numeric_limits<double>::infinity(), 1});
+        }
         return out;
     }
 
@@ -354,7 +362,7 @@ double fit_parameters(const validation_session& session,
             std::vector<double> moved = x;
             moved[i] = std::clamp(x[i] * factor, parameters[i].lower, parameters[i].upper);
             if (moved[i] == x[i]) continue;
-            const std::vector<config_terms> t = state.terms(moved, all);
+            const std::vector<config_terms> t = state.terms(moved, all, true);
             for (size_t k = 0; k < all.size(); ++k) {
                 const double a = t[k].sum, b = terms[k].sum;
                 if (a != b && !(std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b))))
@@ -394,7 +402,7 @@ double fit_parameters(const validation_session& session,
                 candidate[i] = std::clamp(x[i] * std::pow(span, step / 4.0), parameters[i].lower,
                                           parameters[i].upper);
                 if (candidate[i] == x[i]) continue;
-                std::vector<config_terms> t = state.terms(candidate, d);
+                std::vector<config_terms> t = state.terms(candidate, d, true);
                 double new_sum = 0;
                 for (const config_terms& c : t) new_sum += c.sum;
                 if (!std::isfinite(new_sum) || !better(sum - old_sum + new_sum, sum)) continue;
@@ -424,7 +432,7 @@ double fit_parameters(const validation_session& session,
                 moved = moved || candidate[i] != x[i];
             }
             if (!moved) break;
-            std::vector<config_terms> t = state.terms(candidate, all);
+            std::vector<config_terms> t = state.terms(candidate, all, true);
             double new_sum = 0;
             for (const config_terms& c : t) new_sum += c.sum;
             if (!std::isfinite(new_sum) || !better(new_sum, sum)) break;

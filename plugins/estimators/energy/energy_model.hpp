@@ -177,11 +177,16 @@ struct energy_table {
             if (const auto tdp = hw.number("power.limit").has_value() ? hw.number("power.limit")
                                                                       : hw.number("power.tdp"))
                 t.power_limit_w = *tdp;
-        if (t.present && t.power_limit_w > 0 && t.power_limit_w <= t.idle_power_w)
+        // A device must be able to keep every unit busy within its limit: throttling slows the
+        // dynamic work down, it cannot take static power below the limit.
+        if (t.present && t.power_limit_w > 0 &&
+            t.power_limit_w <= t.idle_power_w + t.active_power_w)
             throw sdk::error(t.hardware + ": the power limit (" +
                                  modeling::format("%g", t.power_limit_w) +
-                                 " W) must exceed energy.static.idle_power (" +
-                                 modeling::format("%g", t.idle_power_w) + " W)",
+                                 " W) must exceed energy.static.idle_power + active_power (" +
+                                 modeling::format("%g", t.idle_power_w) + " + " +
+                                 modeling::format("%g", t.active_power_w) +
+                                 " W: the static power with every unit busy)",
                              NNERGY_CODE_INVALID_ARGUMENT);
         return t;
     }

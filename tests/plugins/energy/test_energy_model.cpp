@@ -157,6 +157,13 @@ TEST_CASE("energy: malformed tables are errors naming the file, line and key", "
     limit.number("energy.static.idle_power", 100).number("power.tdp", 80);
     CHECK_THAT(error_of(limit), Catch::Contains("power limit (80") &&
                                     Catch::Contains("must exceed energy.static.idle_power"));
+    // Every unit busy must fit too: static power the limit cannot absorb is no throttling.
+    fake::config busy_limit;
+    busy_limit.number("energy.static.idle_power", 100)
+        .number("energy.static.active_power", 50)
+        .number("power.tdp", 140);
+    CHECK_THAT(error_of(busy_limit), Catch::Contains("power limit (140") &&
+                                         Catch::Contains("idle_power + active_power (100 + 50"));
     fake::config bare;
     bare.number("energy.dram", 1e-12, 3);
     CHECK_THAT(error_of(bare), Catch::Contains("energy.<category>.<event>"));

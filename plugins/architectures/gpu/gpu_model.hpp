@@ -301,7 +301,7 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     e += ": ";
     modeling::append_units_and_waves(e, m.units_allocated, sms, hw.base.unit_name, m.waves);
     append_percent(e, m.utilization);
-    e += uses_matrix_tiles(k.cls) && k.macs > 0 ? " of tile slots" : " of thread slots";
+    e += uses_matrix_tiles(k.cls) && k.macs > 0 && !narrow ? " of tile slots" : " of thread slots";
     if (m.reduction_depth > 0) {
         e += ", K ";
         append_short_number(e, m.reduction_depth);

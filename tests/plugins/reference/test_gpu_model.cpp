@@ -97,6 +97,8 @@ TEST_CASE("gpu: units follow the op class, the precision and the runtime's math"
     const gpu::gpu_mapping stem = g.map("float32", conv(1, 3, 64, 112, 7));
     CHECK(stem.unit == "cuda_core");
     CHECK_THAT(stem.explanation, Catch::Contains("too few input channels"));
+    // It runs as threads, not tiles: the explanation says which slots it fills.
+    CHECK_THAT(stem.explanation, Catch::Contains("of thread slots"));
     // Depthwise convolutions run on CUDA cores even in fp16.
     gpu::gpu_kernel dw = conv(1, 1, 144, 56, 3);
     dw.cls = gpu::op_class::depthwise;

@@ -38,6 +38,14 @@ inline constexpr std::array<op_class, 10> all_classes{
     op_class::depthwise, op_class::attention,  op_class::normalization, op_class::batch_norm,
     op_class::pooling,   op_class::elementwise};
 
+// class_table::read fills each class's table in this order, so a class that falls back to
+// another's table must come after it.
+static_assert(static_cast<int>(op_class::gemm) < static_cast<int>(op_class::gemv) &&
+                  static_cast<int>(op_class::conv) < static_cast<int>(op_class::grouped_conv) &&
+                  static_cast<int>(op_class::normalization) <
+                      static_cast<int>(op_class::batch_norm),
+              "a fallback table must be read before the classes that fall back to it");
+
 inline std::string_view class_name(op_class c) noexcept {
     switch (c) {
         case op_class::gemm:

@@ -246,19 +246,18 @@ def image_model(build):
     return (build, lambda: torch.randn(1, 3, 224, 224), "input", {0: "batch"})
 
 
-M = torchvision.models
+def torchvision_model(name, **options):
+    """torchvision's `name` with random weights, as an image model."""
+    return image_model(lambda: getattr(torchvision.models, name)(weights=None, **options))
+
+
 MODELS = {
-    "resnet18": image_model(lambda: M.resnet18(weights=None)),
-    "resnet50": image_model(lambda: M.resnet50(weights=None)),
-    "mobilenet_v2": image_model(lambda: M.mobilenet_v2(weights=None)),
-    "mobilenet_v3_small": image_model(lambda: M.mobilenet_v3_small(weights=None)),
-    "efficientnet_b0": image_model(lambda: M.efficientnet_b0(weights=None)),
-    "vit_b_16": image_model(lambda: M.vit_b_16(weights=None)),
-    "alexnet": image_model(lambda: M.alexnet(weights=None)),
+    **{name: torchvision_model(name) for name in ("resnet18", "resnet50", "mobilenet_v2",
+                                                   "mobilenet_v3_small", "efficientnet_b0",
+                                                   "vit_b_16", "alexnet")},
     # init_weights=False: the default init draws truncated normals through scipy, slowly, and the
     # weights are discarded anyway.
-    "googlenet": image_model(lambda: M.googlenet(weights=None, aux_logits=False,
-                                                 init_weights=False)),
+    "googlenet": torchvision_model("googlenet", aux_logits=False, init_weights=False),
     "bert_encoder": (BertEncoder, lambda: torch.randint(0, BertEncoder.VOCAB, (1, SEQ)),
                      "input_ids", {0: "batch", 1: "seq"}),
     "transformer_24l": (Transformer24L, lambda: torch.randint(0, Transformer24L.VOCAB, (1, SEQ)),
@@ -269,14 +268,9 @@ MODELS = {
                   {0: "batch", 1: "seq"}),
 }
 # The held-out models (--heldout): measured on the H100, never part of any fit.
-HELDOUT = {
-    "efficientnet_b0": image_model(lambda: M.efficientnet_b0(weights=None)),
-    "mobilenet_v3_large": image_model(lambda: M.mobilenet_v3_large(weights=None)),
-    "regnet_y_400mf": image_model(lambda: M.regnet_y_400mf(weights=None)),
-    "resnext50_32x4d": image_model(lambda: M.resnext50_32x4d(weights=None)),
-    "convnext_tiny": image_model(lambda: M.convnext_tiny(weights=None)),
-    "densenet121": image_model(lambda: M.densenet121(weights=None)),
-}
+HELDOUT = {name: torchvision_model(name) for name in (
+    "efficientnet_b0", "mobilenet_v3_large", "regnet_y_400mf", "resnext50_32x4d", "convnext_tiny",
+    "densenet121")}
 HELDOUT_OUT = os.path.join(ROOT, "tests", "data", "onnx", "heldout")
 HELDOUT_MEASUREMENTS = os.path.join(ROOT, "tests", "data", "measurements",
                                     "h100-heldout-models.json")

@@ -14,9 +14,9 @@ with the events, kernel time and busy share of SMs exactly as the GPU architectu
 (each call is analyzed by the nnergy binary as the graph `nnergy validate` prices it with):
 FLOPs per unit and precision (CUDA-core fp32, TF32/fp16/bf16 tensor cores), bytes through L2,
 bytes from HBM. `period` is the time one call occupies in the measured loop (energy per call /
-power); kernels shorter than it leave the GPU idle for the rest. Which level the bytes come from
-follows the L2's capacity (50 MB): a call whose operands fit stays in L2 across the loop's
-calls, one that does not streams from HBM.
+power); kernels shorter than it leave the GPU idle for the rest. Which bytes come from HBM is the
+architecture's own rule (its `dram` events): what fits in the L2 stays there across the loop's
+calls, what does not streams from HBM.
 
 The kernel time is the architecture's, not the measured one, because the estimator charges busy
 power over its own time: the fit finds the coefficients that make the estimator's energy right.
@@ -39,7 +39,6 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-L2_BYTES = 50e6  # [WP] H100 SXM5 L2 cache size 50 MB
 
 FITTED = ["static", "busy", "clocked_idle", "cuda_core.float32", "tensor_core.tfloat32", "tensor_core.float16",
           "tensor_core.bfloat16", "dram_extra"]

@@ -663,12 +663,11 @@ std::vector<validated_config> validation_session::predict(const config_values& h
     for (size_t v = 0; v < variants.size(); ++v) hardware_of(v);  // before threads read them
     std::vector<validated_config> out(n);
     quiet_plugins quiet;
-    std::vector<std::unique_ptr<size_t>> slots;  // thread t uses the runtimes' t-th workers
-    for (size_t t = 0; t < threads; ++t) slots.push_back(std::make_unique<size_t>(t));
-    parallel_for(slots, n, [&](const size_t& slot, size_t j) {
+    // Thread t uses each runtime's t-th worker.
+    parallel_for(threads, n, [&](size_t thread, size_t j) {
         const prepared_config& c = s_->configs.at(only ? (*only)[j] : j);
         evaluation_worker* w =
-            slot == 0 ? c.runtime->worker.get() : c.runtime->more_workers[slot - 1].get();
+            thread == 0 ? c.runtime->worker.get() : c.runtime->more_workers[thread - 1].get();
         evaluation_totals t;
         try {
             const component_instance& arch = w->architecture(

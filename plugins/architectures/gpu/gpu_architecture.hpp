@@ -46,7 +46,7 @@ private:
                            const precision_units& units, modeling::kernel_facts& f,
                            sdk::mapping_writer& out) const override {
         gpu_kernel k = modeling::model_kernel<gpu_kernel>(f);
-        if (k.cls == op_class::conv || k.cls == op_class::grouped_conv) {
+        if (implicit_gemm_conv(k.cls)) {
             // Input channels per group = reduction depth / window size.
             const int64_t* window = nullptr;
             size_t rank = 0;
@@ -59,8 +59,11 @@ private:
         }
 
         const gpu_mapping m = gpu::map_kernel(hw_, units, math_, k);
+        // Without an L2 every byte is DRAM traffic: no footprint to look up.
         const double dram =
-            dram_traffic(k, footprint(graph, partition, options.precision), hw_.l2_capacity);
+            hw_.l2_capacity > 0
+                ? dram_traffic(k, footprint(graph, partition, options.precision), hw_.l2_capacity)
+                : m.dram_bytes;
         modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         out.set_text("unit_precision", m.unit_precision);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);

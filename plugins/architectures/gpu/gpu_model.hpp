@@ -119,6 +119,12 @@ struct unit_choice {
     std::string precision;  ///< "tfloat32" when fp32 work runs on TF32 tensor cores
 };
 
+/// Dense and grouped convolutions: what cuDNN runs as implicit GEMMs (TF32 where the runtime
+/// allows it, CUDA cores when a group has too few input channels).
+inline bool implicit_gemm_conv(op_class c) noexcept {
+    return c == op_class::conv || c == op_class::grouped_conv;
+}
+
 /// Tensor cores (the matrix unit) for GEMM-like classes; CUDA cores (the precision's vector
 /// unit, when the file has one) for depthwise convolutions and work without MACs. fp32 matrix
 /// work moves to TF32 tensor cores where the runtime allows it.
@@ -130,7 +136,7 @@ inline unit_choice choose_unit(const gpu_hardware& hw, const precision_units& p,
         u.unit = p.vector ? &*p.vector : &p.matrix;
         return u;
     }
-    const bool conv = c == op_class::conv || c == op_class::grouped_conv;
+    const bool conv = implicit_gemm_conv(c);
     const bool tf32 = p.precision == "float32" &&
                       ((conv && math.float32_conv_tf32) || (!conv && math.float32_matmul_tf32));
     if (tf32)
@@ -219,8 +225,8 @@ inline gpu_mapping map_kernel(const gpu_hardware& hw, const precision_units& p,
     unit_choice choice = choose_unit(hw, p, k.cls, math);
     // Tensor-core convolution kernels need enough input channels (a 3-channel stem runs an
     // implicit-GEMM CUDA-core kernel).
-    const bool narrow = (k.cls == op_class::conv || k.cls == op_class::grouped_conv) &&
-                        k.input_channels > 0 && k.input_channels < hw.tensor_core_min_channels;
+    const bool narrow = implicit_gemm_conv(k.cls) && k.input_channels > 0 &&
+                        k.input_channels < hw.tensor_core_min_channels;
     const class_params& cp = hw.params(k.cls, choice.precision);
     if (narrow) {
         const precision_units* fp =

@@ -208,12 +208,18 @@ TEST_CASE("gpu: a device without GEMV figures keeps its GEMM ones", "[gpu]") {
           Approx(file.number("gpu.kernels.gemv.memory_efficiency")));
 }
 
-TEST_CASE("gpu: a device without grouped-convolution figures keeps its conv ones", "[gpu]") {
+TEST_CASE(
+    "gpu: a device without grouped-convolution or batch-norm figures keeps the general "
+    "ones",
+    "[gpu]") {
     nnergy::test::loaded file{"h100-sxm5"};
     std::vector<nnergy_named_value> without;
-    for (const nnergy_named_value& v : file.named)
-        if (nnergy::sdk::from_sv(v.name).rfind("gpu.kernels.grouped_conv.", 0) != 0)
+    for (const nnergy_named_value& v : file.named) {
+        const std::string_view name = nnergy::sdk::from_sv(v.name);
+        if (name.rfind("gpu.kernels.grouped_conv.", 0) != 0 &&
+            name.rfind("gpu.kernels.batch_norm.", 0) != 0)
             without.push_back(v);
+    }
     REQUIRE(without.size() < file.named.size());
     const gpu::gpu_hardware hw =
         gpu::gpu_hardware::from_config(nnergy::sdk::config_view(without.data(), without.size()));
@@ -221,7 +227,13 @@ TEST_CASE("gpu: a device without grouped-convolution figures keeps its conv ones
     const gpu::class_params& grouped = hw.params(gpu::op_class::grouped_conv, "tfloat32");
     CHECK(grouped.efficiency == hw.params(gpu::op_class::conv, "").efficiency);
     CHECK(grouped.tile_n == conv.tile_n);
+    const gpu::class_params& norm = hw.params(gpu::op_class::normalization, "float16");
+    const gpu::class_params& batch_norm = hw.params(gpu::op_class::batch_norm, "float16");
+    CHECK(batch_norm.fixed_time_s == norm.fixed_time_s);
+    CHECK(batch_norm.memory_efficiency == norm.memory_efficiency);
     const gpu::gpu_hardware full = gpu::gpu_hardware::from_config(file.view());
+    CHECK(full.params(gpu::op_class::batch_norm, "float16").fixed_time_s ==
+          Approx(file.number("gpu.kernels.batch_norm.float16.fixed_time")));
     CHECK(full.params(gpu::op_class::grouped_conv, "tfloat32").efficiency ==
           Approx(file.number("gpu.kernels.grouped_conv.tfloat32.efficiency")));
 }

@@ -96,21 +96,21 @@ struct evaluation_totals {
 
 evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g);
 
-/// Runs job(worker, i) for every i in [0, count), one thread per worker, each thread taking the
-/// next index (jobs differ in cost). Dispatching stops once `stop` reads true; jobs already
-/// started finish. The first exception a job throws is rethrown after every thread has joined.
-template <class Worker, class Job>
-void parallel_for(std::vector<std::unique_ptr<Worker>>& workers, size_t count, Job job,
-                  const std::atomic<bool>* stop = nullptr) {
+/// Runs job(t, i) for every i in [0, count) on `threads` threads, t being the thread's number
+/// (0: the calling thread), each thread taking the next index (jobs differ in cost).
+/// Dispatching stops once `stop` reads true; jobs already started finish. The first exception a
+/// job throws is rethrown after every thread has joined.
+template <class Job>
+void parallel_for(size_t threads, size_t count, Job job, const std::atomic<bool>* stop = nullptr) {
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
     std::atomic<bool> failed{false};
-    auto run = [&](Worker& w) {
+    auto run = [&](size_t t) {
         for (size_t i = next++; i < count; i = next++) {
             if (failed || (stop && stop->load())) return;
             try {
-                job(w, i);
+                job(t, i);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(failure_mutex);
                 if (!failure) failure = std::current_exception();
@@ -118,11 +118,19 @@ void parallel_for(std::vector<std::unique_ptr<Worker>>& workers, size_t count, J
             }
         }
     };
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < workers.size(); ++t) threads.emplace_back(run, std::ref(*workers[t]));
-    if (!workers.empty()) run(*workers[0]);
-    for (std::thread& t : threads) t.join();
+    std::vector<std::thread> started;
+    for (size_t t = 1; t < threads; ++t) started.emplace_back(run, t);
+    if (threads > 0) run(0);
+    for (std::thread& t : started) t.join();
     if (failure) std::rethrow_exception(failure);
+}
+
+/// parallel_for with one worker per thread: job(worker, i).
+template <class Worker, class Job>
+void parallel_for(std::vector<std::unique_ptr<Worker>>& workers, size_t count, Job job,
+                  const std::atomic<bool>* stop = nullptr) {
+    parallel_for(
+        workers.size(), count, [&](size_t t, size_t i) { job(*workers[t], i); }, stop);
 }
 
 }  // namespace nnergy

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <nnergy/sdk.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,13 +39,31 @@ inline constexpr std::array<op_class, 10> all_classes{
     op_class::depthwise, op_class::attention,  op_class::normalization, op_class::batch_norm,
     op_class::pooling,   op_class::elementwise};
 
-// class_table::read fills each class's table in this order, so a class that falls back to
-// another's table must come after it.
-static_assert(static_cast<int>(op_class::gemm) < static_cast<int>(op_class::gemv) &&
-                  static_cast<int>(op_class::conv) < static_cast<int>(op_class::grouped_conv) &&
-                  static_cast<int>(op_class::normalization) <
-                      static_cast<int>(op_class::batch_norm),
-              "a fallback table must be read before the classes that fall back to it");
+/// The class whose constants a class keeps where a hardware file gives none of its own: a
+/// matrix-vector product the GEMM's, a grouped convolution the dense one's, a batch norm the
+/// other normalizations'. The architectures' own physics (per-group tiles, streaming) does the
+/// rest.
+inline constexpr std::optional<op_class> general_class(op_class c) noexcept {
+    switch (c) {
+        case op_class::gemv:
+            return op_class::gemm;
+        case op_class::grouped_conv:
+            return op_class::conv;
+        case op_class::batch_norm:
+            return op_class::normalization;
+        default:
+            return std::nullopt;
+    }
+}
+
+/// class_table::read fills the tables in all_classes order, so a general class must come first.
+inline constexpr bool general_classes_come_first() noexcept {
+    for (op_class c : all_classes)
+        if (const std::optional<op_class> g = general_class(c); g && !(*g < c)) return false;
+    return true;
+}
+static_assert(general_classes_come_first(),
+              "a general class's table must be read before the classes that keep its constants");
 
 inline std::string_view class_name(op_class c) noexcept {
     switch (c) {
@@ -122,10 +141,8 @@ public:
     }
 
     /// `read(hw, prefix, fallback)` reads one table's keys ("gpu.kernels.conv.") over a
-    /// fallback: the class's own table falls back to `defaults` (`gemv` to the `gemm` table,
-    /// `grouped_conv` to the `conv` table and `batch_norm` to the `normalization` table: a
-    /// device without figures of its own for them keeps those of the general case), an override
-    /// to its class.
+    /// fallback: the class's own table falls back to its general_class() table, or to
+    /// `defaults` when it has none; an override falls back to its class.
     template <class Reader>
     static class_table read(const sdk::config_view& hw, std::string_view section,
                             const std::vector<std::string>& precisions, const Params& defaults,
@@ -135,12 +152,8 @@ public:
             const std::string base =
                 std::string(section) + ".kernels." + std::string(class_name(c)) + ".";
             Params& generic = t.classes_[static_cast<size_t>(c)];
-            const Params& fallback =
-                c == op_class::gemv           ? t.classes_[static_cast<size_t>(op_class::gemm)]
-                : c == op_class::grouped_conv ? t.classes_[static_cast<size_t>(op_class::conv)]
-                : c == op_class::batch_norm
-                    ? t.classes_[static_cast<size_t>(op_class::normalization)]
-                    : defaults;
+            const std::optional<op_class> general = general_class(c);
+            const Params& fallback = general ? t.classes_[static_cast<size_t>(*general)] : defaults;
             generic = read_params(hw, base, fallback);
             for (const std::string& p : precisions) {
                 const std::string prefix = base + p + ".";

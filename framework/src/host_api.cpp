@@ -511,7 +511,7 @@ void api_mapping_add_level(nnergy_mapping* m, nnergy_string_view level, double b
     if (!m) return;
     try {
         nnergy_mapping::level& l = m->levels.grow(4);
-        l.name.assign(sv(level));
+        if (l.name != sv(level)) l.name.assign(sv(level));  // a reused level usually has it
         l.bytes = bytes;
         l.bandwidth_bytes_per_s = bandwidth;
     } catch (...) {
@@ -543,14 +543,20 @@ void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnerg
                            double count) noexcept {
     if (!m || !(count >= 0) || !std::isfinite(count)) return;
     try {
-        for (nnergy_mapping::event& e : m->events)
-            if (e.category == sv(category) && e.name == sv(event)) {
-                e.count += count;
-                return;
-            }
-        nnergy_mapping::event& e = m->events.grow(16);
-        e.category.assign(sv(category));
-        e.name.assign(sv(event));
+        using placed = nnergy::detail::unique_list<nnergy_mapping::event>::placed;
+        auto [e, how] = m->events.place(
+            [&](const nnergy_mapping::event& x) {
+                return x.name == sv(event) && x.category == sv(category);
+            },
+            16);
+        if (how == placed::live) {
+            e.count += count;
+            return;
+        }
+        if (how == placed::fresh) {
+            e.category.assign(sv(category));
+            e.name.assign(sv(event));
+        }
         e.count = count;
     } catch (...) {
     }

@@ -144,3 +144,41 @@ TEST_CASE("a graph or partition built by hand has no identity; a copy keeps it",
     CHECK(a != 0);
     CHECK(b != a);
 }
+
+TEST_CASE("a reused keyed list keeps each key once whatever order it is refilled in",
+          "[evaluate]") {
+    nnergy::detail::keyed_list<double> list;
+    auto fill = [&](std::initializer_list<std::pair<const char*, double>> kv) {
+        list.clear();
+        for (const auto& [k, v] : kv) list.set(k, v, 4);
+    };
+    auto contents = [&] {
+        std::vector<std::pair<std::string, double>> out(list.begin(), list.end());
+        return out;
+    };
+    using kv = std::vector<std::pair<std::string, double>>;
+    fill({{"a", 1}, {"b", 2}, {"c", 3}});
+    CHECK(contents() == kv{{"a", 1}, {"b", 2}, {"c", 3}});
+    // Same keys, same order: the refill's fast path.
+    fill({{"a", 4}, {"b", 5}, {"c", 6}});
+    CHECK(contents() == kv{{"a", 4}, {"b", 5}, {"c", 6}});
+    // Another order leaves a stale "c" after the live keys...
+    fill({{"c", 7}, {"a", 8}});
+    CHECK(contents() == kv{{"c", 7}, {"a", 8}});
+    // ... which a later refill must not take for a new key.
+    fill({{"c", 1}, {"a", 2}, {"c", 3}});
+    CHECK(contents() == kv{{"c", 3}, {"a", 2}});
+    fill({{"c", 1}, {"a", 2}, {"b", 3}, {"a", 4}});
+    CHECK(contents() == kv{{"c", 1}, {"a", 4}, {"b", 3}});
+    REQUIRE(list.find("b") != nullptr);
+    CHECK(*list.find("b") == 3);
+    CHECK(list.find("d") == nullptr);
+    // A new first key keeps the rest reusable, unless it repeats a later one.
+    fill({{"a", 1}, {"b", 2}, {"c", 3}});
+    fill({{"x", 1}, {"b", 2}, {"c", 3}});
+    CHECK(contents() == kv{{"x", 1}, {"b", 2}, {"c", 3}});
+    fill({{"c", 4}, {"b", 5}, {"c", 6}});
+    CHECK(contents() == kv{{"c", 6}, {"b", 5}});
+    fill({{"c", 1}, {"b", 2}, {"x", 3}, {"b", 4}});
+    CHECK(contents() == kv{{"c", 1}, {"b", 4}, {"x", 3}});
+}

@@ -108,7 +108,9 @@ private:
     /// bytes); one launch.
     void add_events(const gpu_kernel& k, const gpu_mapping& m, double dram,
                     sdk::mapping_writer& out) const {
-        out.add_event("compute", modeling::unit_event(m.unit, m.unit_precision), k.flops);
+        // One name buffer per thread: the event name costs no allocation per kernel.
+        thread_local std::string event;
+        out.add_event("compute", modeling::unit_event(event, m.unit, m.unit_precision), k.flops);
         out.add_event("memory", "dram", dram);
         out.add_event("memory", "l2", m.dram_bytes);
         double shared = 0;

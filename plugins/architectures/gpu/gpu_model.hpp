@@ -116,7 +116,7 @@ struct gpu_kernel : modeling::kernel_work {
 /// The unit and precision a kernel runs in.
 struct unit_choice {
     const execution_unit* unit = nullptr;
-    std::string precision;  ///< "tfloat32" when fp32 work runs on TF32 tensor cores
+    std::string_view precision;  ///< "tfloat32" when fp32 work runs on TF32 tensor cores
 };
 
 /// Dense and grouped convolutions: what cuDNN runs as implicit GEMMs (TF32 where the runtime
@@ -200,8 +200,9 @@ inline double dram_traffic(const modeling::kernel_work& k, const graph_footprint
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
 struct gpu_mapping {
-    std::string unit;
-    std::string unit_precision;
+    // Views of the hardware description or of literals, which outlive the mapping.
+    std::string_view unit;
+    std::string_view unit_precision;
     double peak_flops_per_s = 0;
     double compute_efficiency = 1;  ///< unit efficiency x class efficiency x reduction depth
     double effective_flops_per_s = 0;
@@ -215,7 +216,7 @@ struct gpu_mapping {
     double dram_bandwidth_bytes_per_s = 0;
     double compute_time_s = 0;
     double memory_time_s = 0;
-    std::string bottleneck;
+    std::string_view bottleneck;
     std::string explanation;
     provenance confidence = provenance::theoretical;
 };

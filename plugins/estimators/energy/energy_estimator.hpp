@@ -31,7 +31,8 @@ public:
 
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
         const sdk::config_view hw = input.hardware();
-        const energy_table& table = table_for(hw);
+        table_state& state = table_for(hw);
+        const energy_table& table = state.table;
         if (!table.present) {
             if (!warned_.exchange(true))
                 ctx().warn(table.hardware +
@@ -47,43 +48,27 @@ public:
 
         // Totals keep the order in which their keys first appear, so the report reads as the
         // kernels do: compute, memory, control, vendor categories, static.
-        std::vector<std::pair<std::string, double>> totals;
+        const lines_lease lease(state);
+        breakdown_lines& lines = *lease.lines;
         auto add_total = [&](const std::string& key, double j) {
-            for (auto& [k, v] : totals)
-                if (k == key) {
-                    v += j;
-                    return;
-                }
-            totals.emplace_back(key, j);
+            size_t index = breakdown_lines::none;
+            lines.add(index, key, j);
         };
 
         kernel_input in;
         kernel_energy e;
-        std::string key;
-        std::vector<std::pair<std::string_view, double>> categories;
-        lower_precision_cache lower;
+        std::vector<uint32_t> kernel_categories;
         scratch work;
         std::vector<double> edp(kernels, 0.0);
         std::vector<kernel_summary> summaries(kernels);
-        // Kernels that read a given kernel's output, for the fusion advice.
-        std::vector<uint32_t> consumers(kernels, 0);
-        std::vector<uint32_t> single_producer(kernels, NNERGY_NO_NODE);  // when it has one
-        for (uint32_t k = 0; k < kernels; ++k) {
-            const size_t n = sdk::host().kernel_dependency_count(partition.handle(), k);
-            for (size_t i = 0; i < n; ++i) {
-                const uint32_t p = sdk::host().kernel_dependency(partition.handle(), k, i);
-                if (p >= kernels) continue;
-                ++consumers[p];
-                if (n == 1) single_producer[k] = p;
-            }
-        }
+        const std::shared_ptr<const partition_facts> facts_held = facts_for(input);
+        const partition_facts& facts = *facts_held;
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
         double underutilized = 0, flops = 0, fusion_saving = 0;
         size_t throttled = 0;
         for (uint32_t k = 0; k < kernels; ++k) {
             const sdk::mapping_view mapping = input.mapping(k);
-            const nnergy_kernel_stats stats = partition.stats(k);
-            flops += stats.flops;
+            flops += facts.flops[k];
             const std::optional<double> latency = out.kernel_number(k, "latency_s");
             if (!latency)
                 throw sdk::error(
@@ -98,42 +83,43 @@ public:
             in.units_allocated = mapping.number_or("units_allocated", 0.0);
             in.units_available = mapping.number_or("units_available", 0.0);
             in.ideal_time_s =
-                ideal_time(mapping, stats.flops, work.dram_bytes, work.dram_bandwidth);
+                ideal_time(mapping, facts.flops[k], work.dram_bytes, work.dram_bandwidth);
             in.events.resize(sdk::host().mapping_event_count(mapping.handle()));
             for (size_t i = 0; i < in.events.size(); ++i) {
+                kernel_event& ev = in.events[i];
                 nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
-                sdk::host().mapping_event(mapping.handle(), i, &category, &name,
-                                          &in.events[i].count);
-                in.events[i].category = sdk::from_sv(category);
-                in.events[i].event = sdk::from_sv(name);
+                sdk::host().mapping_event(mapping.handle(), i, &category, &name, &ev.count);
+                ev.category = sdk::from_sv(category);
+                ev.event = sdk::from_sv(name);
+                ev.slot = lines.find(table, ev.category, ev.event, i);
+                ev.price = lines.lines[ev.slot].price;
             }
 
             estimate_kernel(table, in, e);
             // Categories first, each summed over its events, then the events.
-            categories.clear();
-            for (const breakdown_entry& b : e.entries) {
-                auto c = std::find_if(categories.begin(), categories.end(),
-                                      [&](const auto& x) { return x.first == b.category; });
-                if (c == categories.end())
-                    categories.emplace_back(b.category, b.joules);
-                else
-                    c->second += b.joules;
+            kernel_categories.clear();
+            for (size_t i = 0; i < e.entries.size(); ++i) {
+                breakdown_entry& b = e.entries[i];
+                if (b.slot == UINT32_MAX) b.slot = lines.find(table, b.category, b.event, i);
+                const uint32_t c = lines.lines[b.slot].category;
+                breakdown_lines::category& sum = lines.categories[c];
+                if (!sum.in_kernel) {
+                    sum.in_kernel = true;
+                    sum.kernel_j = 0;
+                    kernel_categories.push_back(c);
+                }
+                sum.kernel_j += b.joules;
             }
-            for (const auto& [category, joules] : categories) {
-                key.assign("energy.");
-                key += category;
-                key += "_j";
-                if (per_kernel) out.kernel(k, key, joules);
-                add_total(key, joules);
+            for (const uint32_t c : kernel_categories) {
+                breakdown_lines::category& sum = lines.categories[c];
+                sum.in_kernel = false;
+                if (per_kernel) out.kernel(k, sum.key, sum.kernel_j);
+                lines.add(sum.total, sum.key, sum.kernel_j);
             }
             for (const breakdown_entry& b : e.entries) {
-                key.assign("energy.");
-                key += b.category;
-                key += '.';
-                key += b.event;
-                key += "_j";
-                if (per_kernel) out.kernel(k, key, b.joules);
-                add_total(key, b.joules);
+                breakdown_lines::line& line = lines.lines[b.slot];
+                if (per_kernel) out.kernel(k, line.key, b.joules);
+                lines.add(line.total, line.key, b.joules);
             }
             if (per_kernel) {
                 out.kernel(k, "energy_j", e.energy_j);
@@ -147,11 +133,11 @@ public:
                 out.kernel_text(k, "throttled", "power limit");
                 ++throttled;
             }
-            summarize(table, partition.name(k), mapping, in, e, lower, summaries[k]);
+            summarize(table, partition.name(k), mapping, in, e, lines, summaries[k]);
+            const uint32_t producer = facts.single_producer[k];
             summaries[k].single_consumer_of_producer =
-                single_producer[k] != NNERGY_NO_NODE && consumers[single_producer[k]] == 1;
-            fusion_saving +=
-                split_fused(input.graph(), partition, k, table, mapping, e, per_kernel, work, out);
+                producer != NNERGY_NO_NODE && facts.consumers[producer] == 1;
+            fusion_saving += split_fused(facts, k, table, mapping, e, per_kernel, work, out);
             edp[k] = e.energy_j * e.latency_s;
             if (per_kernel) out.kernel(k, "edp_j_s", edp[k]);
             energy += e.energy_j;
@@ -183,7 +169,7 @@ public:
         static_j += idle_j;
         underutilized += idle_j;
 
-        for (const auto& [k, v] : totals) out.total(k, v);
+        for (const auto& [k, v] : lines.totals) out.total(k, v);
         out.total("energy_j", energy);
         out.total("dynamic_energy_j", dynamic);
         out.total("static_energy_j", static_j);
@@ -229,6 +215,7 @@ public:
     }
 
 private:
+    struct table_state;
     /// Moves the kernels after a throttled one on the latency estimator's timeline (their
     /// start_s) and returns the pass's stretched latency; nothing when a kernel has no start_s.
     /// Runs only for a throttled pass, so the common one reads no timeline.
@@ -249,7 +236,7 @@ private:
 
     /// The hardware file's energy table, read once per hardware description: the host hands
     /// the same values to every estimate of an architecture, and reading them is not free.
-    const energy_table& table_for(const sdk::config_view& hw) const {
+    table_state& table_for(const sdk::config_view& hw) const {
         // The values' strings live in the host's copy of the file for the whole run: their
         // addresses identify the description.
         const nnergy_named_value* first = hw.size() ? &hw[0] : nullptr;
@@ -257,11 +244,11 @@ private:
         const void* file = first ? static_cast<const void*>(first->file.data) : nullptr;
         std::lock_guard<std::mutex> lock(tables_mutex_);
         for (const cached_table& c : tables_)
-            if (c.name == name && c.file == file && c.count == hw.size()) return *c.table;
-        tables_.push_back(
-            {name, file, hw.size(),
-             std::make_unique<energy_table>(energy_table::from_config(hw, hardware_context(hw)))});
-        return *tables_.back().table;
+            if (c.name == name && c.file == file && c.count == hw.size()) return *c.state;
+        auto state = std::make_unique<table_state>();
+        state->table = energy_table::from_config(hw, hardware_context(hw));
+        tables_.push_back({name, file, hw.size(), std::move(state)});
+        return *tables_.back().state;
     }
 
     static std::string hardware_context(const sdk::config_view& hw) {
@@ -299,6 +286,75 @@ private:
         return t;
     }
 
+    /// What an estimate needs of the partition's structure, which a sweep evaluates on many
+    /// devices and precisions: each kernel's FLOPs, who reads its output, and its fused ops.
+    struct partition_facts {
+        struct op {
+            double flops = 0;
+            double bytes = 0;  ///< inputs, outputs and weights at the model's own precision
+            bool anchor = false;
+            std::string_view kind;  ///< fused_kind() of a non-anchor op (a static string)
+        };
+        std::vector<double> flops;
+        std::vector<uint32_t> consumers;        ///< kernels that read the kernel's output
+        std::vector<uint32_t> single_producer;  ///< its one producer; NNERGY_NO_NODE otherwise
+        std::vector<uint32_t> first_op;  ///< the kernel's ops are ops[first_op[k], first_op[k+1])
+        std::vector<op> ops;             ///< only those of kernels of two or more ops
+    };
+
+    static std::shared_ptr<const partition_facts> read_facts(const sdk::estimate_input& input) {
+        const sdk::graph_view graph = input.graph();
+        const sdk::partition_view partition = input.partition();
+        const uint32_t kernels = static_cast<uint32_t>(input.kernel_count());
+        auto f = std::make_shared<partition_facts>();
+        f->flops.resize(kernels);
+        f->consumers.assign(kernels, 0);
+        f->single_producer.assign(kernels, NNERGY_NO_NODE);
+        f->first_op.assign(kernels + 1, 0);
+        for (uint32_t k = 0; k < kernels; ++k) {
+            const size_t n = sdk::host().kernel_dependency_count(partition.handle(), k);
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t p = sdk::host().kernel_dependency(partition.handle(), k, i);
+                if (p >= kernels) continue;
+                ++f->consumers[p];
+                if (n == 1) f->single_producer[k] = p;
+            }
+            const nnergy_kernel_stats stats = partition.stats(k);
+            f->flops[k] = stats.flops;
+            f->first_op[k] = static_cast<uint32_t>(f->ops.size());
+            const size_t count = sdk::host().kernel_node_count(partition.handle(), k);
+            for (size_t i = 0; count >= 2 && i < count; ++i) {
+                const uint32_t node = sdk::host().kernel_node(partition.handle(), k, i);
+                const nnergy_op_counts c = graph.counts(node);
+                partition_facts::op& o = f->ops.emplace_back();
+                o.flops = c.flops;
+                o.bytes = c.input_bytes + c.output_bytes + c.weight_bytes;
+                o.anchor = node == stats.anchor_node;
+                if (!o.anchor) o.kind = fused_kind(graph.op_type(node));
+            }
+        }
+        f->first_op[kernels] = static_cast<uint32_t>(f->ops.size());
+        return f;
+    }
+
+    /// The partition's facts, from the cache when the host named the graph and partition (ABI
+    /// 1.5 identities, never reused) and they were read before.
+    std::shared_ptr<const partition_facts> facts_for(const sdk::estimate_input& input) const {
+        const uint64_t graph = input.graph().identity(), partition = input.partition().identity();
+        if (graph == 0 || partition == 0) return read_facts(input);
+        {
+            std::lock_guard<std::mutex> lock(facts_mutex_);
+            for (const cached_facts& c : facts_)
+                if (c.graph == graph && c.partition == partition) return c.facts;
+        }
+        std::shared_ptr<const partition_facts> facts = read_facts(input);
+        std::lock_guard<std::mutex> lock(facts_mutex_);
+        // A few recent partitions: a sweep visits each one for a run of devices.
+        if (facts_.size() == facts_capacity) facts_.erase(facts_.begin());
+        facts_.push_back({graph, partition, facts});
+        return facts;
+    }
+
     /// The result keys of a fused kernel's i-th op.
     struct op_keys {
         std::string energy, latency, edp;
@@ -310,32 +366,29 @@ private:
         std::vector<fused_op_estimate> split;
         std::vector<op_keys> keys_of_op;
         double dram_bytes = 0, dram_bandwidth = 0;
+        const coefficient* launch = nullptr;  ///< energy.control.launch, looked up once
+        bool launch_looked_up = false;
     };
 
     /// Energy, delay and EDP of each op of a fused kernel (op.<i>.energy_j, .latency_s, .edp_j_s
     /// for the kernel's i-th node, in the order of the report's `nodes`) and what fusing them
     /// saved (fusion_saving_j); returns that saving. Keys by position, not by node name, so that
     /// every kernel writes the same few keys; none without `per_kernel`.
-    static double split_fused(const sdk::graph_view& graph, const sdk::partition_view& partition,
-                              uint32_t k, const energy_table& table,
+    static double split_fused(const partition_facts& facts, uint32_t k, const energy_table& table,
                               const sdk::mapping_view& mapping, const kernel_energy& e,
                               bool per_kernel, scratch& work, sdk::results_writer& out) {
-        const size_t count = sdk::host().kernel_node_count(partition.handle(), k);
+        const uint32_t first = facts.first_op[k], count = facts.first_op[k + 1] - first;
         if (count < 2 || e.energy_j <= 0) return 0;
-        const nnergy_kernel_stats stats = partition.stats(k);
         const double scale = mapping.number_or("bytes_scale", 1.0);
         std::vector<fused_op>& ops = work.ops;
         ops.resize(count);
-        for (size_t i = 0; i < count; ++i) {
-            const uint32_t node = sdk::host().kernel_node(partition.handle(), k, i);
-            const nnergy_op_counts c = graph.counts(node);
+        for (uint32_t i = 0; i < count; ++i) {
+            const partition_facts::op& f = facts.ops[first + i];
             fused_op& o = ops[i];
-            o.op_type = graph.op_type(node);
-            o.flops = c.flops;
-            o.bytes = (c.input_bytes + c.output_bytes + c.weight_bytes) * scale;
-            o.anchor = node == stats.anchor_node;
-            const std::string_view kind = o.anchor ? std::string_view{} : fused_kind(o.op_type);
-            o.weight = kind.empty() ? 1.0 : table.fused_modifier(kind);
+            o.flops = f.flops;
+            o.bytes = f.bytes * scale;
+            o.anchor = f.anchor;
+            o.weight = f.kind.empty() ? 1.0 : table.fused_modifier(f.kind);
         }
         double compute = 0, memory = 0;
         for (const breakdown_entry& b : e.entries) {
@@ -345,8 +398,11 @@ private:
         standalone_costs c;
         c.bytes_per_s = work.dram_bandwidth;
         c.joules_per_byte = work.dram_bytes > 0 ? memory / work.dram_bytes : 0.0;
-        if (const coefficient* launch = table.find("control", "launch"))
-            c.launch_j = launch->joules;
+        if (!work.launch_looked_up) {
+            work.launch = table.find("control", "launch");
+            work.launch_looked_up = true;
+        }
+        if (work.launch != nullptr) c.launch_j = work.launch->joules;
         c.launch_s = mapping.number_or("launch_overhead_s", 0.0);
         c.static_power_w = e.static_power_w;
         split_kernel(ops, compute, e.energy_j - compute, e.latency_s, c, work.split);
@@ -370,25 +426,125 @@ private:
         return saving;
     }
 
-    /// What the advisor needs of a kernel: its mapping's class, bottleneck and utilization, its
-    /// energy by part, and its compute energy at the cheapest narrower precision.
-    /// The price of each compute event at the cheapest narrower precision, looked up once per
-    /// event name in a run.
-    struct lower_precision_cache {
-        std::vector<std::pair<std::string, double>> joules;
-        double price(const energy_table& table, std::string_view event) {
-            for (const auto& [name, j] : joules)
-                if (name == event) return j;
-            const coefficient* cheaper = cheaper_precision(table, event);
-            const coefficient* own = table.find("compute", event);
-            joules.emplace_back(std::string(event), (cheaper ? cheaper : own)->joules);
-            return joules.back().second;
+    /// The breakdown lines of one run (energy.<category>.<event>), each resolved once: its price,
+    /// its result keys and its place among the totals. The kernels of a run count much the same
+    /// events in the same order, so an event is first checked against the line its position
+    /// held in the previous kernel.
+    struct breakdown_lines {
+        static constexpr size_t none = SIZE_MAX;
+        struct category {
+            std::string key;      ///< energy.<category>_j
+            size_t total = none;  ///< its place in `totals`, once added
+            double kernel_j = 0;  ///< the current kernel's sum
+            bool in_kernel = false;
+        };
+        struct line {
+            std::string category_name, event;
+            const coefficient* price = nullptr;  ///< nullptr: the file prices none
+            uint32_t category = 0;               ///< its place in `categories`
+            std::string key;                     ///< energy.<category>.<event>_j
+            size_t total = none;
+            double lower_precision_j = -1;  ///< the price at a narrower precision; < 0: not yet
+        };
+        std::vector<category> categories;
+        std::vector<line> lines;
+        std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
+        std::vector<uint32_t> line_at;                       ///< per position, the last kernel's
+
+        /// Forgets the last run's totals, keeping every resolved line.
+        void start_run() {
+            totals.clear();
+            for (category& c : categories) {
+                c.total = none;
+                c.in_kernel = false;
+            }
+            for (line& l : lines) l.total = none;
+        }
+
+        uint32_t find(const energy_table& t, std::string_view category, std::string_view event,
+                      size_t position) {
+            if (position < line_at.size()) {
+                const line& guess = lines[line_at[position]];
+                if (guess.event == event && guess.category_name == category)
+                    return line_at[position];
+            } else {
+                line_at.resize(position + 1, 0);
+            }
+            uint32_t found = 0;
+            while (found < lines.size() &&
+                   (lines[found].event != event || lines[found].category_name != category))
+                ++found;
+            if (found == lines.size()) {
+                line l;
+                l.category_name.assign(category);
+                l.event.assign(event);
+                // Static lines are computed, not priced.
+                l.price = category == "static" ? nullptr : t.find(category, event);
+                l.key = "energy." + l.category_name + "." + l.event + "_j";
+                const std::string category_key = "energy." + l.category_name + "_j";
+                while (l.category < categories.size() && categories[l.category].key != category_key)
+                    ++l.category;
+                if (l.category == categories.size()) categories.push_back({category_key});
+                lines.push_back(std::move(l));
+            }
+            line_at[position] = found;
+            return found;
+        }
+
+        /// Adds `j` to the total `key`, whose place `index` is found on first use.
+        void add(size_t& index, const std::string& key, double j) {
+            if (index == none) {
+                index = 0;
+                while (index < totals.size() && totals[index].first != key) ++index;
+                if (index == totals.size()) {
+                    totals.emplace_back(key, j);
+                    return;
+                }
+            }
+            totals[index].second += j;
         }
     };
 
+    /// A hardware description's energy table, and the breakdown lines resolved against it,
+    /// kept between runs: each concurrent run takes a set of its own.
+    struct table_state {
+        energy_table table;
+        std::mutex lines_mutex;
+        std::vector<std::unique_ptr<breakdown_lines>> idle_lines;
+    };
+
+    /// A run's breakdown lines, taken from its table's idle ones and given back at the end.
+    struct lines_lease {
+        table_state& state;
+        std::unique_ptr<breakdown_lines> lines;
+        explicit lines_lease(table_state& s) : state(s) {
+            {
+                std::lock_guard<std::mutex> lock(state.lines_mutex);
+                if (!state.idle_lines.empty()) {
+                    lines = std::move(state.idle_lines.back());
+                    state.idle_lines.pop_back();
+                }
+            }
+            if (!lines) lines = std::make_unique<breakdown_lines>();
+            lines->start_run();
+        }
+        ~lines_lease() {
+            try {
+                std::lock_guard<std::mutex> lock(state.lines_mutex);
+                state.idle_lines.push_back(std::move(lines));
+            } catch (...) {
+                // Without room to keep them, the next run resolves its lines anew.
+            }
+        }
+        lines_lease(const lines_lease&) = delete;
+        lines_lease& operator=(const lines_lease&) = delete;
+    };
+
+    /// What the advisor needs of a kernel: its mapping's class, bottleneck and utilization, its
+    /// energy by part, and its compute energy at the cheapest narrower precision.
     static void summarize(const energy_table& table, std::string_view name,
                           const sdk::mapping_view& mapping, const kernel_input& in,
-                          const kernel_energy& e, lower_precision_cache& lower, kernel_summary& s) {
+                          const kernel_energy& e, breakdown_lines& lines, kernel_summary& s) {
         s.name = name;
         s.op_class = mapping.text("op_class").value_or("");
         s.bottleneck = mapping.text("bottleneck").value_or("");
@@ -404,7 +560,12 @@ private:
         for (const kernel_event& ev : in.events) {
             if (ev.category != "compute") continue;
             if (s.compute_lower_precision_j < 0) s.compute_lower_precision_j = 0;
-            s.compute_lower_precision_j += ev.count * lower.price(table, ev.event);
+            breakdown_lines::line& line = lines.lines[ev.slot];
+            if (line.lower_precision_j < 0) {
+                const coefficient* cheaper = cheaper_precision(table, ev.event);
+                line.lower_precision_j = (cheaper ? cheaper : line.price)->joules;
+            }
+            s.compute_lower_precision_j += ev.count * line.lower_precision_j;
         }
     }
 
@@ -414,9 +575,16 @@ private:
         const void* name;
         const void* file;
         size_t count;
-        std::unique_ptr<energy_table> table;
+        std::unique_ptr<table_state> state;
     };
     mutable std::vector<cached_table> tables_;
+    struct cached_facts {
+        uint64_t graph = 0, partition = 0;
+        std::shared_ptr<const partition_facts> facts;
+    };
+    static constexpr size_t facts_capacity = 16;
+    mutable std::mutex facts_mutex_;
+    mutable std::vector<cached_facts> facts_;
 };
 
 }  // namespace nnergy::energy

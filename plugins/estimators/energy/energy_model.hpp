@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -197,6 +198,9 @@ struct kernel_event {
     std::string_view category;
     std::string_view event;
     double count = 0;
+    /// Its coefficient when the caller has already looked it up (nullptr: look it up).
+    const coefficient* price = nullptr;
+    uint32_t slot = UINT32_MAX;  ///< the caller's own number for the event, copied to its entry
 };
 
 /// What the energy of one kernel depends on.
@@ -217,6 +221,7 @@ struct breakdown_entry {
     std::string_view category;
     std::string_view event;
     double joules = 0;
+    uint32_t slot = UINT32_MAX;  ///< the event's kernel_event::slot; UINT32_MAX for static ones
 };
 
 struct kernel_energy {
@@ -239,7 +244,7 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
     e.throttled = false;
     e.latency_s = std::max(0.0, k.latency_s);
     for (const kernel_event& ev : k.events) {
-        const coefficient* c = t.find(ev.category, ev.event);
+        const coefficient* c = ev.price ? ev.price : t.find(ev.category, ev.event);
         if (!c)
             throw sdk::error(
                 t.hardware + ": kernel '" + std::string(k.name) + "' (#" + std::to_string(k.index) +
@@ -249,7 +254,7 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
                     std::string(ev.category) + "] table)",
                 NNERGY_CODE_NOT_FOUND);
         const double j = ev.count * c->joules;
-        e.entries.push_back({ev.category, ev.event, j});
+        e.entries.push_back({ev.category, ev.event, j, ev.slot});
         e.dynamic_j += j;
     }
     // Static power while the kernel runs: busy units, and clocked-but-idle ones unless gated.

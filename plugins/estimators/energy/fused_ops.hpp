@@ -22,27 +22,35 @@ namespace nnergy::energy {
 
 /// Kinds of ops that fuse into a kernel's epilogue or prologue.
 inline std::string_view fused_kind(std::string_view op) noexcept {
-    for (std::string_view a :
-         {"Relu", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "Tanh", "Gelu", "Elu", "Selu",
-          "Celu", "Softplus", "Softsign", "HardSwish", "Mish", "Clip", "ThresholdedRelu"})
+    using namespace std::string_view_literals;
+    // Arrays of views built at compile time: asked once per fused op of every evaluation.
+    static constexpr std::string_view activations[] = {
+        "Relu"sv,      "LeakyRelu"sv, "PRelu"sv, "Sigmoid"sv,        "HardSigmoid"sv, "Tanh"sv,
+        "Gelu"sv,      "Elu"sv,       "Selu"sv,  "Celu"sv,           "Softplus"sv,    "Softsign"sv,
+        "HardSwish"sv, "Mish"sv,      "Clip"sv,  "ThresholdedRelu"sv};
+    static constexpr std::string_view normalizations[] = {
+        "BatchNormalization"sv, "LayerNormalization"sv, "InstanceNormalization"sv,
+        "GroupNormalization"sv, "RMSNormalization"sv,   "LpNormalization"sv};
+    static constexpr std::string_view poolings[] = {
+        "MaxPool"sv,    "AveragePool"sv, "GlobalAveragePool"sv, "GlobalMaxPool"sv, "Softmax"sv,
+        "LogSoftmax"sv, "ReduceMean"sv,  "ReduceSum"sv,         "ReduceMax"sv};
+    static constexpr std::string_view elementwise[] = {
+        "Add"sv, "Sub"sv, "Mul"sv,   "Div"sv,  "Pow"sv,     "Sqrt"sv,  "Reciprocal"sv, "Neg"sv,
+        "Abs"sv, "Exp"sv, "Log"sv,   "Erf"sv,  "Cast"sv,    "Where"sv, "Max"sv,        "Min"sv,
+        "Sin"sv, "Cos"sv, "Equal"sv, "Less"sv, "Greater"sv, "Not"sv};
+    for (std::string_view a : activations)
         if (op == a) return "activation";
-    for (std::string_view n : {"BatchNormalization", "LayerNormalization", "InstanceNormalization",
-                               "GroupNormalization", "RMSNormalization", "LpNormalization"})
+    for (std::string_view n : normalizations)
         if (op == n) return "normalization";
-    for (std::string_view p : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
-                               "Softmax", "LogSoftmax", "ReduceMean", "ReduceSum", "ReduceMax"})
+    for (std::string_view p : poolings)
         if (op == p) return "pooling";
-    for (std::string_view e :
-         {"Add", "Sub", "Mul",   "Div",  "Pow",     "Sqrt",  "Reciprocal", "Neg",
-          "Abs", "Exp", "Log",   "Erf",  "Cast",    "Where", "Max",        "Min",
-          "Sin", "Cos", "Equal", "Less", "Greater", "Not"})
+    for (std::string_view e : elementwise)
         if (op == e) return "elementwise";
     return {};
 }
 
 /// One member op of a fused kernel.
 struct fused_op {
-    std::string_view op_type;  ///< a view of the host's graph
     double flops = 0;
     double bytes = 0;  ///< its own input and output bytes, as a kernel of its own would move them
     bool anchor = false;

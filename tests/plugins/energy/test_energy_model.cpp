@@ -255,8 +255,8 @@ TEST_CASE("energy: a fused kernel's energy and time shared among its ops", "[ene
     CHECK(fused_kind("Relu") == "activation");
     CHECK(fused_kind("BatchNormalization") == "normalization");
     CHECK(fused_kind("Conv").empty());
-    fused_op conv{"Conv", 9e9, 1e6, true, 1.0};
-    fused_op relu{"Relu", 1e9, 2e6, false, 0.25};
+    fused_op conv{9e9, 1e6, true, 1.0};    // Conv
+    fused_op relu{1e9, 2e6, false, 0.25};  // Relu
     standalone_costs c;
     c.joules_per_byte = 1e-9;
     c.launch_j = 1e-3;

@@ -4,6 +4,7 @@
 /// they reach them only through the functions of nnergy_host_api.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -86,22 +88,61 @@ private:
     size_t used_ = 0;
 };
 
+/// A reusable list whose live elements are distinct (by a key the caller compares), in the
+/// order first placed.
+///
+/// A list refilled for every kernel is usually refilled with much the same keys in the same
+/// order. Its first `trusted_` elements (live or kept for reuse) are known to hold distinct
+/// keys; when a refill places the key its position held before, inside that prefix, the key
+/// cannot already be live (the live keys are the prefix before it): it needs neither a search
+/// nor a copy.
+template <class T>
+class unique_list : public reusable_list<T> {
+public:
+    enum class placed {
+        live,    ///< the key was live: update the element
+        reused,  ///< a new element that already holds the key: set its value
+        fresh,   ///< a new element: write its key and value
+    };
+    /// The element for the key `matches` accepts; `first` is the room made on the first growth.
+    template <class Matches>
+    std::pair<T&, placed> place(Matches matches, size_t first) {
+        const size_t next = this->size();
+        if (next < trusted_ && matches((*this)[next])) return {this->grow(first), placed::reused};
+        for (T& item : *this)
+            if (matches(item)) return {item, placed::live};
+        // The new key replaces the one its position held. The trusted elements after it stay
+        // distinct from it unless one of them holds the same key: the prefix then ends there.
+        size_t end = std::max(trusted_, next + 1);
+        for (size_t i = next + 1; i < trusted_; ++i)
+            if (matches((*this)[i])) {
+                end = i;
+                break;
+            }
+        trusted_ = end;
+        return {this->grow(first), placed::fresh};
+    }
+
+private:
+    size_t trusted_ = 0;
+};
+
 /// A short list of (key, value) pairs, each key once, in the order first set.
 template <class V>
-class keyed_list : public reusable_list<std::pair<std::string, V>> {
+class keyed_list : public unique_list<std::pair<std::string, V>> {
 public:
     /// Sets `key` to `value`; `first` is the room made on the first insertion, sized to what the
     /// list usually holds.
     template <class T>
     void set(std::string_view key, T&& value, size_t first) {
-        for (auto& kv : *this)
-            if (kv.first == key) {
-                kv.second = std::forward<T>(value);
-                return;
-            }
-        auto& kv = this->grow(first);
-        kv.first.assign(key);
-        kv.second = std::forward<T>(value);
+        auto [kv, how] = this->place([key](const auto& item) { return item.first == key; }, first);
+        if (how == unique_list<std::pair<std::string, V>>::placed::fresh) kv.first.assign(key);
+        if constexpr (std::is_same_v<V, std::string>) {
+            // A reused text usually has its value already (a unit, a bottleneck).
+            if (kv.second != value) kv.second = std::forward<T>(value);
+        } else {
+            kv.second = std::forward<T>(value);
+        }
     }
     const V* find(std::string_view key) const noexcept {
         for (const auto& kv : *this)
@@ -126,7 +167,7 @@ struct nnergy_mapping {
         std::string name;
         double count = 0;
     };
-    nnergy::detail::reusable_list<event> events;
+    nnergy::detail::unique_list<event> events;  ///< each (category, name) once
 
     /// Empties the mapping for the next map_kernel, keeping its storage.
     void clear() noexcept {

@@ -160,6 +160,17 @@ inline std::string unit_event(std::string_view unit, std::string_view precision)
     return s;
 }
 
+/// The same name written into `buffer`, whose storage then serves kernel after kernel (the
+/// one-argument form allocates when the name outgrows a short string). The view is valid
+/// until the buffer changes.
+inline std::string_view unit_event(std::string& buffer, std::string_view unit,
+                                   std::string_view precision) {
+    buffer.assign(unit);
+    buffer += '.';
+    buffer += precision;
+    return buffer;
+}
+
 /// The mapping keys every class architecture writes (docs/abi.md); `m` is the plugin's own
 /// mapping with the usual field names.
 template <class Mapping>

@@ -546,7 +546,8 @@ void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnerg
         using placed = nnergy::detail::unique_list<nnergy_mapping::event>::placed;
         auto [e, how] = m->events.place(
             [&](const nnergy_mapping::event& x) {
-                return x.name == sv(event) && x.category == sv(category);
+                return nnergy::modeling::same_text(x.name, sv(event)) &&
+                       nnergy::modeling::same_text(x.category, sv(category));
             },
             16);
         if (how == placed::live) {

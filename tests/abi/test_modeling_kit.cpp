@@ -37,3 +37,20 @@ TEST_CASE("kit: text helpers format like printf in the C locale") {
     CHECK(modeling::bytes_scale(NNERGY_DTYPE_FLOAT32, NNERGY_DTYPE_FLOAT16) == 0.5);
     CHECK(modeling::bytes_scale(NNERGY_DTYPE_INT64, NNERGY_DTYPE_FLOAT16) == 1.0);
 }
+
+TEST_CASE("kit: same_text agrees with string comparison at every length and position") {
+    // Lengths around the word sizes it compares (4 and 8 bytes), a difference at each byte.
+    for (size_t n = 0; n <= 25; ++n) {
+        const std::string a(n, 'x');
+        std::string b = a;
+        CHECK(modeling::same_text(a, b));
+        for (size_t i = 0; i < n; ++i) {
+            b = a;
+            b[i] = 'y';
+            CHECK_FALSE(modeling::same_text(a, b));
+        }
+        CHECK_FALSE(modeling::same_text(a, a + "x"));
+    }
+    CHECK(modeling::same_text("tensor_core.float16", "tensor_core.float16"));
+    CHECK_FALSE(modeling::same_text("tensor_core.float16", "tensor_core.bfloat16"));
+}

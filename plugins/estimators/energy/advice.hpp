@@ -65,9 +65,20 @@ inline const coefficient* cheaper_precision(const energy_table& t, std::string_v
     return best;
 }
 
-inline std::string joules(double j) { return modeling::format("%.3g J", j); }
+// printf's "%.3g J" and "%.0f%%", without its format parsing (a sweep writes the advice of
+// every evaluation).
+inline std::string joules(double j) {
+    std::string s;
+    modeling::append_number(s, j, 3, false);
+    s += " J";
+    return s;
+}
 inline std::string share(double part, double whole) {
-    return whole > 0 ? modeling::format("%.0f%%", 100 * part / whole) : std::string("0%");
+    if (!(whole > 0)) return "0%";
+    std::string s;
+    modeling::append_number(s, 100 * part / whole, 0, true);
+    s += '%';
+    return s;
 }
 
 /// Advice for one run, largest saving first.

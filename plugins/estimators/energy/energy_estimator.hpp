@@ -91,7 +91,7 @@ public:
                 sdk::host().mapping_event(mapping.handle(), i, &category, &name, &ev.count);
                 ev.category = sdk::from_sv(category);
                 ev.event = sdk::from_sv(name);
-                ev.slot = lines.find(table, ev.category, ev.event, i);
+                ev.slot = lines.find(table, ev.category, ev.event);
                 ev.price = lines.lines[ev.slot].price;
             }
 
@@ -100,7 +100,7 @@ public:
             kernel_categories.clear();
             for (size_t i = 0; i < e.entries.size(); ++i) {
                 breakdown_entry& b = e.entries[i];
-                if (b.slot == UINT32_MAX) b.slot = lines.find(table, b.category, b.event, i);
+                if (b.slot == UINT32_MAX) b.slot = lines.find(table, b.category, b.event);
                 const uint32_t c = lines.lines[b.slot].category;
                 breakdown_lines::category& sum = lines.categories[c];
                 if (!sum.in_kernel) {
@@ -110,11 +110,15 @@ public:
                 }
                 sum.kernel_j += b.joules;
             }
+            kernel_parts parts;
             for (const uint32_t c : kernel_categories) {
                 breakdown_lines::category& sum = lines.categories[c];
                 sum.in_kernel = false;
                 if (per_kernel) out.kernel(k, sum.key, sum.kernel_j);
                 lines.add(sum.total, sum.key, sum.kernel_j);
+                if (sum.kind == breakdown_lines::part::compute) parts.compute_j += sum.kernel_j;
+                if (sum.kind == breakdown_lines::part::memory) parts.memory_j += sum.kernel_j;
+                if (sum.kind == breakdown_lines::part::control) parts.control_j += sum.kernel_j;
             }
             for (const breakdown_entry& b : e.entries) {
                 breakdown_lines::line& line = lines.lines[b.slot];
@@ -133,11 +137,12 @@ public:
                 out.kernel_text(k, "throttled", "power limit");
                 ++throttled;
             }
-            summarize(table, partition.name(k), mapping, in, e, lines, summaries[k]);
+            summarize(table, mapping, in, e, parts, lines, summaries[k]);
             const uint32_t producer = facts.single_producer[k];
             summaries[k].single_consumer_of_producer =
                 producer != NNERGY_NO_NODE && facts.consumers[producer] == 1;
-            fusion_saving += split_fused(facts, k, table, mapping, e, per_kernel, work, out);
+            fusion_saving +=
+                split_fused(facts, k, table, mapping, in, e, parts, per_kernel, work, out);
             edp[k] = e.energy_j * e.latency_s;
             if (per_kernel) out.kernel(k, "edp_j_s", edp[k]);
             energy += e.energy_j;
@@ -355,6 +360,11 @@ private:
         return facts;
     }
 
+    /// A kernel's energy by part of the chip, summed over its categories.
+    struct kernel_parts {
+        double compute_j = 0, memory_j = 0, control_j = 0;
+    };
+
     /// The result keys of a fused kernel's i-th op.
     struct op_keys {
         std::string energy, latency, edp;
@@ -375,8 +385,9 @@ private:
     /// saved (fusion_saving_j); returns that saving. Keys by position, not by node name, so that
     /// every kernel writes the same few keys; none without `per_kernel`.
     static double split_fused(const partition_facts& facts, uint32_t k, const energy_table& table,
-                              const sdk::mapping_view& mapping, const kernel_energy& e,
-                              bool per_kernel, scratch& work, sdk::results_writer& out) {
+                              const sdk::mapping_view& mapping, const kernel_input& in,
+                              const kernel_energy& e, const kernel_parts& parts, bool per_kernel,
+                              scratch& work, sdk::results_writer& out) {
         const uint32_t first = facts.first_op[k], count = facts.first_op[k + 1] - first;
         if (count < 2 || e.energy_j <= 0) return 0;
         const double scale = mapping.number_or("bytes_scale", 1.0);
@@ -390,21 +401,17 @@ private:
             o.anchor = f.anchor;
             o.weight = f.kind.empty() ? 1.0 : table.fused_modifier(f.kind);
         }
-        double compute = 0, memory = 0;
-        for (const breakdown_entry& b : e.entries) {
-            if (b.category == "compute") compute += b.joules;
-            if (b.category == "memory") memory += b.joules;
-        }
         standalone_costs c;
         c.bytes_per_s = work.dram_bandwidth;
-        c.joules_per_byte = work.dram_bytes > 0 ? memory / work.dram_bytes : 0.0;
+        c.joules_per_byte = work.dram_bytes > 0 ? parts.memory_j / work.dram_bytes : 0.0;
         if (!work.launch_looked_up) {
             work.launch = table.find("control", "launch");
             work.launch_looked_up = true;
         }
         if (work.launch != nullptr) c.launch_j = work.launch->joules;
-        c.launch_s = mapping.number_or("launch_overhead_s", 0.0);
+        c.launch_s = in.overhead_s;
         c.static_power_w = e.static_power_w;
+        const double compute = parts.compute_j;
         split_kernel(ops, compute, e.energy_j - compute, e.latency_s, c, work.split);
         const std::vector<fused_op_estimate>& split = work.split;
         double saving = 0;
@@ -432,7 +439,9 @@ private:
     /// held in the previous kernel.
     struct breakdown_lines {
         static constexpr size_t none = SIZE_MAX;
+        enum class part { compute, memory, control, other };
         struct category {
+            part kind = part::other;
             std::string key;      ///< energy.<category>_j
             size_t total = none;  ///< its place in `totals`, once added
             double kernel_j = 0;  ///< the current kernel's sum
@@ -449,7 +458,32 @@ private:
         std::vector<category> categories;
         std::vector<line> lines;
         std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
-        std::vector<uint32_t> line_at;                       ///< per position, the last kernel's
+        static constexpr size_t cache_slots = 61;
+        uint32_t cache[cache_slots] = {};  ///< a line per hash of its names (checked on use)
+
+        uint32_t add_line(const energy_table& t, std::string_view category_name,
+                          std::string_view event) {
+            line l;
+            l.category_name.assign(category_name);
+            l.event.assign(event);
+            // Static lines are computed, not priced.
+            l.price = category_name == "static" ? nullptr : t.find(category_name, event);
+            l.key = "energy." + l.category_name + "." + l.event + "_j";
+            const std::string category_key = "energy." + l.category_name + "_j";
+            while (l.category < categories.size() && categories[l.category].key != category_key)
+                ++l.category;
+            if (l.category == categories.size()) {
+                category c;
+                c.key = category_key;
+                c.kind = category_name == "compute"   ? part::compute
+                         : category_name == "memory"  ? part::memory
+                         : category_name == "control" ? part::control
+                                                      : part::other;
+                categories.push_back(std::move(c));
+            }
+            lines.push_back(std::move(l));
+            return static_cast<uint32_t>(lines.size() - 1);
+        }
 
         /// Forgets the last run's totals, keeping every resolved line.
         void start_run() {
@@ -461,33 +495,24 @@ private:
             for (line& l : lines) l.total = none;
         }
 
-        uint32_t find(const energy_table& t, std::string_view category, std::string_view event,
-                      size_t position) {
-            if (position < line_at.size()) {
-                const line& guess = lines[line_at[position]];
-                if (guess.event == event && guess.category_name == category)
-                    return line_at[position];
-            } else {
-                line_at.resize(position + 1, 0);
-            }
+        uint32_t find(const energy_table& t, std::string_view category, std::string_view event) {
+            auto is = [&](uint32_t l) {
+                return modeling::same_text(lines[l].event, event) &&
+                       modeling::same_text(lines[l].category_name, category);
+            };
+            // A small direct-mapped cache on the names' lengths and a few of their characters:
+            // kernels differ in which events they count, so no position predicts them all.
+            const size_t n = event.size();
+            const size_t h = (n * 7 + category.size() * 13 +
+                              (n > 0 ? static_cast<unsigned char>(event[n / 2]) * 3 +
+                                           static_cast<unsigned char>(event[n - 1])
+                                     : 0)) %
+                             cache_slots;
+            if (cache[h] < lines.size() && is(cache[h])) return cache[h];
             uint32_t found = 0;
-            while (found < lines.size() &&
-                   (lines[found].event != event || lines[found].category_name != category))
-                ++found;
-            if (found == lines.size()) {
-                line l;
-                l.category_name.assign(category);
-                l.event.assign(event);
-                // Static lines are computed, not priced.
-                l.price = category == "static" ? nullptr : t.find(category, event);
-                l.key = "energy." + l.category_name + "." + l.event + "_j";
-                const std::string category_key = "energy." + l.category_name + "_j";
-                while (l.category < categories.size() && categories[l.category].key != category_key)
-                    ++l.category;
-                if (l.category == categories.size()) categories.push_back({category_key});
-                lines.push_back(std::move(l));
-            }
-            line_at[position] = found;
+            while (found < lines.size() && !is(found)) ++found;
+            if (found == lines.size()) found = add_line(t, category, event);
+            cache[h] = found;
             return found;
         }
 
@@ -542,25 +567,23 @@ private:
 
     /// What the advisor needs of a kernel: its mapping's class, bottleneck and utilization, its
     /// energy by part, and its compute energy at the cheapest narrower precision.
-    static void summarize(const energy_table& table, std::string_view name,
-                          const sdk::mapping_view& mapping, const kernel_input& in,
-                          const kernel_energy& e, breakdown_lines& lines, kernel_summary& s) {
-        s.name = name;
+    static void summarize(const energy_table& table, const sdk::mapping_view& mapping,
+                          const kernel_input& in, const kernel_energy& e, const kernel_parts& parts,
+                          breakdown_lines& lines, kernel_summary& s) {
+        s.name = in.name;
         s.op_class = mapping.text("op_class").value_or("");
         s.bottleneck = mapping.text("bottleneck").value_or("");
         s.utilization = mapping.number_or("utilization", 0.0);
         s.energy_j = e.energy_j;
         s.static_j = e.static_j;
         s.underutilization_j = e.underutilization_j;
-        for (const breakdown_entry& b : e.entries) {
-            if (b.category == "memory") s.memory_j += b.joules;
-            if (b.category == "control") s.control_j += b.joules;
-            if (b.category == "compute") s.compute_j += b.joules;
-        }
+        s.memory_j = parts.memory_j;
+        s.control_j = parts.control_j;
+        s.compute_j = parts.compute_j;
         for (const kernel_event& ev : in.events) {
-            if (ev.category != "compute") continue;
-            if (s.compute_lower_precision_j < 0) s.compute_lower_precision_j = 0;
             breakdown_lines::line& line = lines.lines[ev.slot];
+            if (lines.categories[line.category].kind != breakdown_lines::part::compute) continue;
+            if (s.compute_lower_precision_j < 0) s.compute_lower_precision_j = 0;
             if (line.lower_precision_j < 0) {
                 const coefficient* cheaper = cheaper_precision(table, ev.event);
                 line.lower_precision_j = (cheaper ? cheaper : line.price)->joules;

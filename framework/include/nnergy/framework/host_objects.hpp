@@ -12,6 +12,7 @@
 #include <memory>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/report.hpp>
+#include <nnergy/modeling/text.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -135,7 +136,8 @@ public:
     /// list usually holds.
     template <class T>
     void set(std::string_view key, T&& value, size_t first) {
-        auto [kv, how] = this->place([key](const auto& item) { return item.first == key; }, first);
+        auto [kv, how] = this->place(
+            [key](const auto& item) { return modeling::same_text(item.first, key); }, first);
         if (how == unique_list<std::pair<std::string, V>>::placed::fresh) kv.first.assign(key);
         if constexpr (std::is_same_v<V, std::string>) {
             // A reused text usually has its value already (a unit, a bottleneck).
@@ -146,7 +148,7 @@ public:
     }
     const V* find(std::string_view key) const noexcept {
         for (const auto& kv : *this)
-            if (kv.first == key) return &kv.second;
+            if (modeling::same_text(kv.first, key)) return &kv.second;
         return nullptr;
     }
 };

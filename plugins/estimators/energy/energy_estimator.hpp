@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <nnergy/sdk.hpp>
@@ -459,6 +460,17 @@ private:
         std::vector<line> lines;
         std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
         static constexpr size_t cache_slots = 61;
+
+        /// A hash of a few bytes of the names: cheap, and distinct for the events each in-tree
+        /// architecture counts but one pair of the CPU's.
+        static size_t name_hash(std::string_view category, std::string_view event) noexcept {
+            const size_t n = event.size();
+            auto at = [&](size_t i) {
+                return static_cast<size_t>(static_cast<unsigned char>(event[i]));
+            };
+            return n * 7 + category.size() * 13 +
+                   (n > 0 ? at(0) * 5 + at(n / 2) * 3 + at(n - 1) * 11 : 0);
+        }
         uint32_t cache[cache_slots] = {};  ///< a line per hash of its names (checked on use)
 
         uint32_t add_line(const energy_table& t, std::string_view category_name,
@@ -500,14 +512,9 @@ private:
                 return modeling::same_text(lines[l].event, event) &&
                        modeling::same_text(lines[l].category_name, category);
             };
-            // A small direct-mapped cache on the names' lengths and a few of their characters:
-            // kernels differ in which events they count, so no position predicts them all.
-            const size_t n = event.size();
-            const size_t h = (n * 7 + category.size() * 13 +
-                              (n > 0 ? static_cast<unsigned char>(event[n / 2]) * 3 +
-                                           static_cast<unsigned char>(event[n - 1])
-                                     : 0)) %
-                             cache_slots;
+            // A small direct-mapped cache on a hash of the names: kernels differ in which events
+            // they count, so no position predicts them all.
+            const size_t h = name_hash(category, event) % cache_slots;
             if (cache[h] < lines.size() && is(cache[h])) return cache[h];
             uint32_t found = 0;
             while (found < lines.size() && !is(found)) ++found;

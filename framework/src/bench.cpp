@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
@@ -339,6 +341,10 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         plan.estimators.push_back(e);
         plan.estimator_configs.emplace_back();
     }
+    std::vector<size_t> by_cost(devices.size());  // most precisions first
+    for (size_t d = 0; d < devices.size(); ++d) by_cost[d] = d;
+    std::stable_sort(by_cost.begin(), by_cost.end(),
+                     [&](size_t a, size_t b) { return offered[a].size() > offered[b].size(); });
     double single = 0;
     for (int thread_count : thread_counts) {
         std::vector<std::unique_ptr<evaluation_worker>> workers;
@@ -350,21 +356,26 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
         std::vector<double> rates;
         for (int r = 0; r < repeats; ++r) {
             const auto t0 = clock_type::now();
-            // Bind and partition each batch once, then spread (batch, device) pairs.
-            std::vector<bound_graph> bound(std::size(batches));
-            std::vector<partition> parts(std::size(batches));
-            parallel_for(workers, std::size(batches), [&](evaluation_worker& w, size_t b) {
-                bound[b] = nnergy::bind(g, {{"batch", batches[b]}});
-                parts[b] = run_partitioner(w.partitioner(), bound[b]);
-            });
-            parallel_for(
-                workers, std::size(batches) * devices.size(), [&](evaluation_worker& w, size_t i) {
-                    const size_t b = i / devices.size(), d = i % devices.size();
-                    const component_instance& arch =
-                        w.architecture(d, *devices[d].architecture, {}, devices[d].hardware);
-                    for (nnergy_dtype precision : offered[d])
-                        w.evaluate(arch, bound[b], parts[b], precision);
+            // One task list: bind and partition each batch, then the (batch, device) pairs,
+            // devices with the most precisions first so that the last tasks are short. A pair
+            // whose batch another thread is still binding waits for it.
+            const size_t nb = std::size(batches);
+            std::vector<bound_graph> bound(nb);
+            std::vector<partition> parts(nb);
+            std::deque<std::once_flag> ready(nb);
+            parallel_for(workers, nb + nb * by_cost.size(), [&](evaluation_worker& w, size_t i) {
+                const size_t b = i < nb ? i : (i - nb) / by_cost.size();
+                std::call_once(ready[b], [&] {
+                    bound[b] = nnergy::bind(g, {{"batch", batches[b]}});
+                    parts[b] = run_partitioner(w.partitioner(), bound[b]);
                 });
+                if (i < nb) return;
+                const size_t d = by_cost[(i - nb) % by_cost.size()];
+                const component_instance& arch =
+                    w.architecture(d, *devices[d].architecture, {}, devices[d].hardware);
+                for (nnergy_dtype precision : offered[d])
+                    w.evaluate(arch, bound[b], parts[b], precision);
+            });
             rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
         }
         const double rate = median(rates);

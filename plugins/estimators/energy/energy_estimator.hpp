@@ -461,8 +461,8 @@ private:
         std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
         static constexpr size_t cache_slots = 61;
 
-        /// A hash of a few bytes of the names: cheap, and distinct for the events each in-tree
-        /// architecture counts but one pair of the CPU's.
+        /// A hash of a few bytes of the names: cheap to compute; two lines that collide cost a
+        /// search, never a wrong line (a hit is checked against the names).
         static size_t name_hash(std::string_view category, std::string_view event) noexcept {
             const size_t n = event.size();
             auto at = [&](size_t i) {

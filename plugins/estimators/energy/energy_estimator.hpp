@@ -434,10 +434,9 @@ private:
         return saving;
     }
 
-    /// The breakdown lines of one run (energy.<category>.<event>), each resolved once: its price,
-    /// its result keys and its place among the totals. The kernels of a run count much the same
-    /// events in the same order, so an event is first checked against the line its position
-    /// held in the previous kernel.
+    /// The breakdown lines of a hardware table (energy.<category>.<event>), each resolved once:
+    /// its price, its result keys, its category and, for the run that holds them, its place
+    /// among the totals. An event is looked for first in a small cache on a hash of its names.
     struct breakdown_lines {
         static constexpr size_t none = SIZE_MAX;
         enum class part { compute, memory, control, other };

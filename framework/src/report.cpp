@@ -14,6 +14,17 @@ nnergy_value& nnergy_value::set(std::string_view key, nnergy_value v) {
     return items.back();
 }
 
+nnergy_value& nnergy_value::add(std::string_view key, nnergy_value v) {
+    keys.emplace_back(key);
+    items.push_back(std::move(v));
+    return items.back();
+}
+
+void nnergy_value::reserve(size_t n) {
+    if (kind == NNERGY_VALUE_OBJECT) keys.reserve(n);
+    items.reserve(n);
+}
+
 nnergy_value& nnergy_value::push(nnergy_value v) {
     items.push_back(std::move(v));
     return items.back();

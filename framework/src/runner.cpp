@@ -168,9 +168,17 @@ report_value kernel_document(const bound_graph& g, const partition& p, uint32_t 
 
 report_value mapping_document(const nnergy_mapping& m) {
     report_value o = report_value::object();
-    for (const auto& [k, v] : m.texts) o.set(k, report_value::of(v));
-    for (const auto& [k, v] : m.numbers) o.set(k, number(v));
+    o.reserve(m.texts.size() + m.numbers.size() + 2);
+    // Each list's keys are distinct; a number only needs checking against the texts.
+    for (const auto& [k, v] : m.texts) o.add(k, report_value::of(v));
+    for (const auto& [k, v] : m.numbers) {
+        if (m.texts.find(k))
+            o.set(k, number(v));
+        else
+            o.add(k, number(v));
+    }
     report_value levels = report_value::array();
+    levels.reserve(m.levels.size());
     for (const auto& l : m.levels) {
         report_value x = report_value::object();
         x.set("level", report_value::of(l.name));
@@ -529,8 +537,10 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 report_value kd = kernel_document(bg, part, k);
                 kd.set("mapping", mapping_document(mappings[k]));
                 report_value metrics = report_value::object();
+                metrics.reserve(results.kernel_numbers[k].size() + results.kernel_texts[k].size());
+                // A kernel's number keys are distinct; its texts are checked against them.
                 for (const auto& [key, v] : results.kernel_numbers[k])
-                    metrics.set(results.kernel_keys.name(key), number(v));
+                    metrics.add(results.kernel_keys.name(key), number(v));
                 for (const auto& [key, v] : results.kernel_texts[k])
                     metrics.set(key, report_value::of(v));
                 kd.set("metrics", std::move(metrics));

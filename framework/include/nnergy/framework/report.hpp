@@ -48,8 +48,13 @@ struct nnergy_value {
 
     /// Sets (or replaces) an OBJECT member; returns it.
     nnergy_value& set(std::string_view key, nnergy_value v);
+    /// Appends an OBJECT member whose key the caller knows is not set yet (members copied from
+    /// a list of distinct keys), without searching the members; returns it.
+    nnergy_value& add(std::string_view key, nnergy_value v);
     /// Appends an ARRAY element; returns it.
     nnergy_value& push(nnergy_value v);
+    /// Makes room for `n` members or elements.
+    void reserve(size_t n);
     /// OBJECT member or null.
     const nnergy_value* get(std::string_view key) const noexcept;
     nnergy_value* get(std::string_view key) noexcept;

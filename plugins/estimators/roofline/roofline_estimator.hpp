@@ -48,12 +48,13 @@ public:
             in.flops = stats.flops;
             in.effective_flops_per_s = mapping.number("effective_flops_per_s");
             in.launch_overhead_s = mapping.number_or("launch_overhead_s", 0.0);
-            const std::vector<sdk::mapping_view::level> levels = mapping.levels();
-            in.levels.resize(levels.size());
-            for (size_t i = 0; i < levels.size(); ++i) {
-                in.levels[i].level = levels[i].name;
-                in.levels[i].bytes = levels[i].bytes;
-                in.levels[i].bandwidth_bytes_per_s = levels[i].bandwidth_bytes_per_s;
+            // Read into the reused levels: no allocation per kernel.
+            in.levels.resize(sdk::host().mapping_level_count(mapping.handle()));
+            for (size_t i = 0; i < in.levels.size(); ++i) {
+                nnergy_string_view name{nullptr, 0};
+                sdk::host().mapping_level(mapping.handle(), i, &name, &in.levels[i].bytes,
+                                          &in.levels[i].bandwidth_bytes_per_s);
+                in.levels[i].level.assign(sdk::from_sv(name));
             }
 
             estimate_kernel(in, e);

@@ -54,3 +54,23 @@ TEST_CASE("kit: same_text agrees with string comparison at every length and posi
     CHECK(modeling::same_text("tensor_core.float16", "tensor_core.float16"));
     CHECK_FALSE(modeling::same_text("tensor_core.float16", "tensor_core.bfloat16"));
 }
+
+TEST_CASE("kit: recent_values derives a value once per named key and keeps the latest ones") {
+    modeling::recent_values<int, int> values(2);
+    int made = 0;
+    auto make = [&](int x) { return [&made, x] { return ++made, x * 10; }; };
+    CHECK(values.get(1, true, make(1)) == 10);
+    CHECK(values.get(1, true, make(1)) == 10);
+    CHECK(made == 1);
+    // Unnamed (identity 0): derived every time, never kept.
+    CHECK(values.get(7, false, make(7)) == 70);
+    CHECK(values.get(7, false, make(7)) == 70);
+    CHECK(made == 3);
+    CHECK(values.get(2, true, make(2)) == 20);
+    CHECK(values.get(3, true, make(3)) == 30);  // evicts 1, the oldest
+    CHECK(made == 5);
+    CHECK(values.get(3, true, make(3)) == 30);
+    CHECK(made == 5);
+    CHECK(values.get(1, true, make(1)) == 10);
+    CHECK(made == 6);
+}

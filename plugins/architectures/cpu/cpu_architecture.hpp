@@ -67,9 +67,7 @@ private:
     /// dispatch of one op.
     static void add_events(const cpu_kernel& k, const cpu_mapping& m, std::string_view precision,
                            sdk::mapping_writer& out) {
-        // One name buffer per thread: the event name costs no allocation per kernel.
-        thread_local std::string event;
-        out.add_event("compute", modeling::unit_event(event, m.unit, precision), k.flops);
+        modeling::add_compute_event(out, m.unit, precision, k.flops);
         out.add_event("memory", "register_file", m.memory_bytes);
         out.add_event("memory", "l1", m.memory_bytes);
         if (m.memory_level != "l1") out.add_event("memory", m.memory_level, m.memory_bytes);

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <mutex>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -73,30 +72,23 @@ private:
         add_events(k, m, dram, out);
     }
 
-    /// The graph's footprint at `precision`, computed once per partition (partitions carry an
-    /// identity that is never reused; 0, from an older host, means "compute it every time").
+    /// The graph's footprint at `precision`, computed once per partition and precision (an
+    /// identity of 0, from an older host, means "compute it every time").
     graph_footprint footprint(const sdk::graph_view& graph, const sdk::partition_view& partition,
                               nnergy_dtype precision) const {
         const uint64_t id = partition.identity();
-        if (id != 0) {
-            std::lock_guard<std::mutex> lock(footprint_mutex_);
-            if (id == footprint_partition_ && precision == footprint_precision_) return footprint_;
-        }
-        graph_footprint g;
-        for (uint32_t i = 0; i < partition.kernel_count(); ++i) {
-            const nnergy_kernel_stats s = partition.stats(i);
-            const double scale = modeling::bytes_scale(modeling::anchor_dtype(graph, s), precision);
-            g.weight_bytes += s.weight_bytes * scale;
-            g.largest_activation_bytes =
-                std::max(g.largest_activation_bytes, (s.input_bytes + s.output_bytes) * scale);
-        }
-        if (id != 0) {
-            std::lock_guard<std::mutex> lock(footprint_mutex_);
-            footprint_partition_ = id;
-            footprint_precision_ = precision;
-            footprint_ = g;
-        }
-        return g;
+        return footprints_.get({id, precision}, id != 0, [&] {
+            graph_footprint g;
+            for (uint32_t i = 0; i < partition.kernel_count(); ++i) {
+                const nnergy_kernel_stats s = partition.stats(i);
+                const double scale =
+                    modeling::bytes_scale(modeling::anchor_dtype(graph, s), precision);
+                g.weight_bytes += s.weight_bytes * scale;
+                g.largest_activation_bytes =
+                    std::max(g.largest_activation_bytes, (s.input_bytes + s.output_bytes) * scale);
+            }
+            return g;
+        });
     }
 
     /// Events for the energy estimator (docs/hardware.md, "Energy"): the FLOPs on the unit and
@@ -108,9 +100,7 @@ private:
     /// bytes); one launch.
     void add_events(const gpu_kernel& k, const gpu_mapping& m, double dram,
                     sdk::mapping_writer& out) const {
-        // One name buffer per thread: the event name costs no allocation per kernel.
-        thread_local std::string event;
-        out.add_event("compute", modeling::unit_event(event, m.unit, m.unit_precision), k.flops);
+        modeling::add_compute_event(out, m.unit, m.unit_precision, k.flops);
         out.add_event("memory", "dram", dram);
         out.add_event("memory", "l2", m.dram_bytes);
         double shared = 0;
@@ -129,10 +119,7 @@ private:
     }
 
     math_modes math_;
-    mutable std::mutex footprint_mutex_;
-    mutable uint64_t footprint_partition_ = 0;
-    mutable nnergy_dtype footprint_precision_ = NNERGY_DTYPE_UNDEFINED;
-    mutable graph_footprint footprint_;
+    mutable modeling::recent_values<std::pair<uint64_t, nnergy_dtype>, graph_footprint> footprints_;
 };
 
 }  // namespace nnergy::gpu

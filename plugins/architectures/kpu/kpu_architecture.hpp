@@ -55,9 +55,7 @@ private:
     /// DRAM bytes and their DMA transfers of 4 KiB; the kernel's launch.
     static void add_events(const kpu_kernel& k, const kpu_mapping& m, std::string_view precision,
                            sdk::mapping_writer& out) {
-        // One name buffer per thread: the event name costs no allocation per kernel.
-        thread_local std::string event;
-        out.add_event("compute", modeling::unit_event(event, m.unit, precision), k.flops);
+        modeling::add_compute_event(out, m.unit, precision, k.flops);
         out.add_event("memory", "tile_sram", m.sram_bytes);
         const double hops = std::max(1.0, std::sqrt(std::max(1.0, m.units_allocated)) / 2);
         out.add_event("memory", "noc", m.noc_bytes * hops);

@@ -47,9 +47,7 @@ public:
         out.set("bytes_scale", f->bytes_scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         // Events for the energy estimator: FLOPs on the unit, DRAM bytes, one launch.
-        // One name buffer per thread: the event name costs no allocation per kernel.
-        thread_local std::string event;
-        out.add_event("compute", modeling::unit_event(event, m.unit, units.precision), work.flops);
+        modeling::add_compute_event(out, m.unit, units.precision, work.flops);
         out.add_event("memory", "dram", m.dram_bytes);
         out.add_event("control", "launch", 1);
         out.set_text("bottleneck", m.bottleneck);

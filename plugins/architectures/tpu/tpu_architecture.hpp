@@ -62,9 +62,7 @@ private:
     /// on-chip memory; the kernel's launch.
     void add_events(const tpu_kernel& k, const tpu_mapping& m, std::string_view precision,
                     sdk::mapping_writer& out) const {
-        // One name buffer per thread: the event name costs no allocation per kernel.
-        thread_local std::string event;
-        out.add_event("compute", modeling::unit_event(event, m.unit, precision), k.flops);
+        modeling::add_compute_event(out, m.unit, precision, k.flops);
         out.add_event("memory", "dram", m.dram_bytes);
         if (hw_.on_chip) out.add_event("memory", hw_.on_chip->name, m.on_chip_bytes);
         if (m.plan) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <nnergy/modeling/recent_values.hpp>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
@@ -85,13 +86,13 @@ public:
             in.units_available = mapping.number_or("units_available", 0.0);
             in.ideal_time_s =
                 ideal_time(mapping, facts.flops[k], work.dram_bytes, work.dram_bandwidth);
-            in.events.resize(sdk::host().mapping_event_count(mapping.handle()));
+            in.events.resize(mapping.event_count());
             for (size_t i = 0; i < in.events.size(); ++i) {
                 kernel_event& ev = in.events[i];
-                nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
-                sdk::host().mapping_event(mapping.handle(), i, &category, &name, &ev.count);
-                ev.category = sdk::from_sv(category);
-                ev.event = sdk::from_sv(name);
+                const sdk::mapping_view::event counted = mapping.event_at(i);
+                ev.category = counted.category;
+                ev.event = counted.name;
+                ev.count = counted.count;
                 ev.slot = lines.find(table, ev.category, ev.event);
                 ev.price = lines.lines[ev.slot].price;
             }
@@ -269,7 +270,6 @@ private:
         return s;
     }
 
-    /// The kernel's time at its unit's peak rate and at the bandwidth of its slowest level.
     /// The kernel's time at its unit's peak rate and at the bandwidth of its slowest level; also
     /// reports the DRAM level's bytes and bandwidth (0 without one).
     static double ideal_time(const sdk::mapping_view& m, double flops, double& dram_bytes,
@@ -278,15 +278,14 @@ private:
         const double peak = m.number_or("peak_flops_per_s", 0.0);
         if (flops > 0 && peak > 0) t = flops / peak;
         dram_bytes = dram_bandwidth = 0;
-        const size_t levels = sdk::host().mapping_level_count(m.handle());
+        const size_t levels = m.level_count();
         for (size_t i = 0; i < levels; ++i) {
-            nnergy_string_view name{nullptr, 0};
-            double bytes = 0, bandwidth = 0;
-            sdk::host().mapping_level(m.handle(), i, &name, &bytes, &bandwidth);
-            if (bytes > 0 && bandwidth > 0) t = std::max(t, bytes / bandwidth);
-            if (sdk::from_sv(name) == "dram") {
-                dram_bytes = bytes;
-                dram_bandwidth = bandwidth;
+            const sdk::mapping_view::level l = m.level_at(i);
+            if (l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
+                t = std::max(t, l.bytes / l.bandwidth_bytes_per_s);
+            if (l.name == "dram") {
+                dram_bytes = l.bytes;
+                dram_bandwidth = l.bandwidth_bytes_per_s;
             }
         }
         return t;
@@ -343,22 +342,11 @@ private:
         return f;
     }
 
-    /// The partition's facts, from the cache when the host named the graph and partition (ABI
-    /// 1.5 identities, never reused) and they were read before.
+    /// The partition's facts, read once per graph and partition the host names.
     std::shared_ptr<const partition_facts> facts_for(const sdk::estimate_input& input) const {
         const uint64_t graph = input.graph().identity(), partition = input.partition().identity();
-        if (graph == 0 || partition == 0) return read_facts(input);
-        {
-            std::lock_guard<std::mutex> lock(facts_mutex_);
-            for (const cached_facts& c : facts_)
-                if (c.graph == graph && c.partition == partition) return c.facts;
-        }
-        std::shared_ptr<const partition_facts> facts = read_facts(input);
-        std::lock_guard<std::mutex> lock(facts_mutex_);
-        // A few recent partitions: a sweep visits each one for a run of devices.
-        if (facts_.size() == facts_capacity) facts_.erase(facts_.begin());
-        facts_.push_back({graph, partition, facts});
-        return facts;
+        return facts_.get({graph, partition}, graph != 0 && partition != 0,
+                          [&] { return read_facts(input); });
     }
 
     /// A kernel's energy by part of the chip, summed over its categories.
@@ -607,13 +595,9 @@ private:
         std::unique_ptr<table_state> state;
     };
     mutable std::vector<cached_table> tables_;
-    struct cached_facts {
-        uint64_t graph = 0, partition = 0;
-        std::shared_ptr<const partition_facts> facts;
-    };
-    static constexpr size_t facts_capacity = 16;
-    mutable std::mutex facts_mutex_;
-    mutable std::vector<cached_facts> facts_;
+    mutable modeling::recent_values<std::pair<uint64_t, uint64_t>,
+                                    std::shared_ptr<const partition_facts>>
+        facts_;
 };
 
 }  // namespace nnergy::energy

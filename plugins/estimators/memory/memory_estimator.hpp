@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -293,12 +293,6 @@ private:
         std::string peak_kernel_name;  ///< copied: the cache outlives the host's partition
         std::string live_at_peak;
     };
-    struct cached_pass {
-        uint64_t graph = 0, partition = 0;
-        nnergy_dtype precision = NNERGY_DTYPE_UNDEFINED;
-        std::shared_ptr<const pass_memory> pass;
-    };
-
     static std::shared_ptr<const pass_memory> simulate_pass(const sdk::estimate_input& input) {
         const model_input in = read_model(input.graph(), input.partition(), input.precision());
         auto pass = std::make_shared<pass_memory>();
@@ -309,29 +303,16 @@ private:
         return pass;
     }
 
-    /// The pass's memory, from the cache when the host named the graph and partition (ABI 1.5
-    /// identities, never reused) and they were simulated at this precision before.
+    /// The pass's memory, simulated once per graph, partition and precision the host names.
     std::shared_ptr<const pass_memory> pass_for(const sdk::estimate_input& input) const {
         const uint64_t graph = input.graph().identity(), partition = input.partition().identity();
-        if (graph == 0 || partition == 0) return simulate_pass(input);
-        const nnergy_dtype precision = input.precision();
-        {
-            std::lock_guard<std::mutex> lock(cache_mutex_);
-            for (const cached_pass& c : cache_)
-                if (c.graph == graph && c.partition == partition && c.precision == precision)
-                    return c.pass;
-        }
-        std::shared_ptr<const pass_memory> pass = simulate_pass(input);
-        std::lock_guard<std::mutex> lock(cache_mutex_);
-        // A few recent passes: a sweep visits each (graph, partition) for a run of devices.
-        if (cache_.size() == cache_capacity) cache_.erase(cache_.begin());
-        cache_.push_back({graph, partition, precision, pass});
-        return pass;
+        return passes_.get({graph, partition, input.precision()}, graph != 0 && partition != 0,
+                           [&] { return simulate_pass(input); });
     }
 
-    static constexpr size_t cache_capacity = 16;
-    mutable std::mutex cache_mutex_;
-    mutable std::vector<cached_pass> cache_;
+    mutable modeling::recent_values<std::tuple<uint64_t, uint64_t, nnergy_dtype>,
+                                    std::shared_ptr<const pass_memory>>
+        passes_;
 };
 
 }  // namespace nnergy::memory

@@ -49,12 +49,12 @@ public:
             in.effective_flops_per_s = mapping.number("effective_flops_per_s");
             in.launch_overhead_s = mapping.number_or("launch_overhead_s", 0.0);
             // Read into the reused levels: no allocation per kernel.
-            in.levels.resize(sdk::host().mapping_level_count(mapping.handle()));
+            in.levels.resize(mapping.level_count());
             for (size_t i = 0; i < in.levels.size(); ++i) {
-                nnergy_string_view name{nullptr, 0};
-                sdk::host().mapping_level(mapping.handle(), i, &name, &in.levels[i].bytes,
-                                          &in.levels[i].bandwidth_bytes_per_s);
-                in.levels[i].level.assign(sdk::from_sv(name));
+                const sdk::mapping_view::level l = mapping.level_at(i);
+                in.levels[i].level.assign(l.name);
+                in.levels[i].bytes = l.bytes;
+                in.levels[i].bandwidth_bytes_per_s = l.bandwidth_bytes_per_s;
             }
 
             estimate_kernel(in, e);

@@ -561,13 +561,20 @@ public:
                    ? std::optional<std::string_view>(from_sv(v))
                    : std::nullopt;
     }
+    /// The memory levels one at a time: a per-kernel loop reads them without a vector.
+    size_t level_count() const { return host().mapping_level_count(m_); }
+    level level_at(size_t i) const {
+        nnergy_string_view name{nullptr, 0};
+        level l{{}, 0, 0};
+        host().mapping_level(m_, i, &name, &l.bytes, &l.bandwidth_bytes_per_s);
+        l.name = from_sv(name);
+        return l;
+    }
     std::vector<level> levels() const {
-        std::vector<level> out(host().mapping_level_count(m_));
-        for (size_t i = 0; i < out.size(); ++i) {
-            nnergy_string_view name{nullptr, 0};
-            host().mapping_level(m_, i, &name, &out[i].bytes, &out[i].bandwidth_bytes_per_s);
-            out[i].name = from_sv(name);
-        }
+        const size_t n = level_count();
+        std::vector<level> out;
+        out.reserve(n);
+        for (size_t i = 0; i < n; ++i) out.push_back(level_at(i));
         return out;
     }
     struct event {
@@ -575,15 +582,21 @@ public:
         std::string_view name;
         double count;
     };
-    /// The architectural events of the kernel (since ABI 1.3).
+    /// The architectural events of the kernel (since ABI 1.3), one at a time or all at once.
+    size_t event_count() const { return host().mapping_event_count(m_); }
+    event event_at(size_t i) const {
+        nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
+        event e{{}, {}, 0};
+        host().mapping_event(m_, i, &category, &name, &e.count);
+        e.category = from_sv(category);
+        e.name = from_sv(name);
+        return e;
+    }
     std::vector<event> events() const {
-        std::vector<event> out(host().mapping_event_count(m_));
-        for (size_t i = 0; i < out.size(); ++i) {
-            nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
-            host().mapping_event(m_, i, &category, &name, &out[i].count);
-            out[i].category = from_sv(category);
-            out[i].name = from_sv(name);
-        }
+        const size_t n = event_count();
+        std::vector<event> out;
+        out.reserve(n);
+        for (size_t i = 0; i < n; ++i) out.push_back(event_at(i));
         return out;
     }
 

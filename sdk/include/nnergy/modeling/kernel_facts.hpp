@@ -160,15 +160,15 @@ inline std::string unit_event(std::string_view unit, std::string_view precision)
     return s;
 }
 
-/// The same name written into `buffer`, whose storage then serves kernel after kernel (the
-/// one-argument form allocates when the name outgrows a short string). The view is valid
-/// until the buffer changes.
-inline std::string_view unit_event(std::string& buffer, std::string_view unit,
-                                   std::string_view precision) {
-    buffer.assign(unit);
-    buffer += '.';
-    buffer += precision;
-    return buffer;
+/// Counts `flops` on the unit's compute event (unit_event), its name built in a buffer each
+/// thread keeps, so that mapping a kernel allocates nothing for it.
+inline void add_compute_event(sdk::mapping_writer& out, std::string_view unit,
+                              std::string_view precision, double flops) {
+    thread_local std::string name;
+    name.assign(unit);
+    name += '.';
+    name += precision;
+    out.add_event("compute", name, flops);
 }
 
 /// The mapping keys every class architecture writes (docs/abi.md); `m` is the plugin's own

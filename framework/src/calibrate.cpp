@@ -590,10 +590,13 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         for (const validated_config& c : r.before.configs)
             if (c.measured.model == m.model && c.measured.mode == m.mode &&
                 c.measured.precision == m.precision && c.measured.batch == m.batch &&
-                c.measured.device == m.device)
+                c.measured.device == m.device && c.measured.threads == m.threads)
                 b = &c;
-        s += fmt::format("#   {} {} {} batch {}: {:.4g} ms measured, {} -> {:+.1f}%\n", m.mode,
-                         m.model, m.precision, m.batch, 1e3 * m.latency_s,
+        const std::string threads =
+            m.threads ? fmt::format(", {} thread{}", *m.threads, *m.threads == 1 ? "" : "s")
+                      : std::string();
+        s += fmt::format("#   {} {} {} batch {}{}: {:.4g} ms measured, {} -> {:+.1f}%\n", m.mode,
+                         m.model, m.precision, m.batch, threads, 1e3 * m.latency_s,
                          b ? fmt::format("{:+.1f}%", 100 * b->latency_error()) : "-",
                          100 * a.latency_error());
     }

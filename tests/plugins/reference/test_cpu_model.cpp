@@ -92,15 +92,21 @@ TEST_CASE("cpu: a kernel with few outputs leaves cores idle", "[cpu]") {
 
 TEST_CASE("cpu: the smallest cache holding the working set serves its bytes", "[cpu]") {
     const host_cpu c;
-    REQUIRE(c.hw.caches.size() == 1);  // only L2 has a bandwidth in this file
+    REQUIRE(c.hw.caches.size() == 2);  // L2 (per core) and L3 (the chip), smallest first
     CHECK(c.hw.caches[0].name == "l2");
     CHECK(c.hw.caches[0].capacity == Approx(16 * 2 * 1024.0 * 1024));
+    CHECK(c.hw.caches[1].name == "l3");
+    CHECK(c.hw.caches[1].capacity == Approx(300 * 1024.0 * 1024));
     const cpu::cpu_mapping small = c.map("float32", elementwise(1e5));  // 0.8 MB
     CHECK(small.memory_level == "l2");
-    CHECK(small.memory_bandwidth == Approx(16 * c.file.number("memory.l2.bandwidth_per_unit")));
-    const cpu::cpu_mapping big = c.map("float32", elementwise(1e7));  // 80 MB > 32 MiB of L2
+    CHECK(small.memory_bandwidth == Approx(c.file.number("memory.l2.bandwidth")));
+    const cpu::cpu_mapping mid = c.map("float32", elementwise(1e7));  // 80 MB > 32 MiB of L2
+    CHECK(mid.memory_level == "l3");
+    CHECK(mid.memory_time_s == Approx(8e7 / c.file.number("memory.l3.bandwidth")));
+    CHECK(mid.bottleneck == "memory:l3");
+    const cpu::cpu_mapping big = c.map("float32", elementwise(1e8));  // 800 MB > 300 MiB of L3
     CHECK(big.memory_level == "dram");
-    CHECK(big.memory_time_s == Approx(8e7 / c.file.number("memory.dram.bandwidth")));
+    CHECK(big.memory_time_s == Approx(8e8 / c.file.number("memory.dram.bandwidth")));
     CHECK(big.bottleneck == "memory:dram");
 
     // A file without cache bandwidths sends everything to DRAM.

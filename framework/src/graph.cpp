@@ -21,10 +21,10 @@ std::string where(const graph& g) {
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 /// Rebuilds the name index of `g.tensors`, rejecting duplicate names.
-void index_tensors(const graph& g, std::unordered_map<std::string, uint32_t>& index) {
+void index_tensors(const graph& g, tensor_name_index& index) {
     index.clear();
     for (uint32_t i = 0; i < g.tensors.size(); ++i)
-        if (!index.emplace(g.tensors[i].name, i).second)
+        if (index.insert(g.tensors, i) != tensor_name_index::absent)
             throw error(where(g) + ": tensor " + quoted(g.tensors[i].name) +
                         " is defined twice (tensor names must be unique)");
 }
@@ -75,6 +75,49 @@ const std::vector<int64_t>* node::attr_ints(std::string_view attr_name) const no
     return a ? std::get_if<std::vector<int64_t>>(&a->value) : nullptr;
 }
 
+// ---- the tensor name index ----
+
+namespace {
+uint32_t name_hash(std::string_view name) noexcept {
+    const std::size_t h = std::hash<std::string_view>{}(name);
+    return static_cast<uint32_t>(h ^ (h >> 32));
+}
+}  // namespace
+
+uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t index) {
+    if (2 * (count_ + 1) > slots_.size()) {
+        // Grow from the stored hashes alone: no name is read again.
+        std::vector<slot> old = std::move(slots_);
+        slots_.assign(std::max<std::size_t>(16, 2 * old.size()), slot{});
+        const std::size_t mask = slots_.size() - 1;
+        for (const slot& s : old)
+            if (s.index != absent) {
+                std::size_t at = s.hash & mask;
+                while (slots_[at].index != absent) at = (at + 1) & mask;
+                slots_[at] = s;
+            }
+    }
+    const std::string_view name = tensors[index].name;
+    const uint32_t h = name_hash(name);
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t at = h & mask;
+    for (; slots_[at].index != absent; at = (at + 1) & mask)
+        if (slots_[at].hash == h && tensors[slots_[at].index].name == name) return slots_[at].index;
+    slots_[at] = slot{h, index};
+    ++count_;
+    return absent;
+}
+
+uint32_t tensor_name_index::find(const std::vector<tensor>& tensors,
+                                 std::string_view name) const noexcept {
+    if (slots_.empty()) return absent;
+    const uint32_t h = name_hash(name);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t at = h & mask; slots_[at].index != absent; at = (at + 1) & mask)
+        if (slots_[at].hash == h && tensors[slots_[at].index].name == name) return slots_[at].index;
+    return absent;
+}
+
 // ---- building ----
 
 uint32_t graph::add_tensor(tensor t) {
@@ -82,11 +125,13 @@ uint32_t graph::add_tensor(tensor t) {
     // `tensors` may have been filled directly; index it before checking for duplicates.
     if (tensor_index_.size() != tensors.size()) index_tensors(*this, tensor_index_);
     const auto index = static_cast<uint32_t>(tensors.size());
-    auto [it, inserted] = tensor_index_.emplace(t.name, index);
-    if (!inserted)
-        throw error(where(*this) + ": tensor " + quoted(t.name) +
-                    " is defined twice (tensor names must be unique)");
     tensors.push_back(std::move(t));
+    if (tensor_index_.insert(tensors, index) != tensor_name_index::absent) {
+        const std::string name = std::move(tensors.back().name);
+        tensors.pop_back();
+        throw error(where(*this) + ": tensor " + quoted(name) +
+                    " is defined twice (tensor names must be unique)");
+    }
     finalized_ = false;
     return index;
 }
@@ -110,8 +155,8 @@ uint32_t graph::add_node(node n) {
 
 std::optional<uint32_t> graph::find_tensor(std::string_view tensor_name) const {
     if (tensor_index_.size() == tensors.size()) {
-        auto it = tensor_index_.find(std::string(tensor_name));
-        if (it != tensor_index_.end()) return it->second;
+        const uint32_t found = tensor_index_.find(tensors, tensor_name);
+        if (found != tensor_name_index::absent) return found;
         return std::nullopt;
     }
     for (uint32_t i = 0; i < tensors.size(); ++i)

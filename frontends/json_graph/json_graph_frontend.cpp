@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The JSON-graph frontend plugin: reads a "nnergy.graph/1" file into the host's graph builder.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <system_error>
@@ -15,7 +17,8 @@ namespace {
 
 namespace jg = nnergy::json_graph;
 
-std::string read_file(const std::string& path) {
+/// The whole file in one read, into the padded buffer the parser reads in place.
+simdjson::padded_string read_file(const std::string& path) {
     std::error_code ec;
     const std::filesystem::file_status st = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(st))
@@ -23,13 +26,49 @@ std::string read_file(const std::string& path) {
     if (std::filesystem::is_directory(st))
         throw nnergy::sdk::error(path + ": is a directory, not a JSON graph file",
                                  NNERGY_CODE_INVALID_ARGUMENT);
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         throw nnergy::sdk::error(path + ": cannot open: " + std::strerror(errno),
                                  NNERGY_CODE_IO_ERROR);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) throw nnergy::sdk::error(path + ": read error", NNERGY_CODE_IO_ERROR);
-    return text;
+    struct fd_closer {
+        int fd;
+        ~fd_closer() { ::close(fd); }
+    } closer{fd};
+    struct stat info {};
+    if (::fstat(fd, &info) != 0)
+        throw nnergy::sdk::error(path + ": cannot read: " + std::strerror(errno),
+                                 NNERGY_CODE_IO_ERROR);
+    // A regular file is read at its size; anything else (a pipe, a device) until its end.
+    std::size_t capacity = S_ISREG(info.st_mode) ? static_cast<std::size_t>(info.st_size) : 0;
+    std::string grown;  // only for files whose size is not known in advance
+    simdjson::padded_string text(capacity);
+    if (capacity > 0 && text.data() == nullptr)
+        throw nnergy::sdk::error(path + ": not enough memory to read it", NNERGY_CODE_IO_ERROR);
+    std::size_t size = 0;
+    for (;;) {
+        char chunk[65536];
+        const bool into_text = size < capacity;
+        char* to = into_text ? text.data() + size : chunk;
+        const std::size_t room = into_text ? capacity - size : sizeof chunk;
+        const ssize_t n = ::read(fd, to, room);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw nnergy::sdk::error(path + ": read error: " + std::strerror(errno),
+                                     NNERGY_CODE_IO_ERROR);
+        }
+        if (n == 0) break;
+        if (into_text)
+            size += static_cast<std::size_t>(n);
+        else
+            grown.append(chunk, static_cast<std::size_t>(n));
+    }
+    if (!grown.empty()) {  // it grew while being read, or its size was not known
+        std::string all(text.data(), size);
+        all += grown;
+        return simdjson::padded_string(all);
+    }
+    if (size == capacity) return text;
+    return simdjson::padded_string(text.data(), size);  // it shrank while being read
 }
 
 class json_graph_frontend final : public nnergy::sdk::frontend {
@@ -43,8 +82,8 @@ public:
     void load(std::string_view path, nnergy::sdk::graph_builder& out) override {
         const std::string file(path);
         try {
-            const std::string text = read_file(file);
-            const jg::graph_spec spec = jg::parse_graph(text, file);
+            const simdjson::padded_string text = read_file(file);
+            const jg::graph_spec spec = jg::parse_graph_in_place(text, file);
             // A file without "name" is named after itself, as the host would do.
             const std::string stem = std::filesystem::path(file).stem().string();
             jg::build_graph(spec, file, stem, out);

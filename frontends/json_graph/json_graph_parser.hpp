@@ -193,7 +193,15 @@ class reader {
 public:
     explicit reader(std::string_view file) : file_(file) {}
 
-    graph_spec read(std::string_view text) {
+    graph_spec read(std::string_view text) { return read_text(text, text); }
+    graph_spec read_in_place(const simdjson::padded_string& text) {
+        return read_text(text, std::string_view(text.data(), text.size()));
+    }
+
+private:
+    /// `text` is a string_view or a padded_string (read in place); `view` is the same text.
+    template <class Text>
+    graph_spec read_text(const Text& text, std::string_view view) {
         std::optional<json_document> doc;
         try {
             doc.emplace(text, max_nesting,
@@ -201,7 +209,7 @@ public:
             doc_ = &*doc;
             return read_document(doc->root());
         } catch (const json_syntax_error& e) {
-            const line_index& lines = doc ? doc->lines() : line_index(text);
+            const line_index& lines = doc ? doc->lines() : line_index(view);
             const std::string where = file_ + ":" + std::to_string(lines.line(e.offset())) + ":" +
                                       std::to_string(lines.column(e.offset())) + ": ";
             const std::string what = e.what();
@@ -214,7 +222,6 @@ public:
         }
     }
 
-private:
     /// Who a message is about, formatted only when a message is needed.
     struct subject_ref {
         enum class kind : uint8_t { text, tensor, node, graph_input, graph_output };
@@ -983,13 +990,17 @@ inline graph_spec parse_graph(std::string_view text, std::string_view file) {
     return detail::reader(file).read(text);
 }
 
+/// The same, for text read into simdjson's padded buffer (parsed in place, not copied).
+inline graph_spec parse_graph_in_place(const simdjson::padded_string& text, std::string_view file) {
+    return detail::reader(file).read_in_place(text);
+}
+
 /// Feeds a description into a graph builder with the interface of nnergy::sdk::graph_builder.
 /// The graph's name is passed as metadata "name", first, which is how the ABI names graphs.
 /// Errors the builder raises are rethrown as parse_error naming the file and node.
 template <class Builder>
 void build_graph(const graph_spec& g, std::string_view file, std::string_view fallback_name,
                  Builder& b) {
-    using dim_type = typename Builder::dim;
     // What is being added, for messages; formatted only on failure.
     enum class stage { graph, tensor, inputs, node, outputs } at = stage::graph;
     std::size_t index = 0;
@@ -1021,21 +1032,20 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
         std::vector<uint32_t> ids;
         ids.reserve(g.tensors.size());
         at = stage::tensor;
-        std::optional<std::vector<dim_type>> shape;
+        // Dimensions are handed over as arrays, reused from one tensor to the next.
+        std::vector<int64_t> dim_values;
+        std::vector<nnergy_string_view> dim_symbols;
         for (index = 0; index < g.tensors.size(); ++index) {
             const tensor_spec& t = g.tensors[index];
-            shape.reset();
-            if (t.shape) {
-                shape.emplace();
-                shape->reserve(t.shape->size());
+            dim_values.clear();
+            dim_symbols.clear();
+            if (t.shape)
                 for (const dim_spec& d : *t.shape) {
-                    dim_type x;
-                    x.value = d.value;
-                    x.symbol = d.symbol;
-                    shape->push_back(std::move(x));
+                    dim_values.push_back(d.value);
+                    dim_symbols.push_back({d.symbol.data(), d.symbol.size()});
                 }
-            }
-            uint32_t id = b.add_tensor(t.name, t.dtype, shape);
+            uint32_t id = b.add_tensor(t.name, t.dtype, t.shape.has_value(), dim_values.size(),
+                                       dim_values.data(), dim_symbols.data());
             if (t.initializer) b.set_initializer(id);
             if (t.constant) b.set_constant(id);
             if (t.values) b.set_initializer_values(id, *t.values);

@@ -140,6 +140,31 @@ TEST_CASE("add_tensor rejects duplicate names, naming the file and tensor", "[gr
     CHECK_FALSE(b.g.find_tensor("y").has_value());
 }
 
+TEST_CASE("the tensor name index finds every tensor as it grows, and in a copy", "[graph]") {
+    graph g;
+    CHECK_FALSE(g.find_tensor("t0").has_value());  // an empty index
+    // Names past the small-string size, and names that differ only in their last byte.
+    const auto name = [](uint32_t i) { return "block." + std::to_string(i) + ".conv.weight"; };
+    const uint32_t count = 5000;
+    for (uint32_t i = 0; i < count; ++i) {
+        nnergy::tensor t;
+        t.name = name(i);
+        CHECK(g.add_tensor(std::move(t)) == i);
+        if (i % 997 == 0)  // found while the table is still growing
+            for (uint32_t j = 0; j <= i; j += 97) REQUIRE(g.find_tensor(name(j)) == j);
+    }
+    for (uint32_t i = 0; i < count; ++i) REQUIRE(g.find_tensor(name(i)) == i);
+    CHECK_FALSE(g.find_tensor("block.5000.conv.weight").has_value());
+    CHECK_FALSE(g.find_tensor("").has_value());
+    nnergy::tensor again;
+    again.name = name(4321);
+    CHECK_THROWS_WITH(g.add_tensor(std::move(again)),
+                      Contains("'block.4321.conv.weight'") && Contains("defined twice"));
+    CHECK(g.tensors.size() == count);  // the refused tensor is not kept
+    const graph copy = g;              // the index holds indices, not pointers
+    for (uint32_t i = 0; i < count; i += 7) REQUIRE(copy.find_tensor(name(i)) == i);
+}
+
 TEST_CASE("duplicate names in tensors filled directly are caught too", "[graph]") {
     graph_builder b;
     b.input("x", {1});

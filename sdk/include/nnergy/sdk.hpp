@@ -317,18 +317,26 @@ public:
 
     uint32_t add_tensor(std::string_view name, nnergy_dtype dtype,
                         const std::optional<std::vector<dim>>& shape) {
-        std::vector<int64_t> values;
-        std::vector<nnergy_string_view> symbols;
+        // Reused from one tensor to the next: a frontend adds thousands.
+        values_.clear();
+        symbols_.clear();
         if (shape) {
             for (const dim& d : *shape) {
-                values.push_back(d.value);
-                symbols.push_back(to_sv(d.symbol));
+                values_.push_back(d.value);
+                symbols_.push_back(to_sv(d.symbol));
             }
         }
+        return add_tensor(name, dtype, shape.has_value(), values_.size(), values_.data(),
+                          symbols_.data());
+    }
+    /// The same from arrays the caller keeps: `rank` dimensions, `symbols[i]` non-empty where
+    /// dimension i is symbolic (`symbols` may be null: none is). Borrowed for the call only.
+    uint32_t add_tensor(std::string_view name, nnergy_dtype dtype, bool has_shape, size_t rank,
+                        const int64_t* values, const nnergy_string_view* symbols) {
         uint32_t id = 0;
-        detail::check(host().graph_add_tensor(b_, to_sv(name), dtype, shape.has_value(),
-                                              values.size(), values.data(), symbols.data(), &id),
-                      "tensor");
+        detail::check(
+            host().graph_add_tensor(b_, to_sv(name), dtype, has_shape, rank, values, symbols, &id),
+            "tensor");
         return id;
     }
     void set_initializer(uint32_t t) {
@@ -382,6 +390,8 @@ public:
 
 private:
     nnergy_graph_builder* b_;
+    std::vector<int64_t> values_;  ///< add_tensor's dimensions, reused
+    std::vector<nnergy_string_view> symbols_;
 };
 
 /// Reads a bound graph.

@@ -87,6 +87,32 @@ struct node {
     }
 };
 
+/// Tensor names to indices without a copy of the names: an open-addressing table of (hash,
+/// index) pairs that compares against the tensors' own names. No allocation per tensor, and
+/// copying a graph copies it as it is (it holds no pointers).
+class tensor_name_index {
+public:
+    static constexpr uint32_t absent = UINT32_MAX;
+
+    std::size_t size() const noexcept { return count_; }
+    void clear() noexcept {
+        slots_.clear();
+        count_ = 0;
+    }
+    /// Adds tensors[index]; returns the index of a tensor already holding its name (and adds
+    /// nothing), else `absent`.
+    uint32_t insert(const std::vector<tensor>& tensors, uint32_t index);
+    uint32_t find(const std::vector<tensor>& tensors, std::string_view name) const noexcept;
+
+private:
+    struct slot {
+        uint32_t hash = 0;
+        uint32_t index = absent;
+    };
+    std::vector<slot> slots_;  ///< a power of two in size, at most half full
+    std::size_t count_ = 0;
+};
+
 /// A model graph as loaded. Build it with add_tensor/add_node, then call finalize().
 class graph {
 public:
@@ -141,7 +167,7 @@ private:
     /// Kahn's algorithm over `nodes` (producer_ set); throws naming a node on a cycle.
     void sort_nodes();
 
-    std::unordered_map<std::string, uint32_t> tensor_index_;
+    tensor_name_index tensor_index_;
     std::vector<uint32_t> producer_;
     std::vector<std::vector<uint32_t>> consumers_;
     std::vector<nnergy_dtype> dtype_;

@@ -925,7 +925,7 @@ int main(int argc, char** argv) {
             arch.where = {"--hw", 0};
             arch.hardware = hw;
             arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
-            // Read at most once here, for "all" precisions and for the class of "auto".
+            // Read here only for "all" precisions (at most once).
             std::optional<nnergy::config_values> hw_values;
             const auto hardware_values = [&]() -> const nnergy::config_values& {
                 if (!hw_values) hw_values = nnergy::read_hardware_file(arch.hardware_file);
@@ -991,13 +991,8 @@ int main(int argc, char** argv) {
             spec.reporters.push_back(rep);
             nnergy::registry reg;
             nnergy::load_plugins(reg, spec, opts);
-            if (arch_plugin == "auto") {
-                // The class plugin when one is installed: a GPU file gets the SIMT model.
-                const nnergy::config_value* cls = nnergy::find_value(hardware_values(), "class");
-                const std::string chosen = reg.architecture_for_class(
-                    cls && cls->kind == NNERGY_VALUE_STRING ? cls->string_value : "");
-                for (nnergy::architecture_spec& a : spec.architectures) a.plugin = chosen;
-            }
+            // arch_plugin "auto" stays: run_pipeline picks the class plugin (a GPU file gets
+            // the SIMT model) when it reads the hardware file, after the model.
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
         }

@@ -306,8 +306,13 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     const component_entry& pe =
         require(reg, NNERGY_KIND_PARTITIONER, spec.partitioner.plugin, spec.partitioner.where);
     std::vector<const component_entry*> arch_entries, est_entries, rep_entries;
+    // "auto" is resolved once the hardware file is read, after the model: it always finds an
+    // architecture (the reference one at worst), and reading the file first would delay the
+    // model by the file's parse.
     for (const auto& a : spec.architectures)
-        arch_entries.push_back(&require(reg, NNERGY_KIND_ARCHITECTURE, a.plugin, a.where));
+        arch_entries.push_back(a.plugin == "auto"
+                                   ? nullptr
+                                   : &require(reg, NNERGY_KIND_ARCHITECTURE, a.plugin, a.where));
     for (const auto& e : spec.estimators)
         est_entries.push_back(&require(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where));
     for (const auto& r : spec.reporters)
@@ -450,12 +455,22 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     clock.lap("open estimators");
     std::map<std::filesystem::path, config_values> hardware_files;
     std::vector<const config_values*> hardware;
-    for (const architecture_spec& as : spec.architectures) {
+    for (size_t a = 0; a < spec.architectures.size(); ++a) {
+        const architecture_spec& as = spec.architectures[a];
         auto found = hardware_files.find(as.hardware_file);
         if (found == hardware_files.end())
             found = hardware_files.emplace(as.hardware_file, read_hardware_file(as.hardware_file))
                         .first;
         hardware.push_back(&found->second);
+        if (!arch_entries[a]) {
+            const config_value* cls = find_value(found->second, "class");
+            arch_entries[a] =
+                &require(reg, NNERGY_KIND_ARCHITECTURE,
+                         reg.architecture_for_class(cls && cls->kind == NNERGY_VALUE_STRING
+                                                        ? std::string_view(cls->string_value)
+                                                        : std::string_view()),
+                         as.where);
+        }
     }
 
     clock.lap("read hardware");

@@ -29,6 +29,8 @@ struct component_spec {
 };
 
 struct architecture_spec : component_spec {
+    /// `plugin` may be "auto": the architecture of the hardware file's class (registry::
+    /// architecture_for_class), chosen by run_pipeline once it reads the file.
     std::string hardware;  ///< as written: a catalog name or a path
     std::filesystem::path hardware_file;
     std::string precision = "float32";

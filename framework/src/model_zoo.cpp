@@ -78,6 +78,21 @@ std::filesystem::path resolve_model(const std::string& ref, const std::filesyste
             return p;
     }
     const std::string name = explicit_zoo ? ref.substr(prefix.size()) : ref;
+    // The file a bundled name stands for, found without reading the index: the index decides
+    // only between an example graph and a zoo graph of the same name (model_zoo()'s order).
+    if (!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+        name.find('\\') == std::string::npos) {
+        for (const std::filesystem::path& dir : config_dirs()) {
+            std::error_code ec;
+            const std::filesystem::path example = dir / "models" / (name + ".json");
+            const std::filesystem::path zoo_graph = dir / "models" / "zoo" / (name + ".json");
+            const bool is_example = std::filesystem::is_regular_file(example, ec);
+            const bool is_zoo = std::filesystem::is_regular_file(zoo_graph, ec);
+            if (is_example && is_zoo) break;
+            if (is_zoo) return zoo_graph;
+            if (is_example) return example;
+        }
+    }
     const std::vector<zoo_model> zoo = model_zoo();
     std::vector<std::string> names;
     for (const zoo_model& m : zoo) {

@@ -19,7 +19,6 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -110,6 +109,60 @@ struct graph_spec {
 };
 
 namespace detail {
+
+/// Names (views into the document, which outlives the map) to 32-bit values: open addressing
+/// over (hash, value, name) slots, so a name costs no allocation of its own.
+class name_map {
+public:
+    void reserve(std::size_t n) {
+        std::size_t want = 16;
+        while (want < 2 * n) want *= 2;
+        if (want > slots_.size()) rehash(want);
+    }
+    /// The value held for `name`, or null.
+    const uint32_t* find(std::string_view name) const noexcept {
+        if (slots_.empty()) return nullptr;
+        const std::size_t h = std::hash<std::string_view>{}(name);
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t at = h & mask; slots_[at].used; at = (at + 1) & mask)
+            if (slots_[at].hash == h && slots_[at].name == name) return &slots_[at].value;
+        return nullptr;
+    }
+    bool contains(std::string_view name) const noexcept { return find(name) != nullptr; }
+    /// Adds `name` with `value` unless it is there; returns its value and whether it was added.
+    std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
+        if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+        const std::size_t h = std::hash<std::string_view>{}(name);
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t at = h & mask;
+        for (; slots_[at].used; at = (at + 1) & mask)
+            if (slots_[at].hash == h && slots_[at].name == name) return {slots_[at].value, false};
+        slots_[at] = slot{h, name, value, true};
+        ++count_;
+        return {value, true};
+    }
+
+private:
+    struct slot {
+        std::size_t hash = 0;
+        std::string_view name;
+        uint32_t value = 0;
+        bool used = false;
+    };
+    void rehash(std::size_t size) {
+        std::vector<slot> old = std::move(slots_);
+        slots_.assign(size, slot{});
+        const std::size_t mask = size - 1;
+        for (const slot& s : old)
+            if (s.used) {
+                std::size_t at = s.hash & mask;
+                while (slots_[at].used) at = (at + 1) & mask;
+                slots_[at] = s;
+            }
+    }
+    std::vector<slot> slots_;  ///< a power of two in size, at most half full
+    std::size_t count_ = 0;
+};
 
 inline std::string quote_name(std::string_view s) {
     // Names come from validated UTF-8 JSON strings; only control characters need escaping.
@@ -257,7 +310,7 @@ private:
     std::string file_;
     json_document* doc_ = nullptr;
     graph_spec g_;
-    std::unordered_map<std::string_view, uint32_t> tensor_ids_;  ///< keys point into the document
+    name_map tensor_ids_;  ///< names point into the document
 
     // ---- access ----
 
@@ -533,12 +586,12 @@ private:
         if (const json_value* m = find_member(t, "values"))
             spec.values = read_values(*m, spec, subject);
 
-        auto [it, fresh] =
+        const auto [first, fresh] =
             tensor_ids_.emplace(name->string, static_cast<uint32_t>(g_.tensors.size()));
         if (!fresh)
             fail(name, subject,
                  "duplicate tensor name (first declared at line " +
-                     std::to_string(g_.tensors[it->second].line) + ")");
+                     std::to_string(g_.tensors[first].line) + ")");
         g_.tensors.push_back(std::move(spec));
     }
 
@@ -644,13 +697,13 @@ private:
                         "output names must not be empty (only inputs can be omitted)");
         if (const json_value* m = find_member(n, "attributes")) read_attributes(*m, r);
 
-        auto [it, fresh] = node_lines_.emplace(name->string, r.spec.line);
+        const auto [first_line, fresh] = node_lines_.emplace(name->string, r.spec.line);
         if (!fresh)
             fail(name, r.subject,
-                 "duplicate node name (first at line " + std::to_string(it->second) + ")");
+                 "duplicate node name (first at line " + std::to_string(first_line) + ")");
         return r;
     }
-    std::unordered_map<std::string_view, uint32_t> node_lines_;
+    name_map node_lines_;
 
     std::vector<named_ref> read_node_names(const json_value& m, const raw_node& r,
                                            const std::string& key) const {
@@ -831,30 +884,30 @@ private:
     void resolve(std::vector<raw_node>& raw, const std::vector<named_ref>& inputs,
                  const std::vector<named_ref>& outputs) {
         // Which node produces each name, before anything is declared implicitly.
-        std::unordered_map<std::string_view, std::size_t> produced_by;
+        name_map produced_by;
         produced_by.reserve(raw.size() * 2);
         for (std::size_t n = 0; n < raw.size(); ++n) {
             for (const named_ref& o : raw[n].outputs) {
-                auto [it, fresh] = produced_by.emplace(o.name, n);
+                const auto [first, fresh] = produced_by.emplace(o.name, static_cast<uint32_t>(n));
                 if (!fresh)
                     fail_at(o.offset, raw[n].subject,
                             "output " + quote_name(o.name) + " is already produced by node " +
-                                quote_name(raw[it->second].spec.name) +
-                                (raw[it->second].spec.line
-                                     ? " (line " + std::to_string(raw[it->second].spec.line) + ")"
+                                quote_name(raw[first].spec.name) +
+                                (raw[first].spec.line
+                                     ? " (line " + std::to_string(raw[first].spec.line) + ")"
                                      : ""));
             }
         }
-        std::unordered_map<std::string_view, const named_ref*> graph_inputs;
+        name_map graph_inputs;
         for (const named_ref& in : inputs) {
-            auto it = tensor_ids_.find(in.name);
-            if (it == tensor_ids_.end())
+            const uint32_t* id = tensor_ids_.find(in.name);
+            if (!id)
                 fail_at(in.offset, "",
                         "graph input " + quote_name(in.name) +
                             " is not declared in 'tensors' (inputs need a dtype and a shape)");
-            const tensor_spec& t = g_.tensors[it->second];
+            const tensor_spec& t = g_.tensors[*id];
             const subject_ref subject(subject_ref::kind::graph_input, in.name);
-            if (!graph_inputs.emplace(in.name, &in).second)
+            if (!graph_inputs.emplace(in.name, *id).second)
                 fail_at(in.offset, subject, "listed twice in 'inputs'");
             if (t.initializer)
                 fail_at(in.offset, subject,
@@ -863,10 +916,10 @@ private:
             if (t.dtype == NNERGY_DTYPE_UNDEFINED)
                 fail_at(in.offset, subject, "needs a 'dtype' in its 'tensors' entry");
             if (!t.shape) fail_at(in.offset, subject, "needs a 'shape' in its 'tensors' entry");
-            if (auto p = produced_by.find(in.name); p != produced_by.end())
+            if (const uint32_t* p = produced_by.find(in.name))
                 fail_at(in.offset, subject,
-                        "is also produced by node " + quote_name(raw[p->second].spec.name));
-            g_.inputs.push_back(it->second);
+                        "is also produced by node " + quote_name(raw[*p].spec.name));
+            g_.inputs.push_back(*id);
         }
 
         for (std::size_t n = 0; n < raw.size(); ++n) {
@@ -876,11 +929,11 @@ private:
                     r.spec.inputs.push_back(NNERGY_NO_TENSOR);
                     continue;
                 }
-                auto it = tensor_ids_.find(in.name);
+                const uint32_t* known = tensor_ids_.find(in.name);
                 uint32_t id = 0;
-                bool produced = produced_by.count(in.name) != 0;
-                if (it != tensor_ids_.end()) {
-                    id = it->second;
+                bool produced = produced_by.contains(in.name);
+                if (known) {
+                    id = *known;
                 } else if (produced) {
                     id = declare_implicit(in.name);
                 } else {
@@ -889,7 +942,7 @@ private:
                                 " is not declared in 'tensors' and no node produces it");
                 }
                 const tensor_spec& t = g_.tensors[id];
-                if (!produced && !t.initializer && !graph_inputs.count(in.name))
+                if (!produced && !t.initializer && !graph_inputs.contains(in.name))
                     fail_at(
                         in.offset, r.subject,
                         "input " + quote_name(in.name) +
@@ -897,8 +950,8 @@ private:
                 r.spec.inputs.push_back(id);
             }
             for (const named_ref& o : r.outputs) {
-                auto it = tensor_ids_.find(o.name);
-                uint32_t id = it != tensor_ids_.end() ? it->second : declare_implicit(o.name);
+                const uint32_t* known = tensor_ids_.find(o.name);
+                uint32_t id = known ? *known : declare_implicit(o.name);
                 if (g_.tensors[id].initializer)
                     fail_at(o.offset, r.subject,
                             "output " + quote_name(o.name) + " is an initializer");
@@ -907,19 +960,19 @@ private:
             g_.nodes.push_back(std::move(r.spec));
         }
 
-        std::unordered_map<std::string_view, bool> seen_outputs;
+        name_map seen_outputs;
         for (const named_ref& o : outputs) {
             const subject_ref subject(subject_ref::kind::graph_output, o.name);
-            auto it = tensor_ids_.find(o.name);
-            if (it == tensor_ids_.end())
+            const uint32_t* id = tensor_ids_.find(o.name);
+            if (!id)
                 fail_at(o.offset, subject,
                         "is neither declared in 'tensors' nor produced by a node");
-            if (!seen_outputs.emplace(o.name, true).second)
+            if (!seen_outputs.emplace(o.name, *id).second)
                 fail_at(o.offset, subject, "listed twice in 'outputs'");
-            const tensor_spec& t = g_.tensors[it->second];
-            if (!produced_by.count(o.name) && !graph_inputs.count(o.name) && !t.initializer)
+            const tensor_spec& t = g_.tensors[*id];
+            if (!produced_by.contains(o.name) && !graph_inputs.contains(o.name) && !t.initializer)
                 fail_at(o.offset, subject, "is declared but no node produces it");
-            g_.outputs.push_back(it->second);
+            g_.outputs.push_back(*id);
         }
         check_acyclic();
     }

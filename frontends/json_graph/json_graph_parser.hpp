@@ -10,6 +10,7 @@
 #include <nnergy/plugin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -334,6 +335,23 @@ private:
     members members_of(const json_value& obj) const noexcept {
         return {doc_->children_begin(obj), doc_->children_end(obj)};
     }
+    /// The members named `keys[k]`, found in one pass (null where absent), and whether the
+    /// object has a key not in `keys` (check_keys() then says which). The document refuses
+    /// duplicate keys, so each is found at most once.
+    template <std::size_t N>
+    std::pair<std::array<const json_value*, N>, bool> keyed_members(
+        const json_value& obj, const std::array<std::string_view, N>& keys) const noexcept {
+        std::pair<std::array<const json_value*, N>, bool> out{};
+        for (const json_value& m : members_of(obj)) {
+            std::size_t k = 0;
+            while (k < N && m.key != keys[k]) ++k;
+            if (k < N)
+                out.first[k] = &m;
+            else
+                out.second = true;
+        }
+        return out;
+    }
 
     // ---- errors ----
 
@@ -547,13 +565,17 @@ private:
         tensor_spec spec;
         spec.line = line_of(t);
         spec.declared = true;
-        const json_value* name = find_member(t, "name");
+        static constexpr std::array<std::string_view, 6> keys{"name",        "dtype",    "shape",
+                                                              "initializer", "constant", "values"};
+        const auto [member, unknown_key] = keyed_members(t, keys);
+        const json_value* name = member[0];
         if (!name) fail(&t, subject, "missing 'name'");
         spec.name = require_string(*name, subject, "name");
         subject.name = name->string;
-        check_keys(t, subject, {"name", "dtype", "shape", "initializer", "constant", "values"});
+        if (unknown_key)
+            check_keys(t, subject, {"name", "dtype", "shape", "initializer", "constant", "values"});
 
-        if (const json_value* m = find_member(t, "dtype")) {
+        if (const json_value* m = member[1]) {
             std::string d = require_string(*m, subject, "dtype");
             std::optional<nnergy_dtype> dt = dtype_from_schema_name(d);
             if (!dt) {
@@ -565,13 +587,13 @@ private:
             }
             spec.dtype = *dt;
         }
-        if (const json_value* m = find_member(t, "shape")) spec.shape = read_shape(*m, subject);
-        if (const json_value* m = find_member(t, "initializer")) {
+        if (const json_value* m = member[2]) spec.shape = read_shape(*m, subject);
+        if (const json_value* m = member[3]) {
             if (m->type != json_value::kind::boolean)
                 fail(m, subject, "'initializer' must be true or false, not " + kind_of(*m));
             spec.initializer = m->boolean;
         }
-        if (const json_value* m = find_member(t, "constant")) {
+        if (const json_value* m = member[4]) {
             if (m->type != json_value::kind::boolean)
                 fail(m, subject, "'constant' must be true or false, not " + kind_of(*m));
             spec.constant = m->boolean;
@@ -583,8 +605,7 @@ private:
                 fail(&t, subject, "an initializer needs a 'dtype'");
             if (!spec.shape) fail(&t, subject, "an initializer needs a 'shape'");
         }
-        if (const json_value* m = find_member(t, "values"))
-            spec.values = read_values(*m, spec, subject);
+        if (const json_value* m = member[5]) spec.values = read_values(*m, spec, subject);
 
         const auto [first, fresh] =
             tensor_ids_.emplace(name->string, static_cast<uint32_t>(g_.tensors.size()));
@@ -675,19 +696,22 @@ private:
         r.subject = subject_ref(subject_ref::kind::node, {}, index);
         if (n.type != json_value::kind::object)
             fail(&n, r.subject, "must be an object, not " + kind_of(n));
-        const json_value* name = find_member(n, "name");
+        static constexpr std::array<std::string_view, 6> keys{"name",   "op",      "domain",
+                                                              "inputs", "outputs", "attributes"};
+        const auto [member, unknown_key] = keyed_members(n, keys);
+        const json_value* name = member[0];
         if (!name) fail(&n, r.subject, "missing 'name'");
         r.spec.name = require_string(*name, r.subject, "name");
         r.subject.name = name->string;
-        check_keys(n, r.subject, {"name", "op", "domain", "inputs", "outputs", "attributes"});
-        const json_value* op = find_member(n, "op");
+        if (unknown_key)
+            check_keys(n, r.subject, {"name", "op", "domain", "inputs", "outputs", "attributes"});
+        const json_value* op = member[1];
         if (!op) fail(&n, r.subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
         r.spec.op = require_string(*op, r.subject, "op");
-        if (const json_value* m = find_member(n, "domain"))
+        if (const json_value* m = member[2])
             r.spec.domain = require_string(*m, r.subject, "domain", true);
-        if (const json_value* m = find_member(n, "inputs"))
-            r.inputs = read_node_names(*m, r, "inputs");
-        const json_value* out = find_member(n, "outputs");
+        if (const json_value* m = member[3]) r.inputs = read_node_names(*m, r, "inputs");
+        const json_value* out = member[4];
         if (!out) fail(&n, r.subject, "missing 'outputs' (an array of tensor names)");
         r.outputs = read_node_names(*out, r, "outputs");
         if (r.outputs.empty()) fail(out, r.subject, "'outputs' must name at least one tensor");
@@ -695,7 +719,7 @@ private:
             if (o.name.empty())
                 fail_at(o.offset, r.subject,
                         "output names must not be empty (only inputs can be omitted)");
-        if (const json_value* m = find_member(n, "attributes")) read_attributes(*m, r);
+        if (const json_value* m = member[5]) read_attributes(*m, r);
 
         const auto [first_line, fresh] = node_lines_.emplace(name->string, r.spec.line);
         if (!fresh)

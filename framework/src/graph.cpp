@@ -84,6 +84,16 @@ uint32_t name_hash(std::string_view name) noexcept {
 }
 }  // namespace
 
+std::size_t tensor_name_index::probe(const std::vector<tensor>& tensors, uint32_t h,
+                                     std::string_view name) const noexcept {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t at = h & mask;
+    while (slots_[at].index != absent &&
+           !(slots_[at].hash == h && tensors[slots_[at].index].name == name))
+        at = (at + 1) & mask;
+    return at;
+}
+
 uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t index) {
     if (2 * (count_ + 1) > slots_.size()) {
         // Grow from the stored hashes alone: no name is read again.
@@ -99,11 +109,9 @@ uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t 
     }
     const std::string_view name = tensors[index].name;
     const uint32_t h = name_hash(name);
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t at = h & mask;
-    for (; slots_[at].index != absent; at = (at + 1) & mask)
-        if (slots_[at].hash == h && tensors[slots_[at].index].name == name) return slots_[at].index;
-    slots_[at] = slot{h, index};
+    slot& s = slots_[probe(tensors, h, name)];
+    if (s.index != absent) return s.index;
+    s = slot{h, index};
     ++count_;
     return absent;
 }
@@ -111,11 +119,7 @@ uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t 
 uint32_t tensor_name_index::find(const std::vector<tensor>& tensors,
                                  std::string_view name) const noexcept {
     if (slots_.empty()) return absent;
-    const uint32_t h = name_hash(name);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t at = h & mask; slots_[at].index != absent; at = (at + 1) & mask)
-        if (slots_[at].hash == h && tensors[slots_[at].index].name == name) return slots_[at].index;
-    return absent;
+    return slots_[probe(tensors, name_hash(name), name)].index;
 }
 
 // ---- building ----

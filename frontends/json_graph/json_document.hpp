@@ -40,7 +40,6 @@ private:
 /// sweep; each lookup is a binary search.
 class line_index {
 public:
-    line_index() = default;
     explicit line_index(std::string_view text) {
         const char* begin = text.data();
         const char* end = begin + text.size();
@@ -112,19 +111,28 @@ struct json_value {
 /// node and tensor lists are nearly all of it). Syntax errors inside them surface there.
 class json_document {
 public:
-    /// Parses `text`; throws json_syntax_error. Containers deeper than `max_depth` are refused.
-    json_document(std::string_view text, std::size_t max_depth,
-                  std::initializer_list<std::string_view> streamed = {})
-        : owned_(text), max_depth_(max_depth), streamed_keys_(streamed) {
-        start(owned_);
-    }
-
-    /// Parses text already read into simdjson's padded buffer, without copying it; `text` must
-    /// outlive the document.
+    /// Parses `text`, read into simdjson's padded buffer, in place (`text` must outlive the
+    /// document); throws json_syntax_error. Containers deeper than `max_depth` are refused.
     json_document(const simdjson::padded_string& text, std::size_t max_depth,
                   std::initializer_list<std::string_view> streamed = {})
-        : max_depth_(max_depth), streamed_keys_(streamed) {
-        start(text);
+        : text_(text.data(), text.size()),
+          lines_(text_),
+          max_depth_(max_depth),
+          streamed_keys_(streamed) {
+        // A UTF-8 byte order mark is allowed and skipped.
+        base_ = text_.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+        padded_ = simdjson::padded_string_view(text.data() + base_, text.size() - base_,
+                                               text.size() - base_ + simdjson::SIMDJSON_PADDING);
+        try {
+            parse();
+        } catch (const read_without_streaming&) {
+            values_.clear();
+            pending_.clear();
+            owned_strings_.clear();
+            trailing_ = std::string_view::npos;
+            streamed_keys_.clear();
+            parse();
+        }
     }
     json_document(const json_document&) = delete;
     json_document& operator=(const json_document&) = delete;
@@ -202,8 +210,7 @@ public:
     }
 
 private:
-    simdjson::padded_string owned_;  ///< a copy of text given as a string_view
-    std::string_view text_;          ///< the text, without simdjson's padding
+    std::string_view text_;  ///< the text, without simdjson's padding
     line_index lines_;
     std::size_t max_depth_;
     std::vector<std::string_view> streamed_keys_;
@@ -219,26 +226,6 @@ private:
     std::vector<json_value> pending_;  ///< children of the containers still open
 
     struct read_without_streaming {};
-
-    void start(const simdjson::padded_string& text) {
-        text_ = std::string_view(text.data(), text.size());
-        lines_ = line_index(text_);
-        // A UTF-8 byte order mark is allowed and skipped.
-        const std::size_t skip = text_.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-        padded_ = simdjson::padded_string_view(text.data() + skip, text.size() - skip,
-                                               text.size() - skip + simdjson::SIMDJSON_PADDING);
-        base_ = skip;
-        try {
-            parse();
-        } catch (const read_without_streaming&) {
-            values_.clear();
-            pending_.clear();
-            owned_strings_.clear();
-            trailing_ = std::string_view::npos;
-            streamed_keys_.clear();
-            parse();
-        }
-    }
 
     std::size_t offset_of(const char* p) const noexcept {
         return base_ + static_cast<std::size_t>(p - padded_.data());

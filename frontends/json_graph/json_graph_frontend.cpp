@@ -17,7 +17,22 @@ namespace {
 
 namespace jg = nnergy::json_graph;
 
-/// The whole file in one read, into the padded buffer the parser reads in place.
+/// Reads up to `n` bytes into `to`, fewer only at the end of the file; returns how many.
+std::size_t read_up_to(int fd, char* to, std::size_t n, const std::string& path) {
+    std::size_t done = 0;
+    while (done < n) {
+        const ssize_t got = ::read(fd, to + done, n - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0)
+            throw nnergy::sdk::error(path + ": read error: " + std::strerror(errno),
+                                     NNERGY_CODE_IO_ERROR);
+        if (got == 0) break;
+        done += static_cast<std::size_t>(got);
+    }
+    return done;
+}
+
+/// The whole file, read straight into the padded buffer the parser reads in place.
 simdjson::padded_string read_file(const std::string& path) {
     std::error_code ec;
     const std::filesystem::file_status st = std::filesystem::status(path, ec);
@@ -38,37 +53,22 @@ simdjson::padded_string read_file(const std::string& path) {
     if (::fstat(fd, &info) != 0)
         throw nnergy::sdk::error(path + ": cannot read: " + std::strerror(errno),
                                  NNERGY_CODE_IO_ERROR);
-    // A regular file is read at its size; anything else (a pipe, a device) until its end.
-    std::size_t capacity = S_ISREG(info.st_mode) ? static_cast<std::size_t>(info.st_size) : 0;
-    std::string grown;  // only for files whose size is not known in advance
-    simdjson::padded_string text(capacity);
-    if (capacity > 0 && text.data() == nullptr)
+    // A regular file at the size it has now; then whatever follows (a file that grew, or one
+    // whose size is not known in advance: a pipe, a device).
+    const std::size_t expected = S_ISREG(info.st_mode) ? static_cast<std::size_t>(info.st_size) : 0;
+    simdjson::padded_string text(expected);
+    if (expected > 0 && text.data() == nullptr)
         throw nnergy::sdk::error(path + ": not enough memory to read it", NNERGY_CODE_IO_ERROR);
-    std::size_t size = 0;
-    for (;;) {
-        char chunk[65536];
-        const bool into_text = size < capacity;
-        char* to = into_text ? text.data() + size : chunk;
-        const std::size_t room = into_text ? capacity - size : sizeof chunk;
-        const ssize_t n = ::read(fd, to, room);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw nnergy::sdk::error(path + ": read error: " + std::strerror(errno),
-                                     NNERGY_CODE_IO_ERROR);
-        }
-        if (n == 0) break;
-        if (into_text)
-            size += static_cast<std::size_t>(n);
-        else
-            grown.append(chunk, static_cast<std::size_t>(n));
+    const std::size_t size = read_up_to(fd, text.data(), expected, path);
+    std::string rest;
+    char chunk[65536];
+    while (const std::size_t got = read_up_to(fd, chunk, sizeof chunk, path)) {
+        rest.append(chunk, got);
+        if (got < sizeof chunk) break;
     }
-    if (!grown.empty()) {  // it grew while being read, or its size was not known
-        std::string all(text.data(), size);
-        all += grown;
-        return simdjson::padded_string(all);
-    }
-    if (size == capacity) return text;
-    return simdjson::padded_string(text.data(), size);  // it shrank while being read
+    if (rest.empty())
+        return size == expected ? std::move(text) : simdjson::padded_string(text.data(), size);
+    return simdjson::padded_string(std::string(text.data(), size) + rest);
 }
 
 class json_graph_frontend final : public nnergy::sdk::frontend {

@@ -123,22 +123,17 @@ public:
     /// The value held for `name`, or null.
     const uint32_t* find(std::string_view name) const noexcept {
         if (slots_.empty()) return nullptr;
-        const std::size_t h = std::hash<std::string_view>{}(name);
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t at = h & mask; slots_[at].used; at = (at + 1) & mask)
-            if (slots_[at].hash == h && slots_[at].name == name) return &slots_[at].value;
-        return nullptr;
+        const slot& s = slots_[probe(std::hash<std::string_view>{}(name), name)];
+        return s.used ? &s.value : nullptr;
     }
     bool contains(std::string_view name) const noexcept { return find(name) != nullptr; }
     /// Adds `name` with `value` unless it is there; returns its value and whether it was added.
     std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
         if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
         const std::size_t h = std::hash<std::string_view>{}(name);
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t at = h & mask;
-        for (; slots_[at].used; at = (at + 1) & mask)
-            if (slots_[at].hash == h && slots_[at].name == name) return {slots_[at].value, false};
-        slots_[at] = slot{h, name, value, true};
+        slot& s = slots_[probe(h, name)];
+        if (s.used) return {s.value, false};
+        s = slot{h, name, value, true};
         ++count_;
         return {value, true};
     }
@@ -150,6 +145,14 @@ private:
         uint32_t value = 0;
         bool used = false;
     };
+    /// The slot holding `name`, else the empty slot where it would go.
+    std::size_t probe(std::size_t h, std::string_view name) const noexcept {
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t at = h & mask;
+        while (slots_[at].used && !(slots_[at].hash == h && slots_[at].name == name))
+            at = (at + 1) & mask;
+        return at;
+    }
     void rehash(std::size_t size) {
         std::vector<slot> old = std::move(slots_);
         slots_.assign(size, slot{});
@@ -247,15 +250,7 @@ class reader {
 public:
     explicit reader(std::string_view file) : file_(file) {}
 
-    graph_spec read(std::string_view text) { return read_text(text, text); }
-    graph_spec read_in_place(const simdjson::padded_string& text) {
-        return read_text(text, std::string_view(text.data(), text.size()));
-    }
-
-private:
-    /// `text` is a string_view or a padded_string (read in place); `view` is the same text.
-    template <class Text>
-    graph_spec read_text(const Text& text, std::string_view view) {
+    graph_spec read(const simdjson::padded_string& text) {
         std::optional<json_document> doc;
         try {
             doc.emplace(text, max_nesting,
@@ -263,7 +258,8 @@ private:
             doc_ = &*doc;
             return read_document(doc->root());
         } catch (const json_syntax_error& e) {
-            const line_index& lines = doc ? doc->lines() : line_index(view);
+            const line_index& lines =
+                doc ? doc->lines() : line_index(std::string_view(text.data(), text.size()));
             const std::string where = file_ + ":" + std::to_string(lines.line(e.offset())) + ":" +
                                       std::to_string(lines.column(e.offset())) + ": ";
             const std::string what = e.what();
@@ -276,6 +272,7 @@ private:
         }
     }
 
+private:
     /// Who a message is about, formatted only when a message is needed.
     struct subject_ref {
         enum class kind : uint8_t { text, tensor, node, graph_input, graph_output };
@@ -379,6 +376,21 @@ private:
     /// Rejects keys outside `allowed`, suggesting the nearest allowed one.
     void check_keys(const json_value& obj, const subject_ref& subject,
                     std::initializer_list<std::string_view> allowed) const {
+        check_keys(obj, subject, allowed.begin(), allowed.end());
+    }
+    template <std::size_t N>
+    void check_keys(const json_value& obj, const subject_ref& subject,
+                    const std::array<std::string_view, N>& allowed) const {
+        check_keys(obj, subject, allowed.data(), allowed.data() + N);
+    }
+    void check_keys(const json_value& obj, const subject_ref& subject,
+                    const std::string_view* allowed_begin,
+                    const std::string_view* allowed_end) const {
+        struct {
+            const std::string_view *b, *e;
+            const std::string_view* begin() const noexcept { return b; }
+            const std::string_view* end() const noexcept { return e; }
+        } const allowed{allowed_begin, allowed_end};
         for (const json_value& m : members_of(obj)) {
             const std::string_view key = m.key;
             if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
@@ -572,8 +584,7 @@ private:
         if (!name) fail(&t, subject, "missing 'name'");
         spec.name = require_string(*name, subject, "name");
         subject.name = name->string;
-        if (unknown_key)
-            check_keys(t, subject, {"name", "dtype", "shape", "initializer", "constant", "values"});
+        if (unknown_key) check_keys(t, subject, keys);
 
         if (const json_value* m = member[1]) {
             std::string d = require_string(*m, subject, "dtype");
@@ -703,8 +714,7 @@ private:
         if (!name) fail(&n, r.subject, "missing 'name'");
         r.spec.name = require_string(*name, r.subject, "name");
         r.subject.name = name->string;
-        if (unknown_key)
-            check_keys(n, r.subject, {"name", "op", "domain", "inputs", "outputs", "attributes"});
+        if (unknown_key) check_keys(n, r.subject, keys);
         const json_value* op = member[1];
         if (!op) fail(&n, r.subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
         r.spec.op = require_string(*op, r.subject, "op");
@@ -1062,14 +1072,15 @@ private:
 
 }  // namespace detail
 
-/// Reads a document. `file` names it in messages. Throws parse_error.
-inline graph_spec parse_graph(std::string_view text, std::string_view file) {
+/// Reads a document held in simdjson's padded buffer, in place. `file` names it in messages.
+/// Throws parse_error.
+inline graph_spec parse_graph_in_place(const simdjson::padded_string& text, std::string_view file) {
     return detail::reader(file).read(text);
 }
 
-/// The same, for text read into simdjson's padded buffer (parsed in place, not copied).
-inline graph_spec parse_graph_in_place(const simdjson::padded_string& text, std::string_view file) {
-    return detail::reader(file).read_in_place(text);
+/// The same for text held elsewhere: copied once into simdjson's padded buffer.
+inline graph_spec parse_graph(std::string_view text, std::string_view file) {
+    return parse_graph_in_place(simdjson::padded_string(text), file);
 }
 
 /// Feeds a description into a graph builder with the interface of nnergy::sdk::graph_builder.

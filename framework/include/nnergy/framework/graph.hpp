@@ -109,6 +109,10 @@ private:
         uint32_t hash = 0;
         uint32_t index = absent;
     };
+    /// The slot holding `name` (hash `h`), else the empty slot where it would go.
+    std::size_t probe(const std::vector<tensor>& tensors, uint32_t h,
+                      std::string_view name) const noexcept;
+
     std::vector<slot> slots_;  ///< a power of two in size, at most half full
     std::size_t count_ = 0;
 };

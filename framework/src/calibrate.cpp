@@ -115,8 +115,9 @@ config_values template_candidates(const validation_session& session) {
     return out;
 }
 
-constexpr std::string_view k_runtime_costs[] = {"dispatch.per_kernel", "dispatch.per_call",
-                                                "dispatch.per_view", "launch.kernel_gap"};
+constexpr std::string_view k_runtime_costs[] = {"dispatch.per_kernel", "dispatch.per_module",
+                                                "dispatch.per_call", "dispatch.per_view",
+                                                "launch.kernel_gap"};
 
 struct scored {
     double objective = std::numeric_limits<double>::infinity();

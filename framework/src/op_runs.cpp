@@ -88,10 +88,12 @@ private:
     json p_;
 };
 
-/// Builds a graph node by node; every tensor float32.
+/// Builds a graph node by node; every floating-point tensor of one storage type.
 class builder {
 public:
-    explicit builder(std::string name) { g_.name = std::move(name); }
+    builder(std::string name, nnergy_dtype storage) : storage_(storage) {
+        g_.name = std::move(name);
+    }
 
     uint32_t input(const std::string& name, std::vector<int64_t> shape) {
         const uint32_t t = add(name, shape, false);
@@ -111,7 +113,7 @@ public:
                 std::vector<attribute> attributes = {}) {
         tensor out;
         out.name = fmt::format("t{}", g_.tensors.size());
-        out.dtype = NNERGY_DTYPE_FLOAT32;
+        out.dtype = storage_;
         const uint32_t o = g_.add_tensor(std::move(out));
         node n;
         n.name = fmt::format("{}_{}", op_type, g_.nodes.size());
@@ -144,7 +146,7 @@ private:
     uint32_t add(const std::string& name, const std::vector<int64_t>& shape, bool init) {
         tensor t;
         t.name = name;
-        t.dtype = NNERGY_DTYPE_FLOAT32;
+        t.dtype = storage_;
         std::vector<dim> dims;
         for (int64_t d : shape) dims.push_back(dim::of(d));
         t.shape = std::move(dims);
@@ -152,6 +154,7 @@ private:
         return g_.add_tensor(std::move(t));
     }
     graph g_;
+    nnergy_dtype storage_;
 };
 
 using ints = std::vector<int64_t>;
@@ -372,9 +375,9 @@ std::string op_run_label(const std::string& name, const std::string& params_json
 }
 
 graph op_run_graph(const std::string& name, const std::string& op_class,
-                   const std::string& params_json, int64_t batch) {
+                   const std::string& params_json, int64_t batch, nnergy_dtype storage) {
     const params_reader p(name, op_class, params_json);
-    builder b(op_run_label(name, params_json));
+    builder b(op_run_label(name, params_json), storage);
     if (batch < 1) throw error(fmt::format("{}: batch must be >= 1", p.what()));
     // The dispatch class runs tiny shapes of the other builders, named by params.op.
     std::string op = name;

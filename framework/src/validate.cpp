@@ -417,15 +417,22 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     std::map<std::string, model_state>& models = s_->models;
     const auto model = [&](const measured_config& c) -> model_state& {
         const std::string& name = c.model;
-        // An op run's graph has its batch built in: one per batch.
-        auto [it, added] =
-            models.try_emplace(c.kind == "op" ? fmt::format("{}@batch={}", name, c.batch) : name);
+        // An op run's graph has its batch and its tensors' type built in: one per batch and
+        // storage type. The harness casts a 16-bit run's inputs and weights before it times the
+        // op, so its graph holds them in that type (no cast per call, unlike autocast).
+        nnergy_dtype storage = NNERGY_DTYPE_FLOAT32;
+        if (const std::optional<nnergy_dtype> d = dtype_from_name(c.precision);
+            d && (*d == NNERGY_DTYPE_FLOAT16 || *d == NNERGY_DTYPE_BFLOAT16))
+            storage = *d;
+        auto [it, added] = models.try_emplace(
+            c.kind == "op" ? fmt::format("{}@batch={}@{}", name, c.batch, dtype_name(storage))
+                           : name);
         model_state& m = it->second;
         if (!added) return m;
         if (c.kind == "op") {
             try {
                 m.g = std::make_unique<graph>(
-                    op_run_graph(c.name, c.op_class, c.params_json, c.batch));
+                    op_run_graph(c.name, c.op_class, c.params_json, c.batch, storage));
             } catch (const std::exception& e) {
                 m.error = e.what();
             }
@@ -655,8 +662,11 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                     }
                 set("compute.units", static_cast<double>(units), "count");
             }
-            if (!single_op_runtime.empty())
+            // A single op called directly: no forward pass around it, no module layer.
+            if (!single_op_runtime.empty()) {
                 set(fmt::format("runtime.{}.dispatch.per_call", single_op_runtime), 0, "s");
+                set(fmt::format("runtime.{}.dispatch.per_module", single_op_runtime), 0, "s");
+            }
         }
         return variants[v];
     };

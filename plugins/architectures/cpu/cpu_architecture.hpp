@@ -18,9 +18,50 @@
 
 namespace nnergy::cpu {
 
-/// [weights] prepack = "per_call" (eager frameworks) or "once" (the default).
+/// [convolution.native] of a runtime profile (native_conv_rule); absent: no native path.
+inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
+    native_conv_rule r;
+    const std::optional<std::string> precision = runtime.string("convolution.native.precision");
+    if (!precision) return r;
+    const auto count = [&](const char* key, bool required) {
+        const std::string full = std::string("convolution.native.") + key;
+        const std::optional<double> v = runtime.number(full);
+        if (!v) {
+            if (!required) return -1.0;
+            throw sdk::error(
+                sdk::config_view::where(*runtime.find("convolution.native.precision")) +
+                    ": [convolution.native] needs '" + key +
+                    "' = { value, unit = \"count\", source }",
+                NNERGY_CODE_INVALID_ARGUMENT);
+        }
+        if (!(*v >= 0) || !std::isfinite(*v))
+            throw sdk::error(sdk::config_view::where(*runtime.find(full)) + ": '" + full +
+                                 "' must be a non-negative count",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        return *v;
+    };
+    r.precision = *precision;
+    r.max_batch = count("max_batch", true);
+    r.max_input_elements = count("max_input_elements", true);
+    r.max_kernel_extent = count("max_kernel_extent", true);
+    r.single_thread_pointwise_max_batch = count("single_thread_pointwise_max_batch", false);
+    return r;
+}
+
+/// [weights] prepack = "per_call" (eager frameworks) or "once" (the default), [weights] cast =
+/// "per_call" (autocast) or "none" (the default), and the convolutions the runtime runs
+/// natively.
 inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
     cpu_runtime r;
+    r.native_conv = read_native_conv(runtime);
+    if (const std::optional<std::string> cast = runtime.string("weights.cast")) {
+        if (*cast != "per_call" && *cast != "none")
+            throw sdk::error(sdk::config_view::where(*runtime.find("weights.cast")) +
+                                 ": 'weights.cast' must be \"per_call\" or \"none\", got \"" +
+                                 *cast + "\"",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        r.cast_weights_per_call = *cast == "per_call";
+    }
     const std::optional<std::string> v = runtime.string("weights.prepack");
     if (!v || *v == "once") return r;
     if (*v == "per_call") {
@@ -32,6 +73,34 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
                      NNERGY_CODE_INVALID_ARGUMENT);
 }
 
+/// The geometry of the convolution node `n` (input 0 the data, input 1 the weights).
+inline conv_geometry read_conv_geometry(const sdk::graph_view& graph, uint32_t n) {
+    conv_geometry g;
+    if (graph.input_count(n) < 2) return g;
+    const uint32_t x = graph.input(n, 0), w = graph.input(n, 1);
+    const size_t x_rank = graph.rank(x), w_rank = graph.rank(w);
+    if (x_rank > 0) g.batch = static_cast<double>(graph.dim(x, 0));
+    g.input_elements = 1;
+    for (size_t i = 0; i < x_rank; ++i) g.input_elements *= static_cast<double>(graph.dim(x, i));
+    // A 1-D convolution is a 2-D one of height 1 (as PyTorch runs it).
+    if (w_rank >= 3) g.kernel_w = static_cast<double>(graph.dim(w, w_rank - 1));
+    if (w_rank >= 4) g.kernel_h = static_cast<double>(graph.dim(w, w_rank - 2));
+    g.groups = static_cast<double>(graph.attr_int(n, "group").value_or(1));
+    const auto any_not = [&](const char* attr, int64_t expected) {
+        const auto v = graph.attr_ints_view(n, attr);
+        if (!v) return false;
+        for (size_t i = 0; i < v->size; ++i)
+            if (v->data[i] != expected) return true;
+        return false;
+    };
+    g.strided = any_not("strides", 1);
+    g.dilated = any_not("dilations", 1);
+    g.padded = any_not("pads", 0);
+    if (const auto pad = graph.attr_string(n, "auto_pad"))
+        g.padded = g.padded || *pad == "SAME_UPPER" || *pad == "SAME_LOWER";
+    return g;
+}
+
 class cpu_architecture : public modeling::class_architecture<cpu_hardware> {
 public:
     explicit cpu_architecture(const sdk::context& ctx)
@@ -39,15 +108,31 @@ public:
           runtime_(read_runtime(ctx.runtime())) {}
 
 private:
-    void map_device_kernel(const sdk::graph_view&, const sdk::partition_view&, uint32_t,
+    void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view&, uint32_t,
                            const nnergy_map_options&, const precision_units& units,
                            modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
-        const cpu_kernel k = modeling::model_kernel<cpu_kernel>(f);
+        cpu_kernel k = modeling::model_kernel<cpu_kernel>(f);
+        // Weights stored wider than the compute precision are cast (bytes_scale < 1).
+        if (runtime_.cast_weights_per_call && f.bytes_scale < 1 && f.bytes_scale > 0)
+            k.stored_weight_bytes_to_cast = k.weight_bytes / f.bytes_scale;
+        const native_conv_rule& native = runtime_.native_conv;
+        if (k.cls == op_class::conv && !native.precision.empty() &&
+            f.stats.anchor_node != NNERGY_NO_NODE) {
+            const conv_geometry g = read_conv_geometry(graph, f.stats.anchor_node);
+            if (native.applies(g, units.precision, hw_.base.units)) {
+                k.native_conv = true;
+                // Columns: the reduction depth (C/groups x window) per output position.
+                if (g.needs_columns() && k.out_channels > 0)
+                    k.column_bytes = 2 * k.macs / k.out_channels *
+                                     modeling::precision_storage_bytes(units.precision);
+            }
+        }
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
         modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
+        if (m.weight_cast_s > 0) out.set("weight_cast_s", m.weight_cast_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
         add_events(k, m, units.precision, out);
     }

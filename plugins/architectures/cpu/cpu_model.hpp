@@ -53,17 +53,62 @@ struct cache_level {
     provenance source = provenance::theoretical;
 };
 
+/// The facts of a convolution that decide which library an eager framework runs it with.
+struct conv_geometry {
+    double batch = 1;
+    double input_elements = 0;  ///< all of the input's elements (N x C x H x W)
+    double kernel_h = 1, kernel_w = 1;
+    double groups = 1;
+    bool strided = false, dilated = false, padded = false;
+
+    bool pointwise() const noexcept { return kernel_h == 1 && kernel_w == 1; }
+    /// The native path unfolds the input into columns unless the convolution is a plain GEMM.
+    bool needs_columns() const noexcept { return !pointwise() || strided || dilated || padded; }
+};
+
+/// The convolutions an eager framework leaves to its native path (im2col + the BLAS GEMM)
+/// instead of its convolution library ([convolution.native] of the runtime; PyTorch: those
+/// oneDNN does not take). A convolution runs natively in `precision` when it is ungrouped, not
+/// wider and taller than `max_kernel_extent`, and both its batch and its input are small; or,
+/// on one thread, when it is an unstrided, undilated 1x1 convolution of a small batch.
+struct native_conv_rule {
+    std::string precision;  ///< empty: every convolution goes to the library
+    double max_batch = 0;
+    double max_input_elements = 0;
+    double max_kernel_extent = 0;
+    double single_thread_pointwise_max_batch = -1;  ///< below 0: no such case
+
+    bool applies(const conv_geometry& g, std::string_view compute_precision,
+                 double threads) const noexcept {
+        if (precision.empty() || compute_precision != precision) return false;
+        if (threads <= 1 && g.pointwise() && !g.strided && !g.dilated &&
+            g.batch <= single_thread_pointwise_max_batch)
+            return true;
+        const bool large_kernel = g.kernel_h > max_kernel_extent && g.kernel_w > max_kernel_extent;
+        return g.groups <= 1 && !large_kernel && g.batch <= max_batch &&
+               g.input_elements <= max_input_elements;
+    }
+};
+
 /// What the runtime does that changes a CPU kernel's cost.
 struct cpu_runtime {
     /// Eager frameworks reorder convolution and GEMM weights into the unit's blocked layout on
     /// every call ([weights] prepack = "per_call"); compiled runtimes do it once.
     bool repack_weights_per_call = false;
+    /// Mixed-precision eager frameworks (PyTorch's autocast) cast the weights of every matrix
+    /// op from their stored type to the compute precision on every call ([weights] cast =
+    /// "per_call"); a model stored in the compute precision casts nothing.
+    bool cast_weights_per_call = false;
+    native_conv_rule native_conv;
 };
 
 struct cpu_hardware {
     hardware_model base;
     std::vector<cache_level> caches;  ///< smallest first; only levels with a bandwidth
     modeling::class_table<class_params> kernels;
+    /// Bytes of stored weights a per-call cast reads per second (cpu.weight_cast_bandwidth;
+    /// 0: free).
+    double weight_cast_bandwidth = 0;
 
     const class_params& params(op_class c, std::string_view precision) const {
         return kernels.params(c, precision);
@@ -82,6 +127,8 @@ struct cpu_hardware {
             if (l.capacity > 0 && l.bandwidth > 0) c.caches.push_back(std::move(l));
         }
         c.kernels = modeling::read_class_table<class_params>(hw, "cpu", c.base, read_params);
+        c.weight_cast_bandwidth =
+            hardware_model::optional_number(hw, "cpu.weight_cast_bandwidth", 0, 0);
         return c;
     }
 
@@ -109,7 +156,16 @@ private:
 };
 
 /// What the CPU model needs of one kernel. Bytes are in the compute precision.
-using cpu_kernel = modeling::kernel_work;
+struct cpu_kernel : modeling::kernel_work {
+    /// A convolution the runtime runs on its native path (native_conv_rule): priced as the GEMM
+    /// (GEMV for one output position) it is, without the library's set-up and weight repacking,
+    /// plus the traffic of its column buffer.
+    bool native_conv = false;
+    double column_bytes = 0;  ///< im2col buffer, written once and read once by the GEMM
+    /// Weight bytes as stored, where the runtime casts them to the compute precision on every
+    /// call (0: stored in the compute precision, or no cast).
+    double stored_weight_bytes_to_cast = 0;
+};
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
 struct cpu_mapping {
@@ -121,8 +177,9 @@ struct cpu_mapping {
     double units_allocated = 1;
     double waves = 1;
     double reduction_depth = 0;
-    double fixed_time_s = 0;  ///< class fixed time + weight repacking
+    double fixed_time_s = 0;  ///< class fixed time + weight repacking and casting
     double weight_prep_s = 0;
+    double weight_cast_s = 0;
     std::string memory_level;  ///< the level that serves the working set
     double memory_bytes = 0;
     double memory_bandwidth = 0;  ///< achievable B/s of that level
@@ -140,10 +197,17 @@ inline const execution_unit& choose_unit(const precision_units& p, const cpu_ker
     return matrix || !p.vector ? p.matrix : *p.vector;
 }
 
+/// The class whose constants price the kernel: a natively run convolution is a GEMM.
+inline op_class pricing_class(const cpu_kernel& k) noexcept {
+    if (!k.native_conv) return k.cls;
+    return modeling::is_matrix_vector(k.outputs, k.out_channels) ? op_class::gemv : op_class::gemm;
+}
+
 inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
                               const cpu_runtime& rt, const cpu_kernel& k) {
     const execution_unit& u = choose_unit(p, k);
-    const class_params& cp = hw.params(k.cls, p.precision);
+    const op_class cls = pricing_class(k);
+    const class_params& cp = hw.params(cls, p.precision);
     const double cores = hw.base.units;
 
     cpu_mapping m;
@@ -167,7 +231,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
 
     // Repeated inference keeps what fits in cache: the smallest level holding the kernel's
     // working set serves all of its bytes.
-    const double bytes = std::max(0.0, k.dram_bytes());
+    const double bytes = std::max(0.0, k.dram_bytes() + k.column_bytes);
     m.memory_level = "dram";
     m.memory_bandwidth = hw.base.dram_bandwidth * hw.base.memory_efficiency;
     provenance memory_source = hw.base.memory_provenance;
@@ -184,7 +248,9 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
 
     if (rt.repack_weights_per_call && cp.weight_prep_bandwidth > 0 && k.macs > 0)
         m.weight_prep_s = k.weight_bytes / cp.weight_prep_bandwidth;
-    m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s;
+    if (rt.cast_weights_per_call && hw.weight_cast_bandwidth > 0 && k.macs > 0)
+        m.weight_cast_s = k.stored_weight_bytes_to_cast / hw.weight_cast_bandwidth;
+    m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s + m.weight_cast_s;
 
     switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
         case modeling::limit::overhead:
@@ -210,6 +276,11 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     e += k.what.empty() ? std::string_view("kernel") : std::string_view(k.what);
     e += " [";
     e += class_name(k.cls);
+    if (k.native_conv) {
+        e += " as ";
+        e += class_name(cls);
+        e += ", the runtime's native path";
+    }
     e += "] on ";
     e += m.unit;
     e += ": ";
@@ -226,6 +297,10 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     append_short_number(e, bytes / 1e6);
     e += " MB from ";
     e += m.memory_level;
+    if (m.weight_cast_s > 0) {
+        e += ", weights cast ";
+        append_seconds(e, m.weight_cast_s);
+    }
     if (m.weight_prep_s > 0) {
         e += ", weights repacked ";
         append_seconds(e, m.weight_prep_s);

@@ -29,9 +29,12 @@ struct runtime_profile {
     runtime_mode mode = runtime_mode::none;
     std::string name;
     double dispatch_per_kernel_s = 0;  ///< host time to issue one op that launches a kernel
-    double dispatch_per_view_s = 0;    ///< host time of a view op (reshape, permute): no kernel
-    double per_call_s = 0;             ///< fixed host cost of one forward pass (entry, sync)
-    double kernel_gap_s = 0;           ///< device idle time between consecutive kernels
+    /// Host time of the module layer around each such op in a model (PyTorch's nn.Module
+    /// call), which an op called directly does not pay.
+    double dispatch_per_module_s = 0;
+    double dispatch_per_view_s = 0;  ///< host time of a view op (reshape, permute): no kernel
+    double per_call_s = 0;           ///< fixed host cost of one forward pass (entry, sync)
+    double kernel_gap_s = 0;         ///< device idle time between consecutive kernels
 
     static runtime_profile from_config(const sdk::config_view& rt) {
         runtime_profile p;
@@ -59,6 +62,7 @@ struct runtime_profile {
                                  "\"inline\")",
                              NNERGY_CODE_INVALID_ARGUMENT);
         p.dispatch_per_kernel_s = time(rt, "dispatch.per_kernel");
+        p.dispatch_per_module_s = time(rt, "dispatch.per_module");
         p.dispatch_per_view_s = time(rt, "dispatch.per_view");
         p.per_call_s = time(rt, "dispatch.per_call");
         p.kernel_gap_s = time(rt, "launch.kernel_gap");
@@ -80,6 +84,8 @@ struct runtime_profile {
         const std::string prefix = "runtime." + name + ".";
         p.dispatch_per_kernel_s =
             override_time(hw, prefix, "dispatch.per_kernel", p.dispatch_per_kernel_s);
+        p.dispatch_per_module_s =
+            override_time(hw, prefix, "dispatch.per_module", p.dispatch_per_module_s);
         p.dispatch_per_view_s =
             override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
         p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
@@ -140,7 +146,8 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
         const bool launches = k.device_s > 0;
         if (host_issues) {
             kt.host_dispatch_s =
-                (launches ? p.dispatch_per_kernel_s : 0.0) + k.views * p.dispatch_per_view_s;
+                (launches ? p.dispatch_per_kernel_s + p.dispatch_per_module_s : 0.0) +
+                k.views * p.dispatch_per_view_s;
             // Inline: the host dispatches only once it has finished the previous kernel.
             if (p.mode == runtime_mode::inline_host) host = std::max(host, device);
             host += kt.host_dispatch_s;

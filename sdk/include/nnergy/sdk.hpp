@@ -439,6 +439,16 @@ public:
         if (!host().node_attr_ints(g_, n, to_sv(name), &data, &count)) return std::nullopt;
         return std::vector<int64_t>(data, data + count);
     }
+    /// An integer-list attribute as the host holds it (valid while the graph is): no copy.
+    struct int_list {
+        const int64_t* data = nullptr;
+        size_t size = 0;
+    };
+    std::optional<int_list> attr_ints_view(uint32_t n, std::string_view name) const {
+        int_list v;
+        if (!host().node_attr_ints(g_, n, to_sv(name), &v.data, &v.size)) return std::nullopt;
+        return v;
+    }
     nnergy_op_counts counts(uint32_t n) const {
         nnergy_op_counts c{};
         c.struct_size = sizeof c;
@@ -452,6 +462,9 @@ public:
         for (size_t i = 0; i < s.size(); ++i) s[i] = host().tensor_dim(g_, t, i);
         return s;
     }
+    /// A tensor's rank and one of its dims, without building its shape (per-kernel paths).
+    size_t rank(uint32_t t) const { return host().tensor_rank(g_, t); }
+    int64_t dim(uint32_t t, size_t axis) const { return host().tensor_dim(g_, t, axis); }
     double tensor_bytes(uint32_t t) const { return host().tensor_bytes(g_, t); }
     bool is_initializer(uint32_t t) const { return host().tensor_is_initializer(g_, t); }
     bool is_graph_output(uint32_t t) const { return host().tensor_is_graph_output(g_, t); }

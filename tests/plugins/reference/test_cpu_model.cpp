@@ -65,13 +65,15 @@ TEST_CASE("cpu: compute time follows the fitted class constants of the file", "[
     const host_cpu c;
     const cpu::cpu_kernel k = conv(8, 256, 256, 14, 3);  // K = 2304, many blocks per core
     const double peak = c.file.number("compute.float32.peak");
-    const double eff = c.file.number("cpu.kernels.conv.efficiency");
+    // Short reductions run below the unit's rate: K / (K + k_half).
+    const double eff = c.file.number("cpu.kernels.conv.efficiency") * 2304 /
+                       (2304 + c.file.number("cpu.kernels.conv.k_half"));
     const cpu::cpu_mapping m = c.map("float32", k);
     CHECK(m.utilization == Approx(1.0));
     CHECK(m.reduction_depth == Approx(2304));
     CHECK(m.compute_efficiency == Approx(eff));
     CHECK(m.compute_time_s == Approx(k.flops / (peak * eff)));
-    // bfloat16 convolutions on AMX derate short reductions: K / (K + k_half).
+    // bfloat16 convolutions on AMX too, with their own k_half.
     const double k_half = c.file.number("cpu.kernels.conv.bfloat16.k_half");
     const double bf16_eff = c.file.number("cpu.kernels.conv.bfloat16.efficiency");
     const cpu::cpu_mapping b = c.map("bfloat16", k);
@@ -138,6 +140,97 @@ TEST_CASE("cpu: weights are repacked on every call only when the runtime says so
                       Catch::Contains("rt.toml:7: 'weights.prepack' must be"));
 }
 
+TEST_CASE("cpu: the eager runtime's native convolutions follow PyTorch's rule", "[cpu]") {
+    const loaded eager("pytorch-eager-cpu", "runtimes");
+    const cpu::native_conv_rule rule = cpu::read_runtime(eager.view()).native_conv;
+    REQUIRE(rule.precision == "float32");
+    const auto conv_of = [](double batch, double c, double hw, double k) {
+        cpu::conv_geometry g;
+        g.batch = batch;
+        g.input_elements = batch * c * hw * hw;
+        g.kernel_h = g.kernel_w = k;
+        return g;
+    };
+    // A squeeze-excitation 1x1 convolution of one image: 960 input elements.
+    CHECK(rule.applies(conv_of(1, 960, 1, 1), "float32", 16));
+    CHECK_FALSE(rule.applies(conv_of(1, 960, 1, 1), "bfloat16", 16));  // bf16: always oneDNN
+    CHECK_FALSE(rule.applies(conv_of(8, 960, 1, 1), "float32", 16));   // batch 8
+    CHECK(rule.applies(conv_of(1, 64, 14, 1), "float32", 16));         // 12544 elements
+    CHECK_FALSE(rule.applies(conv_of(1, 384, 14, 1), "float32", 16));  // 75264 elements
+    CHECK_FALSE(rule.applies(conv_of(1, 4, 8, 5), "float32", 16));     // 5x5: oneDNN
+    cpu::conv_geometry grouped = conv_of(1, 4, 8, 3);
+    grouped.groups = 2;
+    CHECK_FALSE(rule.applies(grouped, "float32", 16));
+    // One thread keeps an unstrided 1x1 convolution of a batch below 16 native, whatever its size.
+    CHECK(rule.applies(conv_of(8, 256, 56, 1), "float32", 1));
+    CHECK_FALSE(rule.applies(conv_of(16, 256, 56, 1), "float32", 1));
+    cpu::conv_geometry strided = conv_of(8, 256, 56, 1);
+    strided.strided = true;
+    CHECK_FALSE(rule.applies(strided, "float32", 1));
+    // No [convolution.native]: every convolution goes to the library.
+    CHECK_FALSE(cpu::read_runtime(nnergy::sdk::config_view())
+                    .native_conv.applies(conv_of(1, 960, 1, 1), "float32", 16));
+
+    fake::config missing;
+    missing.file("rt.toml").text("convolution.native.precision", "float32", 3);
+    CHECK_THROWS_WITH(cpu::read_runtime(missing.view()),
+                      Catch::Contains("rt.toml:3: [convolution.native] needs 'max_batch'"));
+}
+
+TEST_CASE("cpu: a native convolution is priced as the GEMM it runs", "[cpu]") {
+    const host_cpu c;
+    cpu::cpu_runtime rt;
+    rt.repack_weights_per_call = true;
+    // 960 -> 240 channels on a 1x1 image: one output position, a matrix-vector product.
+    cpu::cpu_kernel k = conv(1, 960, 240, 1, 1);
+    k.out_channels = 240;
+    const cpu::cpu_mapping library = cpu::map_kernel(c.hw, *c.hw.base.find("float32"), rt, k);
+    CHECK(library.fixed_time_s ==
+          Approx(c.file.number("cpu.kernels.conv.fixed_time") + library.weight_prep_s));
+    CHECK(library.weight_prep_s > 0);
+    k.native_conv = true;
+    const cpu::cpu_mapping native = cpu::map_kernel(c.hw, *c.hw.base.find("float32"), rt, k);
+    CHECK(cpu::pricing_class(k) == nnergy::modeling::op_class::gemv);
+    CHECK(native.weight_prep_s == 0);  // the GEMM reads the weights as they are
+    CHECK(native.fixed_time_s ==
+          c.hw.params(nnergy::modeling::op_class::gemv, "float32").fixed_time_s);
+    CHECK(native.fixed_time_s < library.fixed_time_s);
+    CHECK(native.explanation.find("[conv as gemv, the runtime's native path]") !=
+          std::string::npos);
+    // Many output positions make it a GEMM; the column buffer's traffic adds to its bytes.
+    cpu::cpu_kernel wide = conv(1, 64, 384, 14, 1);
+    wide.out_channels = 384;
+    wide.native_conv = true;
+    CHECK(cpu::pricing_class(wide) == nnergy::modeling::op_class::gemm);
+    const double bytes = cpu::map_kernel(c.hw, *c.hw.base.find("float32"), rt, wide).memory_bytes;
+    wide.column_bytes = 1e6;
+    CHECK(cpu::map_kernel(c.hw, *c.hw.base.find("float32"), rt, wide).memory_bytes ==
+          Approx(bytes + 1e6));
+}
+
+TEST_CASE("cpu: autocast casts stored weights on every call", "[cpu]") {
+    const host_cpu c;
+    cpu::cpu_runtime rt;
+    cpu::cpu_kernel k = conv(1, 512, 512, 7, 3);
+    k.weight_bytes /= 2;                                 // bf16 compute
+    k.stored_weight_bytes_to_cast = 2 * k.weight_bytes;  // float32 as stored
+    const nnergy::modeling::precision_units& bf16 = *c.hw.base.find("bfloat16");
+    CHECK(cpu::map_kernel(c.hw, bf16, rt, k).weight_cast_s == 0);  // the runtime casts nothing
+    rt.cast_weights_per_call = true;
+    const cpu::cpu_mapping m = cpu::map_kernel(c.hw, bf16, rt, k);
+    REQUIRE(c.hw.weight_cast_bandwidth == Approx(c.file.number("cpu.weight_cast_bandwidth")));
+    CHECK(m.weight_cast_s == Approx(k.stored_weight_bytes_to_cast / c.hw.weight_cast_bandwidth));
+    CHECK(m.explanation.find("weights cast") != std::string::npos);
+
+    const loaded eager("pytorch-eager-cpu", "runtimes");
+    CHECK(cpu::read_runtime(eager.view()).cast_weights_per_call);
+    fake::config bad;
+    bad.file("rt.toml").text("weights.cast", "always", 5);
+    CHECK_THROWS_WITH(
+        cpu::read_runtime(bad.view()),
+        Catch::Contains("rt.toml:5: 'weights.cast' must be \"per_call\" or \"none\""));
+}
+
 TEST_CASE("cpu: bad class constants are refused with file, line and key", "[cpu]") {
     fake::config hw;
     hw.file("cpu.toml")
@@ -176,6 +269,13 @@ TEST_CASE("runtime: inline dispatch and execution alternate on the host", "[runt
     CHECK(t.latency_s == Approx(100e-6 + 5e-6 + 10e-6 + 1e-6 + 5e-6 + 20e-6));
     CHECK(t.host_s == Approx(100e-6 + 5e-6 + 1e-6 + 5e-6));
     CHECK(t.device_busy_s == Approx(30e-6));
+    // The module layer around each op adds to the dispatch of ops that launch a kernel only.
+    roofline::runtime_profile modules = p;
+    modules.dispatch_per_module_s = 3e-6;
+    const roofline::runtime_timeline tm = roofline::run_timeline(modules, ks);
+    CHECK(tm.kernels[0].host_dispatch_s == Approx(8e-6));
+    CHECK(tm.kernels[1].host_dispatch_s == Approx(1e-6));
+    CHECK(tm.latency_s == Approx(t.latency_s + 2 * 3e-6));
     // Eager with the same costs overlaps dispatch with execution: never slower.
     p.mode = roofline::runtime_mode::eager;
     CHECK(roofline::run_timeline(p, ks).latency_s < t.latency_s);

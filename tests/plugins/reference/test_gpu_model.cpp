@@ -21,7 +21,11 @@ TEST_CASE("gpu: kernels are classified by anchor op and pattern", "[gpu]") {
           gpu::op_class::batch_norm);
     CHECK(gpu::classify("LayerNormalization", "layernorm", 0, false, 1) ==
           gpu::op_class::normalization);
-    CHECK(gpu::classify("MaxPool", "maxpool", 0, false, 1) == gpu::op_class::pooling);
+    CHECK(gpu::classify("MaxPool", "maxpool", 0, false, 1) == gpu::op_class::window_pool);
+    CHECK(gpu::classify("AveragePool", "averagepool", 0, false, 1) == gpu::op_class::window_pool);
+    CHECK(gpu::classify("GlobalAveragePool", "globalaveragepool", 0, false, 1) ==
+          gpu::op_class::pooling);
+    CHECK(gpu::classify("Softmax", "softmax", 0, false, 1) == gpu::op_class::pooling);
     CHECK(gpu::classify("Relu", "relu", 0, false, 1) == gpu::op_class::elementwise);
     // One output row or column makes a GEMM a matrix-vector product.
     CHECK(nnergy::modeling::is_matrix_vector(1000, 1000));
@@ -236,6 +240,11 @@ TEST_CASE(
           Approx(file.number("gpu.kernels.batch_norm.float16.fixed_time")));
     CHECK(full.params(gpu::op_class::grouped_conv, "tfloat32").efficiency ==
           Approx(file.number("gpu.kernels.grouped_conv.tfloat32.efficiency")));
+    // The file has no sliding-window pooling table: such pools keep the pooling one.
+    const gpu::class_params& window = full.params(gpu::op_class::window_pool, "float16");
+    CHECK(window.fixed_time_s == Approx(file.number("gpu.kernels.pooling.fixed_time")));
+    CHECK(window.memory_efficiency ==
+          full.params(gpu::op_class::pooling, "float16").memory_efficiency);
 }
 
 TEST_CASE("gpu: a grouped convolution pads each group's tiles", "[gpu]") {

@@ -21,11 +21,14 @@ std::string op_run_label(const std::string& name, const std::string& params_json
 /// The graph of one op run at its batch: the operator the harness calls (a convolution without
 /// bias, padding k/2; a linear layer x[batch*seq, k] W^T + b; attention as
 /// softmax(q k^T * scale [+ mask]) v; an elementwise chain on batch*numel elements; torchvision's
-/// squeeze-excitation; the tiny ops of the dispatch class), float32 tensors with concrete shapes.
+/// squeeze-excitation; the tiny ops of the dispatch class), with concrete shapes and every
+/// floating-point tensor stored as `storage` (the harness casts inputs and weights to the run's
+/// precision before it times the op).
 /// Throws nnergy::error (invalid_input) naming the run's name, class and the parameter that is
 /// missing or has the wrong type, or listing the ops it knows for an op it does not.
 graph op_run_graph(const std::string& name, const std::string& op_class,
-                   const std::string& params_json, int64_t batch);
+                   const std::string& params_json, int64_t batch,
+                   nnergy_dtype storage = NNERGY_DTYPE_FLOAT32);
 
 /// The op names op_run_graph knows, for messages and docs.
 const std::vector<std::string>& op_run_names();

@@ -22,6 +22,9 @@ namespace nnergy::modeling {
 /// `batch_norm` is inference batch normalization run as a kernel of its own (a per-channel
 /// scale and shift, as eager frameworks run it): it reduces nothing, unlike `normalization`
 /// (layer, group, instance norms), and libraries run it with kernels of their own.
+/// `window_pool` is pooling over sliding windows (max, average, Lp pooling), which frameworks
+/// may run with loops of their own rather than as a reduction; `pooling` keeps the global
+/// pools, reductions and softmax.
 enum class op_class {
     gemm,
     gemv,
@@ -32,17 +35,18 @@ enum class op_class {
     normalization,
     batch_norm,
     pooling,
-    elementwise
+    elementwise,
+    window_pool
 };
-inline constexpr std::array<op_class, 10> all_classes{
-    op_class::gemm,      op_class::gemv,       op_class::conv,          op_class::grouped_conv,
-    op_class::depthwise, op_class::attention,  op_class::normalization, op_class::batch_norm,
-    op_class::pooling,   op_class::elementwise};
+inline constexpr std::array<op_class, 11> all_classes{
+    op_class::gemm,      op_class::gemv,        op_class::conv,          op_class::grouped_conv,
+    op_class::depthwise, op_class::attention,   op_class::normalization, op_class::batch_norm,
+    op_class::pooling,   op_class::elementwise, op_class::window_pool};
 
 /// The class whose constants a class keeps where a hardware file gives none of its own: a
 /// matrix-vector product the GEMM's, a grouped convolution the dense one's, a batch norm the
-/// other normalizations'. The architectures' own physics (per-group tiles, streaming) does the
-/// rest.
+/// other normalizations', a sliding-window pool the other poolings'. The architectures' own physics
+/// (per-group tiles, streaming) does the rest.
 inline constexpr std::optional<op_class> general_class(op_class c) noexcept {
     switch (c) {
         case op_class::gemv:
@@ -51,6 +55,8 @@ inline constexpr std::optional<op_class> general_class(op_class c) noexcept {
             return op_class::conv;
         case op_class::batch_norm:
             return op_class::normalization;
+        case op_class::window_pool:
+            return op_class::pooling;
         default:
             return std::nullopt;
     }
@@ -87,6 +93,8 @@ inline std::string_view class_name(op_class c) noexcept {
             return "pooling";
         case op_class::elementwise:
             return "elementwise";
+        case op_class::window_pool:
+            return "window_pool";
     }
     return "elementwise";
 }
@@ -114,6 +122,8 @@ inline op_class classify(std::string_view anchor_op, std::string_view pattern, d
         anchor_op == "GroupNormalization" || anchor_op == "LpNormalization" ||
         anchor_op == "RMSNormalization" || pattern == "layernorm" || pattern == "add_layernorm")
         return op_class::normalization;
+    if (anchor_op == "MaxPool" || anchor_op == "AveragePool" || anchor_op == "LpPool")
+        return op_class::window_pool;
     if (anchor_op.find("Pool") != std::string_view::npos || anchor_op.substr(0, 6) == "Reduce" ||
         anchor_op == "Softmax" || anchor_op == "LogSoftmax" || anchor_op == "ArgMax" ||
         anchor_op == "ArgMin" || anchor_op == "TopK")

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <nnergy/modeling/op_class.hpp>
 #include <nnergy/sdk.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,7 +97,16 @@ public:
                     for (uint32_t n : partition.nodes(k))
                         if (is_view(graph.op_type(n))) issued[k].views += 1;
             }
-            const runtime_timeline t = run_timeline(runtime_.on_machine(input.hardware()), issued);
+            const runtime_profile on_machine = runtime_.on_machine(input.hardware());
+            // Host dispatch per op class, where the profile or the machine gives it.
+            if (host_issues && on_machine.has_class_dispatch())
+                for (uint32_t k = 0; k < input.kernel_count(); ++k)
+                    if (const std::optional<std::string_view> cls =
+                            input.mapping(k).text("op_class"))
+                        for (modeling::op_class c : modeling::all_classes)
+                            if (modeling::class_name(c) == *cls)
+                                issued[k].dispatch_s = on_machine.dispatch_for(c);
+            const runtime_timeline t = run_timeline(on_machine, issued);
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 out.kernel(k, "start_s", t.kernels[k].start_s);
                 if (host_issues && per_kernel)

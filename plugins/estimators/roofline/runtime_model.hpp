@@ -14,7 +14,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <nnergy/modeling/op_class.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -32,6 +34,25 @@ struct runtime_profile {
     /// Host time of the module layer around each such op in a model (PyTorch's nn.Module
     /// call), which an op called directly does not pay.
     double dispatch_per_module_s = 0;
+    /// Host time to issue one op of a class (dispatch.per_class.<class>), where the profile or
+    /// the machine gives it; below 0: dispatch_per_kernel_s.
+    std::array<double, modeling::all_classes.size()> dispatch_per_class_s = unset_classes();
+
+    /// The host time to issue one op of class `c` (its class's, else per_kernel).
+    double dispatch_for(modeling::op_class c) const noexcept {
+        const double v = dispatch_per_class_s[static_cast<size_t>(c)];
+        return v >= 0 ? v : dispatch_per_kernel_s;
+    }
+    bool has_class_dispatch() const noexcept {
+        for (double v : dispatch_per_class_s)
+            if (v >= 0) return true;
+        return false;
+    }
+    static std::array<double, modeling::all_classes.size()> unset_classes() noexcept {
+        std::array<double, modeling::all_classes.size()> a{};
+        a.fill(-1);
+        return a;
+    }
     double dispatch_per_view_s = 0;  ///< host time of a view op (reshape, permute): no kernel
     double per_call_s = 0;           ///< fixed host cost of one forward pass (entry, sync)
     double kernel_gap_s = 0;         ///< device idle time between consecutive kernels
@@ -63,6 +84,11 @@ struct runtime_profile {
                              NNERGY_CODE_INVALID_ARGUMENT);
         p.dispatch_per_kernel_s = time(rt, "dispatch.per_kernel");
         p.dispatch_per_module_s = time(rt, "dispatch.per_module");
+        for (modeling::op_class c : modeling::all_classes) {
+            std::string key = "dispatch.per_class.";
+            key += modeling::class_name(c);
+            if (rt.find(key)) p.dispatch_per_class_s[static_cast<size_t>(c)] = time(rt, key);
+        }
         p.dispatch_per_view_s = time(rt, "dispatch.per_view");
         p.per_call_s = time(rt, "dispatch.per_call");
         p.kernel_gap_s = time(rt, "launch.kernel_gap");
@@ -86,6 +112,17 @@ struct runtime_profile {
             override_time(hw, prefix, "dispatch.per_kernel", p.dispatch_per_kernel_s);
         p.dispatch_per_module_s =
             override_time(hw, prefix, "dispatch.per_module", p.dispatch_per_module_s);
+        // One pass for the per-class keys (a machine gives few or none of them).
+        const std::string per_class = prefix + "dispatch.per_class.";
+        for (const nnergy_named_value& v : hw) {
+            const std::string_view key = sdk::from_sv(v.name);
+            if (key.size() <= per_class.size() || key.compare(0, per_class.size(), per_class) != 0)
+                continue;
+            const std::string_view cls = key.substr(per_class.size());
+            for (modeling::op_class c : modeling::all_classes)
+                if (modeling::class_name(c) == cls)
+                    p.dispatch_per_class_s[static_cast<size_t>(c)] = time(hw, key);
+        }
         p.dispatch_per_view_s =
             override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
         p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
@@ -114,8 +151,9 @@ private:
 
 /// One kernel as the runtime sees it.
 struct issued_kernel {
-    double device_s = 0;  ///< the kernel's own latency (0: no device work, a view only)
-    double views = 0;     ///< view ops folded into it, each dispatched by the host
+    double device_s = 0;     ///< the kernel's own latency (0: no device work, a view only)
+    double views = 0;        ///< view ops folded into it, each dispatched by the host
+    double dispatch_s = -1;  ///< host time to issue its op; below 0: the profile's per_kernel
 };
 
 struct kernel_timing {
@@ -145,9 +183,9 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
         kernel_timing& kt = t.kernels[i];
         const bool launches = k.device_s > 0;
         if (host_issues) {
-            kt.host_dispatch_s =
-                (launches ? p.dispatch_per_kernel_s + p.dispatch_per_module_s : 0.0) +
-                k.views * p.dispatch_per_view_s;
+            const double issue = k.dispatch_s >= 0 ? k.dispatch_s : p.dispatch_per_kernel_s;
+            kt.host_dispatch_s = (launches ? issue + p.dispatch_per_module_s : 0.0) +
+                                 k.views * p.dispatch_per_view_s;
             // Inline: the host dispatches only once it has finished the previous kernel.
             if (p.mode == runtime_mode::inline_host) host = std::max(host, device);
             host += kt.host_dispatch_s;

@@ -284,3 +284,32 @@ TEST_CASE("runtime: inline dispatch and execution alternate on the host", "[runt
     CHECK(roofline::runtime_profile::from_config(cpu_eager.view()).mode ==
           roofline::runtime_mode::inline_host);
 }
+
+TEST_CASE("runtime: host dispatch per op class, from the profile or the machine", "[runtime]") {
+    fake::config rt;
+    rt.text("name", "toy-eager")
+        .text("mode", "eager")
+        .number("dispatch.per_kernel", 5e-6)
+        .number("dispatch.per_class.conv", 20e-6);
+    const roofline::runtime_profile p = roofline::runtime_profile::from_config(rt.view());
+    REQUIRE(p.has_class_dispatch());
+    CHECK(p.dispatch_for(nnergy::modeling::op_class::conv) == Approx(20e-6));
+    CHECK(p.dispatch_for(nnergy::modeling::op_class::elementwise) == Approx(5e-6));  // per_kernel
+    // A machine's entry replaces or adds classes for this profile only.
+    fake::config hw;
+    hw.number("runtime.toy-eager.dispatch.per_class.elementwise", 2e-6)
+        .number("runtime.other.dispatch.per_class.conv", 99e-6);
+    const roofline::runtime_profile m = p.on_machine(hw.view());
+    CHECK(m.dispatch_for(nnergy::modeling::op_class::elementwise) == Approx(2e-6));
+    CHECK(m.dispatch_for(nnergy::modeling::op_class::conv) == Approx(20e-6));
+    // The timeline issues each kernel at its own cost.
+    std::vector<roofline::issued_kernel> ks(2);
+    ks[0].device_s = ks[1].device_s = 1e-6;
+    ks[0].dispatch_s = m.dispatch_for(nnergy::modeling::op_class::conv);
+    const roofline::runtime_timeline t = roofline::run_timeline(m, ks);
+    CHECK(t.kernels[0].host_dispatch_s == Approx(20e-6));
+    CHECK(t.kernels[1].host_dispatch_s == Approx(5e-6));  // no class given: per_kernel
+    // Without per-class keys nothing changes.
+    CHECK_FALSE(
+        roofline::runtime_profile::from_config(nnergy::sdk::config_view()).has_class_dispatch());
+}

@@ -60,6 +60,27 @@ def main():
     if any(k["mapping"].get("weight_cast_s", 0) > 0 for k in b1):
         failures.append("float32: weights cast, though stored in the compute precision")
 
+    # Weight repacking (every oneDNN convolution) and casting (bf16) move bytes: the energy
+    # events count them beside the kernel's own.
+    for ks, label in ((b8, "float32"), (bf16, "bfloat16")):
+        checked = 0
+        for k in ks:
+            m = k["mapping"]
+            if m.get("weight_prep_s", 0) <= 0:
+                continue
+            own = sum(level["bytes"] for level in m["levels"])
+            scale = m["bytes_scale"]
+            extra = 2 * k["weight_bytes"] * scale
+            if m.get("weight_cast_s", 0) > 0:
+                extra += k["weight_bytes"] + k["weight_bytes"] * scale
+            l1 = [e["count"] for e in m["events"] if e["category"] == "memory" and e["event"] == "l1"]
+            if len(l1) != 1 or abs(l1[0] - (own + extra)) > 1e-6 * (own + extra):
+                failures.append("%s %s: l1 bytes %s, expected %g (own %g + weights %g)" %
+                                (label, k["name"], l1, own + extra, own, extra))
+            checked += 1
+        if not checked:
+            failures.append("%s: no kernel repacks its weights" % label)
+
     r18 = kernels(nnergy, out, "resnet18", 1, "float32")
     pools = [k for k in r18 if k["mapping"]["op_class"] == "window_pool"]
     if [k["ops"] for k in pools] != [["MaxPool"]]:

@@ -73,12 +73,14 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
                      NNERGY_CODE_INVALID_ARGUMENT);
 }
 
-/// The geometry of the convolution node `n` (input 0 the data, input 1 the weights).
-inline conv_geometry read_conv_geometry(const sdk::graph_view& graph, uint32_t n) {
+/// The geometry of the convolution node `n` (input 0 the data, input 1 the weights); none when
+/// the node or its shapes do not say (no native path is then assumed).
+inline std::optional<conv_geometry> read_conv_geometry(const sdk::graph_view& graph, uint32_t n) {
     conv_geometry g;
-    if (graph.input_count(n) < 2) return g;
+    if (graph.input_count(n) < 2) return std::nullopt;
     const uint32_t x = graph.input(n, 0), w = graph.input(n, 1);
     const size_t x_rank = graph.rank(x), w_rank = graph.rank(w);
+    if (x_rank < 3 || w_rank < 3) return std::nullopt;
     if (x_rank > 0) g.batch = static_cast<double>(graph.dim(x, 0));
     g.input_elements = 1;
     for (size_t i = 0; i < x_rank; ++i) g.input_elements *= static_cast<double>(graph.dim(x, i));
@@ -118,11 +120,11 @@ private:
         const native_conv_rule& native = runtime_.native_conv;
         if (k.cls == op_class::conv && !native.precision.empty() &&
             f.stats.anchor_node != NNERGY_NO_NODE) {
-            const conv_geometry g = read_conv_geometry(graph, f.stats.anchor_node);
-            if (native.applies(g, units.precision, hw_.base.units)) {
+            const std::optional<conv_geometry> g = read_conv_geometry(graph, f.stats.anchor_node);
+            if (g && native.applies(*g, units.precision, hw_.base.units)) {
                 k.native_conv = true;
                 // Columns: the reduction depth (C/groups x window) per output position.
-                if (g.needs_columns() && k.out_channels > 0)
+                if (g->needs_columns() && k.out_channels > 0)
                     k.column_bytes = 2 * k.macs / k.out_channels *
                                      modeling::precision_storage_bytes(units.precision);
             }
@@ -153,14 +155,17 @@ private:
     static void add_events(const cpu_kernel& k, const cpu_mapping& m, std::string_view precision,
                            sdk::mapping_writer& out) {
         modeling::add_compute_event(out, m.unit, precision, k.flops);
-        out.add_event("memory", "register_file", m.memory_bytes);
-        out.add_event("memory", "l1", m.memory_bytes);
-        if (m.memory_level != "l1") out.add_event("memory", m.memory_level, m.memory_bytes);
+        // Repacking the weights reads and writes them once more; casting reads them as stored
+        // and writes them in the compute precision.
+        const double bytes = m.memory_bytes + cpu::weight_traffic(k, m);
+        out.add_event("memory", "register_file", bytes);
+        out.add_event("memory", "l1", bytes);
+        if (m.memory_level != "l1") out.add_event("memory", m.memory_level, bytes);
         double element = modeling::precision_storage_bytes(precision);
         if (element <= 0) element = 4;
         const double width = vector_bytes(m.unit);
         const double lanes = std::max(1.0, width / element);
-        out.add_event("control", "instruction", k.flops / (2 * lanes) + m.memory_bytes / width);
+        out.add_event("control", "instruction", k.flops / (2 * lanes) + bytes / width);
         out.add_event("control", "launch", 1);
     }
 

@@ -310,4 +310,15 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     return m;
 }
 
+/// Bytes the per-call weight preparation moves beside the kernel's own: repacking reads the
+/// weights and writes them in the unit's layout; casting reads them as stored and writes them
+/// in the compute precision (0 without either). Energy only: their time is weight_prep_s and
+/// weight_cast_s.
+inline double weight_traffic(const cpu_kernel& k, const cpu_mapping& m) noexcept {
+    double bytes = 0;
+    if (m.weight_prep_s > 0) bytes += 2 * k.weight_bytes;
+    if (m.weight_cast_s > 0) bytes += k.stored_weight_bytes_to_cast + k.weight_bytes;
+    return bytes;
+}
+
 }  // namespace nnergy::cpu

@@ -221,6 +221,13 @@ TEST_CASE("cpu: autocast casts stored weights on every call", "[cpu]") {
     REQUIRE(c.hw.weight_cast_bandwidth == Approx(c.file.number("cpu.weight_cast_bandwidth")));
     CHECK(m.weight_cast_s == Approx(k.stored_weight_bytes_to_cast / c.hw.weight_cast_bandwidth));
     CHECK(m.explanation.find("weights cast") != std::string::npos);
+    // The cast reads the stored bytes and writes the compute ones: energy events count them.
+    CHECK(cpu::weight_traffic(k, m) == Approx(3 * k.weight_bytes));
+    rt.repack_weights_per_call = true;
+    const cpu::cpu_mapping both = cpu::map_kernel(c.hw, bf16, rt, k);
+    REQUIRE(both.weight_prep_s > 0);
+    CHECK(cpu::weight_traffic(k, both) == Approx(3 * k.weight_bytes + 2 * k.weight_bytes));
+    CHECK(cpu::weight_traffic(k, cpu::map_kernel(c.hw, bf16, {}, k)) == 0);
 
     const loaded eager("pytorch-eager-cpu", "runtimes");
     CHECK(cpu::read_runtime(eager.view()).cast_weights_per_call);

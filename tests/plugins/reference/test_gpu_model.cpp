@@ -221,7 +221,8 @@ TEST_CASE(
     for (const nnergy_named_value& v : file.named) {
         const std::string_view name = nnergy::sdk::from_sv(v.name);
         if (name.rfind("gpu.kernels.grouped_conv.", 0) != 0 &&
-            name.rfind("gpu.kernels.batch_norm.", 0) != 0)
+            name.rfind("gpu.kernels.batch_norm.", 0) != 0 &&
+            name.rfind("gpu.kernels.gemv.", 0) != 0)
             without.push_back(v);
     }
     REQUIRE(without.size() < file.named.size());
@@ -235,6 +236,12 @@ TEST_CASE(
     const gpu::class_params& batch_norm = hw.params(gpu::op_class::batch_norm, "float16");
     CHECK(batch_norm.fixed_time_s == norm.fixed_time_s);
     CHECK(batch_norm.memory_efficiency == norm.memory_efficiency);
+    // Without a table of its own, a matrix-vector product keeps the GEMM's per-precision
+    // tables too, not only its general one.
+    CHECK(hw.params(gpu::op_class::gemv, "float16").tile_m ==
+          Approx(file.number("gpu.kernels.gemm.float16.tile_m")));  // 128, the generic 32
+    CHECK(hw.params(gpu::op_class::gemv, "float32").tile_m ==
+          Approx(file.number("gpu.kernels.gemm.tile_m")));
     const gpu::gpu_hardware full = gpu::gpu_hardware::from_config(file.view());
     CHECK(full.params(gpu::op_class::batch_norm, "float16").fixed_time_s ==
           Approx(file.number("gpu.kernels.batch_norm.float16.fixed_time")));

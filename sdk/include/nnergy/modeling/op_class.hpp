@@ -147,12 +147,18 @@ public:
     const Params& params(op_class c, std::string_view precision) const {
         for (const override_entry& o : overrides_)
             if (o.cls == c && o.precision == precision) return o.params;
+        // A class with no table of its own is its general class, precisions included.
+        if (const std::optional<op_class> g = general_class(c);
+            g && !has_own_[static_cast<size_t>(c)])
+            return params(*g, precision);
         return classes_[static_cast<size_t>(c)];
     }
 
     /// `read(hw, prefix, fallback)` reads one table's keys ("gpu.kernels.conv.") over a
     /// fallback: the class's own table falls back to its general_class() table, or to
-    /// `defaults` when it has none; an override falls back to its class.
+    /// `defaults` when it has none; an override falls back to its class. A class the file
+    /// gives no key of its own (no [<section>.kernels.<class>] table) keeps its general
+    /// class's per-precision tables too.
     template <class Reader>
     static class_table read(const sdk::config_view& hw, std::string_view section,
                             const std::vector<std::string>& precisions, const Params& defaults,
@@ -165,6 +171,15 @@ public:
             const std::optional<op_class> general = general_class(c);
             const Params& fallback = general ? t.classes_[static_cast<size_t>(*general)] : defaults;
             generic = read_params(hw, base, fallback);
+            for (const nnergy_named_value& v : hw) {
+                const std::string_view name = sdk::from_sv(v.name);
+                // Its own keys: "<base><key>", not "<base><precision>.<key>".
+                if (name.substr(0, base.size()) == base &&
+                    name.find('.', base.size()) == std::string_view::npos) {
+                    t.has_own_[static_cast<size_t>(c)] = true;
+                    break;
+                }
+            }
             for (const std::string& p : precisions) {
                 const std::string prefix = base + p + ".";
                 bool any = false;
@@ -186,6 +201,7 @@ private:
         Params params;
     };
     std::array<Params, all_classes.size()> classes_{};
+    std::array<bool, all_classes.size()> has_own_{};
     std::vector<override_entry> overrides_;
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <iterator>
 #include <nnergy/modeling.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -21,6 +22,21 @@ namespace nnergy::cpu {
 /// [convolution.native] of a runtime profile (native_conv_rule); absent: no native path.
 inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
     native_conv_rule r;
+    // A misspelt key would silently drop its case of the rule.
+    constexpr std::string_view prefix = "convolution.native.";
+    constexpr std::string_view known[] = {"precision", "max_batch", "max_input_elements",
+                                          "max_kernel_extent", "single_thread_pointwise_max_batch"};
+    for (const nnergy_named_value& v : runtime) {
+        const std::string_view key = sdk::from_sv(v.name);
+        if (key.substr(0, prefix.size()) != prefix) continue;
+        if (std::find(std::begin(known), std::end(known), key.substr(prefix.size())) ==
+            std::end(known))
+            throw sdk::error(sdk::config_view::where(v) + ": unknown key '" + std::string(key) +
+                                 "' in [convolution.native] (expected: precision, max_batch, "
+                                 "max_input_elements, max_kernel_extent, "
+                                 "single_thread_pointwise_max_batch)",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+    }
     const std::optional<std::string> precision = runtime.string("convolution.native.precision");
     if (!precision) return r;
     const auto count = [&](const char* key, bool required) {
@@ -76,16 +92,16 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
 /// The geometry of the convolution node `n` (input 0 the data, input 1 the weights); none when
 /// the node or its shapes do not say (no native path is then assumed).
 inline std::optional<conv_geometry> read_conv_geometry(const sdk::graph_view& graph, uint32_t n) {
-    conv_geometry g;
     if (graph.input_count(n) < 2) return std::nullopt;
     const uint32_t x = graph.input(n, 0), w = graph.input(n, 1);
     const size_t x_rank = graph.rank(x), w_rank = graph.rank(w);
     if (x_rank < 3 || w_rank < 3) return std::nullopt;
-    if (x_rank > 0) g.batch = static_cast<double>(graph.dim(x, 0));
+    conv_geometry g;
+    g.batch = static_cast<double>(graph.dim(x, 0));
     g.input_elements = 1;
     for (size_t i = 0; i < x_rank; ++i) g.input_elements *= static_cast<double>(graph.dim(x, i));
     // A 1-D convolution is a 2-D one of height 1 (as PyTorch runs it).
-    if (w_rank >= 3) g.kernel_w = static_cast<double>(graph.dim(w, w_rank - 1));
+    g.kernel_w = static_cast<double>(graph.dim(w, w_rank - 1));
     if (w_rank >= 4) g.kernel_h = static_cast<double>(graph.dim(w, w_rank - 2));
     g.groups = static_cast<double>(graph.attr_int(n, "group").value_or(1));
     const auto any_not = [&](const char* attr, int64_t expected) {
@@ -114,9 +130,9 @@ private:
                            const nnergy_map_options&, const precision_units& units,
                            modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
         cpu_kernel k = modeling::model_kernel<cpu_kernel>(f);
-        // Weights stored wider than the compute precision are cast (bytes_scale < 1).
-        if (runtime_.cast_weights_per_call && f.bytes_scale < 1 && f.bytes_scale > 0)
-            k.stored_weight_bytes_to_cast = k.weight_bytes / f.bytes_scale;
+        // Weights stored wider than the compute precision (bytes_scale < 1).
+        if (f.bytes_scale < 1 && f.bytes_scale > 0)
+            k.stored_weight_bytes = k.weight_bytes / f.bytes_scale;
         const native_conv_rule& native = runtime_.native_conv;
         if (k.cls == op_class::conv && !native.precision.empty() &&
             f.stats.anchor_node != NNERGY_NO_NODE) {

@@ -162,9 +162,9 @@ struct cpu_kernel : modeling::kernel_work {
     /// plus the traffic of its column buffer.
     bool native_conv = false;
     double column_bytes = 0;  ///< im2col buffer, written once and read once by the GEMM
-    /// Weight bytes as stored, where the runtime casts them to the compute precision on every
-    /// call (0: stored in the compute precision, or no cast).
-    double stored_weight_bytes_to_cast = 0;
+    /// Weight bytes as stored, where that is wider than the compute precision (0: stored in
+    /// it); a runtime that casts on every call reads them so.
+    double stored_weight_bytes = 0;
 };
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
@@ -249,7 +249,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     if (rt.repack_weights_per_call && cp.weight_prep_bandwidth > 0 && k.macs > 0)
         m.weight_prep_s = k.weight_bytes / cp.weight_prep_bandwidth;
     if (rt.cast_weights_per_call && hw.weight_cast_bandwidth > 0 && k.macs > 0)
-        m.weight_cast_s = k.stored_weight_bytes_to_cast / hw.weight_cast_bandwidth;
+        m.weight_cast_s = k.stored_weight_bytes / hw.weight_cast_bandwidth;
     m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s + m.weight_cast_s;
 
     switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
@@ -317,7 +317,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
 inline double weight_traffic(const cpu_kernel& k, const cpu_mapping& m) noexcept {
     double bytes = 0;
     if (m.weight_prep_s > 0) bytes += 2 * k.weight_bytes;
-    if (m.weight_cast_s > 0) bytes += k.stored_weight_bytes_to_cast + k.weight_bytes;
+    if (m.weight_cast_s > 0) bytes += k.stored_weight_bytes + k.weight_bytes;
     return bytes;
 }
 

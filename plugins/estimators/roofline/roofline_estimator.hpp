@@ -91,21 +91,18 @@ public:
             std::vector<issued_kernel> issued(input.kernel_count());
             const bool host_issues =
                 runtime_.mode == runtime_mode::eager || runtime_.mode == runtime_mode::inline_host;
+            const runtime_profile on_machine = runtime_.on_machine(input.hardware());
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 issued[k].device_s = kernel_latency[k];
-                if (host_issues)
-                    for (uint32_t n : partition.nodes(k))
-                        if (is_view(graph.op_type(n))) issued[k].views += 1;
+                if (!host_issues) continue;
+                for (uint32_t n : partition.nodes(k))
+                    if (is_view(graph.op_type(n))) issued[k].views += 1;
+                // Host dispatch per op class, where the profile or the machine gives it.
+                if (!on_machine.has_class_dispatch) continue;
+                if (const std::optional<std::string_view> name = input.mapping(k).text("op_class"))
+                    if (const std::optional<modeling::op_class> c = modeling::class_of_name(*name))
+                        issued[k].dispatch_s = on_machine.dispatch_for(*c);
             }
-            const runtime_profile on_machine = runtime_.on_machine(input.hardware());
-            // Host dispatch per op class, where the profile or the machine gives it.
-            if (host_issues && on_machine.has_class_dispatch())
-                for (uint32_t k = 0; k < input.kernel_count(); ++k)
-                    if (const std::optional<std::string_view> cls =
-                            input.mapping(k).text("op_class"))
-                        for (modeling::op_class c : modeling::all_classes)
-                            if (modeling::class_name(c) == *cls)
-                                issued[k].dispatch_s = on_machine.dispatch_for(c);
             const runtime_timeline t = run_timeline(on_machine, issued);
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 out.kernel(k, "start_s", t.kernels[k].start_s);

@@ -37,25 +37,16 @@ struct runtime_profile {
     /// Host time to issue one op of a class (dispatch.per_class.<class>), where the profile or
     /// the machine gives it; below 0: dispatch_per_kernel_s.
     std::array<double, modeling::all_classes.size()> dispatch_per_class_s = unset_classes();
+    bool has_class_dispatch = false;  ///< some class has a time of its own
+    double dispatch_per_view_s = 0;   ///< host time of a view op (reshape, permute): no kernel
+    double per_call_s = 0;            ///< fixed host cost of one forward pass (entry, sync)
+    double kernel_gap_s = 0;          ///< device idle time between consecutive kernels
 
     /// The host time to issue one op of class `c` (its class's, else per_kernel).
     double dispatch_for(modeling::op_class c) const noexcept {
         const double v = dispatch_per_class_s[static_cast<size_t>(c)];
         return v >= 0 ? v : dispatch_per_kernel_s;
     }
-    bool has_class_dispatch() const noexcept {
-        for (double v : dispatch_per_class_s)
-            if (v >= 0) return true;
-        return false;
-    }
-    static std::array<double, modeling::all_classes.size()> unset_classes() noexcept {
-        std::array<double, modeling::all_classes.size()> a{};
-        a.fill(-1);
-        return a;
-    }
-    double dispatch_per_view_s = 0;  ///< host time of a view op (reshape, permute): no kernel
-    double per_call_s = 0;           ///< fixed host cost of one forward pass (entry, sync)
-    double kernel_gap_s = 0;         ///< device idle time between consecutive kernels
 
     static runtime_profile from_config(const sdk::config_view& rt) {
         runtime_profile p;
@@ -84,11 +75,7 @@ struct runtime_profile {
                              NNERGY_CODE_INVALID_ARGUMENT);
         p.dispatch_per_kernel_s = time(rt, "dispatch.per_kernel");
         p.dispatch_per_module_s = time(rt, "dispatch.per_module");
-        for (modeling::op_class c : modeling::all_classes) {
-            std::string key = "dispatch.per_class.";
-            key += modeling::class_name(c);
-            if (rt.find(key)) p.dispatch_per_class_s[static_cast<size_t>(c)] = time(rt, key);
-        }
+        p.read_class_dispatch(rt, "dispatch.per_class.");
         p.dispatch_per_view_s = time(rt, "dispatch.per_view");
         p.per_call_s = time(rt, "dispatch.per_call");
         p.kernel_gap_s = time(rt, "launch.kernel_gap");
@@ -112,17 +99,7 @@ struct runtime_profile {
             override_time(hw, prefix, "dispatch.per_kernel", p.dispatch_per_kernel_s);
         p.dispatch_per_module_s =
             override_time(hw, prefix, "dispatch.per_module", p.dispatch_per_module_s);
-        // One pass for the per-class keys (a machine gives few or none of them).
-        const std::string per_class = prefix + "dispatch.per_class.";
-        for (const nnergy_named_value& v : hw) {
-            const std::string_view key = sdk::from_sv(v.name);
-            if (key.size() <= per_class.size() || key.compare(0, per_class.size(), per_class) != 0)
-                continue;
-            const std::string_view cls = key.substr(per_class.size());
-            for (modeling::op_class c : modeling::all_classes)
-                if (modeling::class_name(c) == cls)
-                    p.dispatch_per_class_s[static_cast<size_t>(c)] = time(hw, key);
-        }
+        p.read_class_dispatch(hw, prefix + "dispatch.per_class.");
         p.dispatch_per_view_s =
             override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
         p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
@@ -131,6 +108,30 @@ struct runtime_profile {
     }
 
 private:
+    static std::array<double, modeling::all_classes.size()> unset_classes() noexcept {
+        std::array<double, modeling::all_classes.size()> a{};
+        a.fill(-1);
+        return a;
+    }
+
+    /// The keys `<prefix><class>` of `values`, in one pass (a file gives few or none of them);
+    /// a name that is no op class is an error naming the file and line.
+    void read_class_dispatch(const sdk::config_view& values, const std::string& prefix) {
+        for (const nnergy_named_value& v : values) {
+            const std::string_view key = sdk::from_sv(v.name);
+            if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
+            const std::optional<modeling::op_class> c =
+                modeling::class_of_name(key.substr(prefix.size()));
+            if (!c)
+                throw sdk::error(sdk::config_view::where(v) + ": '" + std::string(key) +
+                                     "': unknown op class (expected one of " +
+                                     modeling::class_names() + ")",
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            dispatch_per_class_s[static_cast<size_t>(*c)] = time(values, key);
+            has_class_dispatch = true;
+        }
+    }
+
     static double override_time(const sdk::config_view& hw, const std::string& prefix,
                                 std::string_view key, double fallback) {
         std::string full = prefix;

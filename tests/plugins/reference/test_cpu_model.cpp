@@ -175,6 +175,10 @@ TEST_CASE("cpu: the eager runtime's native convolutions follow PyTorch's rule", 
     missing.file("rt.toml").text("convolution.native.precision", "float32", 3);
     CHECK_THROWS_WITH(cpu::read_runtime(missing.view()),
                       Catch::Contains("rt.toml:3: [convolution.native] needs 'max_batch'"));
+    fake::config typo;
+    typo.file("rt.toml").number("convolution.native.max_batchs", 1, 5);
+    CHECK_THROWS_WITH(cpu::read_runtime(typo.view()),
+                      Catch::Contains("rt.toml:5: unknown key 'convolution.native.max_batchs'"));
 }
 
 TEST_CASE("cpu: a native convolution is priced as the GEMM it runs", "[cpu]") {
@@ -212,14 +216,14 @@ TEST_CASE("cpu: autocast casts stored weights on every call", "[cpu]") {
     const host_cpu c;
     cpu::cpu_runtime rt;
     cpu::cpu_kernel k = conv(1, 512, 512, 7, 3);
-    k.weight_bytes /= 2;                                 // bf16 compute
-    k.stored_weight_bytes_to_cast = 2 * k.weight_bytes;  // float32 as stored
+    k.weight_bytes /= 2;                         // bf16 compute
+    k.stored_weight_bytes = 2 * k.weight_bytes;  // float32 as stored
     const nnergy::modeling::precision_units& bf16 = *c.hw.base.find("bfloat16");
     CHECK(cpu::map_kernel(c.hw, bf16, rt, k).weight_cast_s == 0);  // the runtime casts nothing
     rt.cast_weights_per_call = true;
     const cpu::cpu_mapping m = cpu::map_kernel(c.hw, bf16, rt, k);
     REQUIRE(c.hw.weight_cast_bandwidth == Approx(c.file.number("cpu.weight_cast_bandwidth")));
-    CHECK(m.weight_cast_s == Approx(k.stored_weight_bytes_to_cast / c.hw.weight_cast_bandwidth));
+    CHECK(m.weight_cast_s == Approx(k.stored_weight_bytes / c.hw.weight_cast_bandwidth));
     CHECK(m.explanation.find("weights cast") != std::string::npos);
     // The cast reads the stored bytes and writes the compute ones: energy events count them.
     CHECK(cpu::weight_traffic(k, m) == Approx(3 * k.weight_bytes));
@@ -299,7 +303,7 @@ TEST_CASE("runtime: host dispatch per op class, from the profile or the machine"
         .number("dispatch.per_kernel", 5e-6)
         .number("dispatch.per_class.conv", 20e-6);
     const roofline::runtime_profile p = roofline::runtime_profile::from_config(rt.view());
-    REQUIRE(p.has_class_dispatch());
+    REQUIRE(p.has_class_dispatch);
     CHECK(p.dispatch_for(nnergy::modeling::op_class::conv) == Approx(20e-6));
     CHECK(p.dispatch_for(nnergy::modeling::op_class::elementwise) == Approx(5e-6));  // per_kernel
     // A machine's entry replaces or adds classes for this profile only.
@@ -318,5 +322,18 @@ TEST_CASE("runtime: host dispatch per op class, from the profile or the machine"
     CHECK(t.kernels[1].host_dispatch_s == Approx(5e-6));  // no class given: per_kernel
     // Without per-class keys nothing changes.
     CHECK_FALSE(
-        roofline::runtime_profile::from_config(nnergy::sdk::config_view()).has_class_dispatch());
+        roofline::runtime_profile::from_config(nnergy::sdk::config_view()).has_class_dispatch);
+    // A misspelt class is an error naming the file and line, in a profile or a machine's entry.
+    fake::config typo;
+    typo.file("rt.toml")
+        .text("name", "toy-eager", 1)
+        .text("mode", "eager", 2)
+        .number("dispatch.per_kernel", 5e-6, 3)
+        .number("dispatch.per_class.convv", 20e-6, 4);
+    CHECK_THROWS_WITH(roofline::runtime_profile::from_config(typo.view()),
+                      Catch::Contains("rt.toml:4: 'dispatch.per_class.convv': unknown op class"));
+    fake::config machine;
+    machine.file("hw.toml").number("runtime.toy-eager.dispatch.per_class.pool", 1e-6, 9);
+    CHECK_THROWS_WITH(p.on_machine(machine.view()),
+                      Catch::Contains("hw.toml:9: 'runtime.toy-eager.dispatch.per_class.pool'"));
 }

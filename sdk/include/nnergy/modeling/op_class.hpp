@@ -99,6 +99,23 @@ inline std::string_view class_name(op_class c) noexcept {
     return "elementwise";
 }
 
+/// The class a name (class_name()'s spelling) stands for; none for a name that is no class.
+inline std::optional<op_class> class_of_name(std::string_view name) noexcept {
+    for (op_class c : all_classes)
+        if (class_name(c) == name) return c;
+    return std::nullopt;
+}
+
+/// The class names, comma-separated, for messages.
+inline std::string class_names() {
+    std::string s;
+    for (op_class c : all_classes) {
+        if (!s.empty()) s += ", ";
+        s += class_name(c);
+    }
+    return s;
+}
+
 inline bool uses_matrix_tiles(op_class c) noexcept {
     return c == op_class::gemm || c == op_class::conv || c == op_class::grouped_conv ||
            c == op_class::attention;

@@ -12,8 +12,10 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <optional>
 #include <string_view>
 
+#include "config_cache.hpp"
 #include "toml_util.hpp"
 
 namespace nnergy {
@@ -252,10 +254,31 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
 
 }  // namespace
 
+namespace {
+
+std::string read_file_bytes(const std::filesystem::path& file) {
+    std::string bytes;
+    std::error_code ec;
+    std::FILE* f =
+        std::filesystem::is_regular_file(file, ec) ? std::fopen(file.c_str(), "rb") : nullptr;
+    if (!f) throw error(fmt::format("{}: no such file", file.string()));
+    char buf[16384];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+    std::fclose(f);
+    return bytes;
+}
+
+}  // namespace
+
 config_values read_toml_file(const std::filesystem::path& file) {
-    toml::table root = detail::parse_toml_file(file);
+    const std::string bytes = read_file_bytes(file);
+    if (std::optional<config_values> cached = config_cache::load("", file, bytes))
+        return std::move(*cached);
+    toml::table root = detail::parse_toml_text(bytes, file);
     config_values out;
     detail::flatten_toml(root, "", file.string(), out);
+    config_cache::store("", file, bytes, out);
     return out;
 }
 
@@ -288,22 +311,19 @@ config_values read_described_file(const std::filesystem::path& file, std::string
     static std::mutex mutex;
     static std::map<std::string, parsed, std::less<>> files;
 
-    std::string bytes;
-    std::error_code ec;
-    std::FILE* f =
-        std::filesystem::is_regular_file(file, ec) ? std::fopen(file.c_str(), "rb") : nullptr;
-    if (!f) throw error(fmt::format("{}: no such file", file.string()));
-    char buf[16384];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-    std::fclose(f);
+    std::string bytes = read_file_bytes(file);
     std::string key = std::string(schema_name) + '\n' + file.string();
     {
         std::lock_guard lock(mutex);
         if (auto it = files.find(key); it != files.end() && it->second.bytes == bytes)
             return it->second.values;
     }
-    config_values values = parse_described_file(file, bytes, schema_name);
+    // Then what an earlier process parsed (an entry is only made from a file that parsed).
+    std::optional<config_values> cached = config_cache::load(schema_name, file, bytes);
+    const bool parsed_here = !cached;
+    config_values values =
+        parsed_here ? parse_described_file(file, bytes, schema_name) : std::move(*cached);
+    if (parsed_here) config_cache::store(schema_name, file, bytes, values);
     std::lock_guard lock(mutex);
     files[std::move(key)] = parsed{std::move(bytes), values};
     return values;

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config_cache.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace nnergy::config_cache {
+namespace {
+
+// An entry: the header line, then length-prefixed fields in native byte order (an entry is
+// only ever read by the executable that wrote it, on the same machine).
+constexpr std::string_view k_magic = "nnergy-config-cache 1\n";
+
+/// The running executable's size, modification time and inode: a rebuild changes them.
+const std::string& executable_stamp() {
+    static const std::string stamp = [] {
+        struct ::stat st {};
+        if (::stat("/proc/self/exe", &st) != 0) return std::string();
+        return fmt::format(
+            "{} {} {} {}.{} {}", NNERGY_VERSION, static_cast<uint64_t>(st.st_size),
+            static_cast<uint64_t>(st.st_ino), static_cast<int64_t>(st.st_mtim.tv_sec),
+            static_cast<int64_t>(st.st_mtim.tv_nsec), static_cast<uint64_t>(st.st_dev));
+    }();
+    return stamp;
+}
+
+uint64_t fnv1a(std::string_view a, std::string_view b) noexcept {
+    uint64_t h = 14695981039346656037ull;
+    auto mix = [&](std::string_view s) {
+        for (unsigned char c : s) {
+            h ^= c;
+            h *= 1099511628211ull;
+        }
+    };
+    mix(a);
+    mix(std::string_view("\0", 1));
+    mix(b);
+    return h;
+}
+
+void put_u64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+void put_f64(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+void put_text(std::string& out, std::string_view s) {
+    put_u64(out, s.size());
+    out.append(s);
+}
+
+/// Reads fields back; any overrun marks the entry bad.
+struct reader {
+    std::string_view in;
+    bool ok = true;
+
+    bool take(void* to, size_t n) {
+        if (!ok || in.size() < n) return ok = false;
+        std::memcpy(to, in.data(), n);
+        in.remove_prefix(n);
+        return true;
+    }
+    uint64_t u64() {
+        uint64_t v = 0;
+        take(&v, 8);
+        return v;
+    }
+    double f64() {
+        double v = 0;
+        take(&v, 8);
+        return v;
+    }
+    std::string_view text() {
+        const uint64_t n = u64();
+        if (!ok || in.size() < n) {
+            ok = false;
+            return {};
+        }
+        std::string_view s = in.substr(0, n);
+        in.remove_prefix(n);
+        return s;
+    }
+};
+
+std::filesystem::path entry_path(std::string_view schema, const std::filesystem::path& file) {
+    const std::filesystem::path dir = directory();
+    if (dir.empty() || executable_stamp().empty()) return {};
+    return dir / fmt::format("{:016x}", fnv1a(schema, file.native()));
+}
+
+bool read_whole(const std::filesystem::path& path, std::string& out) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    struct ::stat st {};
+    bool ok = ::fstat(::fileno(f), &st) == 0 && st.st_size > 0;
+    if (ok) {
+        out.resize(static_cast<size_t>(st.st_size));
+        ok = std::fread(out.data(), 1, out.size(), f) == out.size();
+    }
+    std::fclose(f);
+    return ok;
+}
+
+}  // namespace
+
+std::filesystem::path directory() {
+    if (const char* env = std::getenv("NNERGY_CONFIG_CACHE")) {
+        std::string_view v(env);
+        if (v.empty() || v == "off") return {};
+        return std::filesystem::path(v);
+    }
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+        return std::filesystem::path(xdg) / "nnergy" / "config";
+    if (const char* home = std::getenv("HOME"); home && *home == '/')
+        return std::filesystem::path(home) / ".cache" / "nnergy" / "config";
+    return {};
+}
+
+std::optional<config_values> load(std::string_view schema, const std::filesystem::path& file,
+                                  std::string_view bytes) {
+    const std::filesystem::path path = entry_path(schema, file);
+    std::string entry;
+    if (path.empty() || !read_whole(path, entry)) return std::nullopt;
+    reader r{entry};
+    if (entry.compare(0, k_magic.size(), k_magic) != 0) return std::nullopt;
+    r.in.remove_prefix(k_magic.size());
+    if (r.text() != executable_stamp() || r.text() != schema || r.text() != file.native() ||
+        r.text() != bytes || !r.ok)
+        return std::nullopt;
+    const uint64_t count = r.u64();
+    if (!r.ok || count > r.in.size()) return std::nullopt;
+    config_values values(static_cast<size_t>(count));
+    for (config_value& v : values) {
+        v.name = r.text();
+        v.kind = static_cast<nnergy_value_kind>(r.u64());
+        v.bool_value = r.u64() != 0;
+        v.int_value = static_cast<int64_t>(r.u64());
+        v.float_value = r.f64();
+        v.string_value = r.text();
+        v.file = r.text();
+        v.line = static_cast<uint32_t>(r.u64());
+        v.source = r.text();
+        v.unit = r.text();
+        v.written_value = r.f64();
+    }
+    if (!r.ok || !r.in.empty()) return std::nullopt;
+    return values;
+}
+
+void store(std::string_view schema, const std::filesystem::path& file, std::string_view bytes,
+           const config_values& values) noexcept {
+    try {
+        const std::filesystem::path path = entry_path(schema, file);
+        if (path.empty()) return;
+        std::string out(k_magic);
+        put_text(out, executable_stamp());
+        put_text(out, schema);
+        put_text(out, file.native());
+        put_text(out, bytes);
+        put_u64(out, values.size());
+        for (const config_value& v : values) {
+            put_text(out, v.name);
+            put_u64(out, static_cast<uint64_t>(v.kind));
+            put_u64(out, v.bool_value ? 1 : 0);
+            put_u64(out, static_cast<uint64_t>(v.int_value));
+            put_f64(out, v.float_value);
+            put_text(out, v.string_value);
+            put_text(out, v.file);
+            put_u64(out, v.line);
+            put_text(out, v.source);
+            put_text(out, v.unit);
+            put_f64(out, v.written_value);
+        }
+        // Written beside and renamed over: a concurrent run reads the old entry or the new.
+        std::error_code ec;
+        std::filesystem::create_directories(path.parent_path(), ec);
+        const std::string tmp =
+            path.native() + fmt::format(".{}.tmp", static_cast<long>(::getpid()));
+        std::FILE* f = std::fopen(tmp.c_str(), "wb");
+        if (!f) return;
+        const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+        if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+            std::remove(tmp.c_str());
+            spdlog::debug("could not write the configuration cache entry {}", path.string());
+        }
+    } catch (...) {
+    }
+}
+
+}  // namespace nnergy::config_cache

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// A cache of parsed configuration files on disk, so that a new process need not parse the same
+// TOML again: parsing a hardware entry costs a hundred times what reading its bytes does.
+#pragma once
+
+#include <filesystem>
+#include <nnergy/framework/host.hpp>
+#include <optional>
+#include <string_view>
+
+namespace nnergy::config_cache {
+
+/// The values a file of `bytes` at `file` gave when parsed as `schema` ("" for plain TOML), if a
+/// cache entry holds them. An entry is used only when the file's bytes, the schema and the path
+/// are those it was made from, and the running executable is the one that made it (a rebuild
+/// can change what parsing produces).
+std::optional<config_values> load(std::string_view schema, const std::filesystem::path& file,
+                                  std::string_view bytes);
+
+/// Records what parsing gave. Never throws: a cache that cannot be written is skipped.
+void store(std::string_view schema, const std::filesystem::path& file, std::string_view bytes,
+           const config_values& values) noexcept;
+
+/// Where entries live: NNERGY_CONFIG_CACHE (a directory, or "off"), else
+/// $XDG_CACHE_HOME/nnergy/config, else ~/.cache/nnergy/config; empty when none.
+std::filesystem::path directory();
+
+}  // namespace nnergy::config_cache

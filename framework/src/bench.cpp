@@ -2,6 +2,7 @@
 // A benchmark, not a test: prints figures so growth with graph size can be read off.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,12 +38,23 @@ double seconds_since(clock_type::time_point t0) {
 }
 
 // Peak resident set size of this process so far (VmHWM), in bytes.
-double peak_rss_bytes() {
+double status_bytes(std::string_view field) {
     std::ifstream f("/proc/self/status");
     std::string line;
     while (std::getline(f, line))
-        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
+        if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) * 1024.0;
     return 0;
+}
+
+double peak_rss_bytes() { return status_bytes("VmHWM:"); }
+
+/// Resets the process's peak resident size to its current one (Linux 4.0 and later), so that a
+/// stage's own peak can be read; false where the kernel does not allow it.
+bool reset_peak_rss() {
+    std::ofstream f("/proc/self/clear_refs");
+    f << "5";
+    f.flush();
+    return static_cast<bool>(f);
 }
 
 uint32_t add_t(graph& g, const std::string& name, std::vector<dim> shape, bool init = false) {
@@ -176,27 +188,39 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
 
     std::printf("nnergy bench: synthetic residual CNN graphs, batch=1, float16 on h100-sxm5\n");
     std::printf(
-        "median of %d runs; times in milliseconds; peak RSS is the process high-water "
-        "mark after the size\n\n",
+        "median of %d runs; times in milliseconds; load_MB is the most memory the load "
+        "(parse and building the graph) held at once, beyond what the process held before it; "
+        "peak_MB is the process high-water mark over the size's runs\n\n",
         repeats);
-    std::printf("%9s %9s %10s %9s %10s %9s %9s %10s %9s %10s\n", "nodes", "file_MB", "parse",
-                "infer", "partition", "estimate", "total", "us/node", "kernels", "peak_MB");
+    std::printf("%9s %9s %10s %9s %10s %9s %9s %10s %9s %9s %8s %9s\n", "nodes", "file_MB", "parse",
+                "infer", "partition", "estimate", "total", "us/node", "kernels", "load_MB", "xfile",
+                "peak_MB");
 
     for (size_t n : sizes) {
-        graph synthetic = synthetic_graph(n);
         std::filesystem::path file = std::filesystem::temp_directory_path() /
                                      fmt::format("nnergy-bench-{}-{}.json", ::getpid(), n);
         {
+            // The graph that is written is freed before the runs, so that it is not in their
+            // memory figures.
+            const graph synthetic = synthetic_graph(n);
             std::ofstream f(file);
             write_json_graph(synthetic, f);
         }
-        const double file_mb = static_cast<double>(std::filesystem::file_size(file)) / 1e6;
-        std::vector<double> t_parse, t_infer, t_part, t_est;
+        const double file_bytes = static_cast<double>(std::filesystem::file_size(file));
+        const double file_mb = file_bytes / 1e6;
+        std::vector<double> t_parse, t_infer, t_part, t_est, load_bytes;
         size_t kernels = 0, nodes = 0;
+        double peak = 0;
         for (int r = 0; r < repeats; ++r) {
+            // Freed memory the allocator still holds would be reused unseen: give it back
+            // first, so that the load's growth is all its own.
+            ::malloc_trim(0);
+            const bool reset = reset_peak_rss();
+            const double before = status_bytes("VmRSS:");
             auto t0 = clock_type::now();
             graph g = load_model(frontend, file);
             t_parse.push_back(seconds_since(t0));
+            if (reset) load_bytes.push_back(peak_rss_bytes() - before);
             t0 = clock_type::now();
             bound_graph bg = nnergy::bind(g, {{"batch", 1}});
             t_infer.push_back(seconds_since(t0));
@@ -210,16 +234,21 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
             t_est.push_back(seconds_since(t0));
             kernels = p.kernels.size();
             nodes = g.nodes.size();
+            peak = std::max(peak, peak_rss_bytes());
         }
         std::filesystem::remove(file);
         const double parse = median(t_parse), infer = median(t_infer), part = median(t_part),
                      est = median(t_est);
         const double total = parse + infer + part + est;
-        std::printf("%9zu %9.2f %10.3f %9.3f %10.3f %9.3f %9.3f %10.3f %9zu %10.1f\n", nodes,
-                    file_mb, parse * 1e3, infer * 1e3, part * 1e3, est * 1e3, total * 1e3,
-                    total * 1e6 / static_cast<double>(nodes), kernels, peak_rss_bytes() / 1e6);
+        const double load = load_bytes.empty() ? -1 : median(load_bytes);
+        std::printf("%9zu %9.2f %10.3f %9.3f %10.3f %9.3f %9.3f %10.3f %9zu %9.1f %8.2f %9.1f\n",
+                    nodes, file_mb, parse * 1e3, infer * 1e3, part * 1e3, est * 1e3, total * 1e3,
+                    total * 1e6 / static_cast<double>(nodes), kernels, load / 1e6,
+                    load / file_bytes, peak / 1e6);
     }
-    std::printf("\nLinear growth shows as a flat us/node column.\n");
+    std::printf(
+        "\nLinear growth shows as a flat us/node column; xfile is load_MB over the file's size "
+        "(-1: this kernel cannot reset the peak).\n");
     return 0;
 }
 

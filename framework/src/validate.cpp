@@ -650,7 +650,12 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 c.source = "nnergy validate: the measured configuration";
                 variants[v].push_back(std::move(c));
             };
-            if (units > 0) {
+            const config_value* cls = find_value(hw, "class");
+            if (units > 0 && cls && cls->string_value == "cpu") {
+                // A CPU run on fewer threads: the CPU model knows what they reach (cores kept
+                // busy, per-core bandwidth; docs/hardware.md).
+                set("cpu.threads", static_cast<double>(units), "count");
+            } else if (units > 0) {
                 // Fewer cores: the chip's compute peaks in proportion (memory bandwidth is
                 // shared and stays, an upper bound for fewer cores).
                 const double share = static_cast<double>(units) / s_->entry_units;

@@ -39,6 +39,27 @@ def cache_sizes():
     return out
 
 
+def _count_cpus(cpu_list):
+    """How many CPUs a sysfs list such as "0,8" or "0-1" names."""
+    n = 0
+    for part in cpu_list.split(","):
+        if "-" in part:
+            low, high = part.split("-", 1)
+            if low.isdigit() and high.isdigit():
+                n += int(high) - int(low) + 1
+        elif part.isdigit():
+            n += 1
+    return n
+
+
+def smt_ways():
+    """(hardware threads per core, source) of cpu0, from sysfs; None where it does not say."""
+    path = "/sys/devices/system/cpu/cpu0/topology/thread_siblings_list"
+    siblings = _read(path)
+    n = _count_cpus(siblings) if siblings else 0
+    return (n, f"{path}: {siblings}") if n >= 1 else None
+
+
 def _q(value, unit, source):
     return '{ value = %.4g, unit = "%s", source = "%s" }' % (value, unit, source.replace('"', "'"))
 
@@ -139,6 +160,14 @@ def cpu_entry(doc, measurements_name, main_threads):
                                              f"{cite} run {i}: {r['name']} of "
                                              f"{r['params']['numel']} float32 elements, within "
                                              "this cache"))
+    # Hardware threads per core, when the pass ran on every CPU the OS has (then the peaks are
+    # all cores' and fewer threads reach the cores they keep busy); the OS sees the siblings
+    # here, so it gives threads a core each first.
+    smt = smt_ways()
+    if smt and smt[0] > 1 and main_threads == os.cpu_count() and main_threads % smt[0] == 0:
+        lines += ["", "[cpu]",
+                  "smt = " + _q(smt[0], "count", f"{smt[1]}: hardware threads per core"),
+                  'thread_placement = "spread"']
     lines += ["", "[efficiency]",
               "memory = " + _q(100, "%", "memory.dram.bandwidth is itself the measured rate"),
               'memory_provenance = "measured"', ""]

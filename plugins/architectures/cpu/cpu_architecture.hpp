@@ -70,6 +70,13 @@ inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
 inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
     cpu_runtime r;
     r.native_conv = read_native_conv(runtime);
+    if (const std::optional<double> grain = runtime.number("parallel.grain")) {
+        if (!(*grain >= 0) || !std::isfinite(*grain))
+            throw sdk::error(sdk::config_view::where(*runtime.find("parallel.grain")) +
+                                 ": 'parallel.grain' must be a non-negative count of elements",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        r.parallel_grain = *grain;
+    }
     if (const std::optional<std::string> cast = runtime.string("weights.cast")) {
         if (*cast != "per_call" && *cast != "none")
             throw sdk::error(sdk::config_view::where(*runtime.find("weights.cast")) +
@@ -126,6 +133,8 @@ public:
           runtime_(read_runtime(ctx.runtime())) {}
 
 private:
+    double units_available() const override { return hw_.threads; }
+
     void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view&, uint32_t,
                            const nnergy_map_options&, const precision_units& units,
                            modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
@@ -137,7 +146,7 @@ private:
         if (k.cls == op_class::conv && !native.precision.empty() &&
             f.stats.anchor_node != NNERGY_NO_NODE) {
             const std::optional<conv_geometry> g = read_conv_geometry(graph, f.stats.anchor_node);
-            if (g && native.applies(*g, units.precision, hw_.base.units)) {
+            if (g && native.applies(*g, units.precision, hw_.threads)) {
                 k.native_conv = true;
                 // Columns: the reduction depth (C/groups x window) per output position.
                 if (g->needs_columns() && k.out_channels > 0)
@@ -147,10 +156,11 @@ private:
         }
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
-        modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
+        modeling::write_common_keys(out, f, m, hw_.threads, m.fixed_time_s);
         if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
         if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
         if (m.weight_cast_s > 0) out.set("weight_cast_s", m.weight_cast_s);
+        if (m.fork_join_s > 0) out.set("fork_join_s", m.fork_join_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
         add_events(k, m, units.precision, out);
     }

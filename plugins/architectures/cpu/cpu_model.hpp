@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nnergy/modeling.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ struct cache_level {
     double capacity = 0;   ///< bytes, the whole chip
     double bandwidth = 0;  ///< B/s, the whole chip
     provenance source = provenance::theoretical;
+    /// Private to each core (L1D, L2): the threads' cores bring their own, and their misses
+    /// are what memory.per_core_bandwidth bounds.
+    bool per_core = false;
 };
 
 /// The facts of a convolution that decide which library an eager framework runs it with.
@@ -100,7 +104,29 @@ struct cpu_runtime {
     /// "per_call"); a model stored in the compute precision casts nothing.
     bool cast_weights_per_call = false;
     native_conv_rule native_conv;
+    /// Work items (elements) above which the runtime splits an op over its threads
+    /// ([parallel] grain; PyTorch's at::internal::GRAIN_SIZE); 0: every op is split.
+    double parallel_grain = 0;
 };
+
+/// Physical cores that `threads` software threads keep busy on `units` hardware threads of
+/// `smt` per core. An operating system that knows which hardware threads share a core gives
+/// each thread a core of its own first ("spread"); one that does not (a virtual machine whose
+/// vCPUs hide their siblings) places them as if at random, so that two may share a core while
+/// another idles: the expected count of cores holding at least one of them.
+inline double busy_cores(double threads, double units, double smt, bool placement_unaware) {
+    units = std::max(1.0, units);
+    smt = std::clamp(smt, 1.0, units);
+    threads = std::clamp(std::round(threads), 1.0, units);
+    const double cores = units / smt;
+    if (smt <= 1) return threads;
+    if (!placement_unaware) return std::min(threads, cores);
+    // Probability that a given core holds none of the threads: C(units - smt, threads) /
+    // C(units, threads).
+    double none = 1;
+    for (double i = 0; i < threads; ++i) none *= std::max(0.0, units - smt - i) / (units - i);
+    return cores * (1 - none);
+}
 
 struct cpu_hardware {
     hardware_model base;
@@ -109,6 +135,20 @@ struct cpu_hardware {
     /// Bytes of stored weights a per-call cast reads per second (cpu.weight_cast_bandwidth;
     /// 0: free).
     double weight_cast_bandwidth = 0;
+    /// Threads the runtime runs ops on (cpu.threads; default all of compute.units, the
+    /// hardware threads the peaks and bandwidths of the file were measured or rated with).
+    double threads = 1;
+    double smt = 1;                  ///< hardware threads per core (cpu.smt)
+    bool placement_unaware = false;  ///< cpu.thread_placement = "unaware"
+    /// The share of the file's compute peaks `threads` reach: the cores they keep busy over
+    /// the cores all units keep busy.
+    double compute_share = 1;
+    /// What the busy cores can stream at most, each at memory.per_core_bandwidth (infinite
+    /// without one): a core's outstanding cache-line fills bound it, whatever the level.
+    double core_bandwidth_limit = HUGE_VAL;
+    /// Waking the thread team and meeting at its closing barrier, paid by every op split over
+    /// more than one thread (cpu.fork_join_time; 0: free).
+    double fork_join_time_s = 0;
 
     const class_params& params(op_class c, std::string_view precision) const {
         return kernels.params(c, precision);
@@ -117,22 +157,58 @@ struct cpu_hardware {
     static cpu_hardware from_config(const sdk::config_view& hw) {
         cpu_hardware c;
         c.base = hardware_model::from_config(hw);
+        read_threads(hw, c);
         for (const char* level : {"l1d", "l2", "l3"}) {
             const std::string base = std::string("memory.") + level + ".";
             cache_level l;
             l.name = level;
-            l.capacity = per_chip(hw, base + "capacity", c.base.units);
-            l.bandwidth = per_chip(hw, base + "bandwidth", c.base.units);
+            l.per_core = std::string_view(level) != "l3";
+            // Per-core caches of the cores the threads run on.
+            l.capacity = per_chip(hw, base + "capacity", c.threads);
+            l.bandwidth = per_chip(hw, base + "bandwidth", c.threads);
+            // A private level's chip-wide rate is its busy cores' share.
+            if (l.per_core && hardware_model::optional_number(hw, base + "bandwidth", 0, 0) > 0)
+                l.bandwidth *= c.compute_share;
             l.source = hardware_model::read_provenance(hw, base + "bandwidth_provenance", l.source);
             if (l.capacity > 0 && l.bandwidth > 0) c.caches.push_back(std::move(l));
         }
         c.kernels = modeling::read_class_table<class_params>(hw, "cpu", c.base, read_params);
         c.weight_cast_bandwidth =
             hardware_model::optional_number(hw, "cpu.weight_cast_bandwidth", 0, 0);
+        c.fork_join_time_s = hardware_model::optional_number(hw, "cpu.fork_join_time", 0, 0);
         return c;
     }
 
 private:
+    static void read_threads(const sdk::config_view& hw, cpu_hardware& c) {
+        const double units = c.base.units;
+        c.threads = hardware_model::optional_number(hw, "cpu.threads", units, 1);
+        if (c.threads > units || c.threads != std::round(c.threads))
+            throw sdk::error(sdk::config_view::where(*hw.find("cpu.threads")) +
+                                 ": 'cpu.threads' must be a whole count of at most compute.units",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        c.smt = hardware_model::optional_number(hw, "cpu.smt", 1, 1);
+        if (c.smt > units || c.smt != std::round(c.smt))
+            throw sdk::error(sdk::config_view::where(*hw.find("cpu.smt")) +
+                                 ": 'cpu.smt' (hardware threads per core) must be a whole count "
+                                 "of at most compute.units",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        if (const std::optional<std::string> p = hw.string("cpu.thread_placement")) {
+            if (*p != "spread" && *p != "unaware")
+                throw sdk::error(sdk::config_view::where(*hw.find("cpu.thread_placement")) +
+                                     ": 'cpu.thread_placement' must be \"spread\" or "
+                                     "\"unaware\", got \"" +
+                                     *p + "\"",
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            c.placement_unaware = *p == "unaware";
+        }
+        const double busy = busy_cores(c.threads, units, c.smt, c.placement_unaware);
+        c.compute_share = busy / busy_cores(units, units, c.smt, c.placement_unaware);
+        const double per_core =
+            hardware_model::optional_number(hw, "memory.per_core_bandwidth", 0, 0);
+        if (per_core > 0) c.core_bandwidth_limit = busy * per_core;
+    }
+
     /// `<key>` for the chip, or `<key>_per_unit` x units (per-core caches).
     static double per_chip(const sdk::config_view& hw, const std::string& key, double units) {
         const double chip = hardware_model::optional_number(hw, key, 0, 0);
@@ -177,7 +253,8 @@ struct cpu_mapping {
     double units_allocated = 1;
     double waves = 1;
     double reduction_depth = 0;
-    double fixed_time_s = 0;  ///< class fixed time + weight repacking and casting
+    double fixed_time_s = 0;  ///< class fixed time + weight repacking and casting + fork/join
+    double fork_join_s = 0;
     double weight_prep_s = 0;
     double weight_cast_s = 0;
     std::string memory_level;  ///< the level that serves the working set
@@ -208,11 +285,11 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     const execution_unit& u = choose_unit(p, k);
     const op_class cls = pricing_class(k);
     const class_params& cp = hw.params(cls, p.precision);
-    const double cores = hw.base.units;
+    const double cores = hw.threads;
 
     cpu_mapping m;
     m.unit = u.name;
-    m.peak_flops_per_s = u.peak_flops_per_s;
+    m.peak_flops_per_s = u.peak_flops_per_s * hw.compute_share;
     // Outputs are split over cores in blocks the unit computes at once (a ZMM register of
     // float32, an AMX tile); work without MACs splits over its inputs as well.
     const modeling::occupancy o =
@@ -226,7 +303,7 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
         if (cp.k_half > 0) efficiency *= m.reduction_depth / (m.reduction_depth + cp.k_half);
     }
     m.compute_efficiency = efficiency;
-    m.effective_flops_per_s = u.peak_flops_per_s * efficiency * m.utilization;
+    m.effective_flops_per_s = m.peak_flops_per_s * efficiency * m.utilization;
     m.compute_time_s = k.flops > 0 ? k.flops / m.effective_flops_per_s : 0.0;
 
     // Repeated inference keeps what fits in cache: the smallest level holding the kernel's
@@ -235,22 +312,32 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     m.memory_level = "dram";
     m.memory_bandwidth = hw.base.dram_bandwidth * hw.base.memory_efficiency;
     provenance memory_source = hw.base.memory_provenance;
+    bool private_level = false;
     for (const cache_level& l : hw.caches)
         if (bytes <= l.capacity) {
             m.memory_level = l.name;
             m.memory_bandwidth = l.bandwidth;
             memory_source = l.source;
+            private_level = l.per_core;
             break;
         }
+    // Beyond its private caches a core streams only as fast as its outstanding line fills
+    // allow: fewer busy cores cannot reach a shared level's rate.
+    if (!private_level) m.memory_bandwidth = std::min(m.memory_bandwidth, hw.core_bandwidth_limit);
     m.memory_bandwidth *= cp.memory_efficiency;
     m.memory_bytes = bytes;
     m.memory_time_s = bytes > 0 ? bytes / m.memory_bandwidth : 0.0;
 
+    // Reordering and casting are loops split over the threads as the kernel is: their rates
+    // (measured on all units) scale with the busy cores.
     if (rt.repack_weights_per_call && cp.weight_prep_bandwidth > 0 && k.macs > 0)
-        m.weight_prep_s = k.weight_bytes / cp.weight_prep_bandwidth;
+        m.weight_prep_s = k.weight_bytes / (cp.weight_prep_bandwidth * hw.compute_share);
     if (rt.cast_weights_per_call && hw.weight_cast_bandwidth > 0 && k.macs > 0)
-        m.weight_cast_s = k.stored_weight_bytes / hw.weight_cast_bandwidth;
-    m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s + m.weight_cast_s;
+        m.weight_cast_s = k.stored_weight_bytes / (hw.weight_cast_bandwidth * hw.compute_share);
+    // Ops below the runtime's grain run on the calling thread alone.
+    if (hw.threads > 1 && hw.fork_join_time_s > 0 && k.threads > rt.parallel_grain)
+        m.fork_join_s = hw.fork_join_time_s;
+    m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s + m.weight_cast_s + m.fork_join_s;
 
     switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
         case modeling::limit::overhead:
@@ -304,6 +391,10 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     if (m.weight_prep_s > 0) {
         e += ", weights repacked ";
         append_seconds(e, m.weight_prep_s);
+    }
+    if (m.fork_join_s > 0) {
+        e += ", fork/join ";
+        append_seconds(e, m.fork_join_s);
     }
     modeling::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed",
                              std::max(m.compute_time_s, m.memory_time_s));

@@ -44,6 +44,7 @@ struct host_cpu {
                          bool repack = false) const {
         cpu::cpu_runtime rt;
         rt.repack_weights_per_call = repack;
+        rt.parallel_grain = 32768;  // the eager profile's
         return cpu::map_kernel(hw, *hw.base.find(precision), rt, k);
     }
 };
@@ -185,6 +186,7 @@ TEST_CASE("cpu: a native convolution is priced as the GEMM it runs", "[cpu]") {
     const host_cpu c;
     cpu::cpu_runtime rt;
     rt.repack_weights_per_call = true;
+    rt.parallel_grain = 32768;  // the eager profile's: too few outputs to split over threads
     // 960 -> 240 channels on a 1x1 image: one output position, a matrix-vector product.
     cpu::cpu_kernel k = conv(1, 960, 240, 1, 1);
     k.out_channels = 240;
@@ -240,6 +242,113 @@ TEST_CASE("cpu: autocast casts stored weights on every call", "[cpu]") {
     CHECK_THROWS_WITH(
         cpu::read_runtime(bad.view()),
         Catch::Contains("rt.toml:5: 'weights.cast' must be \"per_call\" or \"none\""));
+}
+
+namespace {
+
+/// The validation host run on `threads` of its 16 vCPUs, as validate sets it for an op run.
+struct host_on_threads {
+    loaded file{"xeon-5th-gen-16vcpu"};
+    cpu::cpu_hardware hw;
+    explicit host_on_threads(double threads) {
+        static const std::string key = "cpu.threads";
+        nnergy_named_value v{};
+        v.struct_size = sizeof v;
+        v.name = fake::sv(key);
+        v.kind = NNERGY_VALUE_FLOAT;
+        v.float_value = threads;
+        file.named.push_back(v);
+        hw = cpu::cpu_hardware::from_config(file.view());
+    }
+    cpu::cpu_mapping map(const cpu::cpu_kernel& k, double grain = 32768) const {
+        cpu::cpu_runtime rt;
+        rt.parallel_grain = grain;
+        return cpu::map_kernel(hw, *hw.base.find("float32"), rt, k);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("cpu: threads keep the cores busy that their placement allows", "[cpu]") {
+    // One hardware thread per core: every thread is a core.
+    CHECK(cpu::busy_cores(5, 16, 1, false) == 5);
+    CHECK(cpu::busy_cores(5, 16, 1, true) == 5);
+    // Two per core, placed by an OS that sees the siblings: a core each first.
+    CHECK(cpu::busy_cores(4, 16, 2, false) == 4);
+    CHECK(cpu::busy_cores(12, 16, 2, false) == 8);
+    // Placed blind: the expected count of the 8 cores holding at least one of t threads,
+    // 8 (1 - C(14, t) / C(16, t)).
+    CHECK(cpu::busy_cores(1, 16, 2, true) == Approx(1));
+    CHECK(cpu::busy_cores(2, 16, 2, true) == Approx(8 * (1 - 91.0 / 120)));
+    CHECK(cpu::busy_cores(4, 16, 2, true) == Approx(8 * (1 - 1001.0 / 1820)));
+    CHECK(cpu::busy_cores(8, 16, 2, true) == Approx(8 * (1 - 3003.0 / 12870)));
+    CHECK(cpu::busy_cores(16, 16, 2, true) == Approx(8));
+}
+
+TEST_CASE("cpu: fewer threads reach the busy cores' compute and what each core streams", "[cpu]") {
+    const host_on_threads all(16), one(1), eight(8);
+    CHECK(all.hw.compute_share == Approx(1));
+    CHECK(one.hw.compute_share == Approx(1.0 / 8));  // one core of the 8 behind 16 vCPUs
+    CHECK(eight.hw.compute_share == Approx((1 - 3003.0 / 12870)));
+    // A large convolution: compute-bound, 8x longer on one thread, not 16x.
+    const cpu::cpu_kernel k = conv(8, 256, 256, 28, 3);
+    const double t16 = all.map(k).compute_time_s, t1 = one.map(k).compute_time_s;
+    CHECK(t1 / t16 == Approx(8));
+    // A 48 MB stream from L3: one core streams its 20.9 GB/s, all of them the level's rate.
+    const cpu::cpu_kernel add = elementwise(6e6);  // 48 MB: beyond 16 x 2 MiB of L2
+    const double per_core = one.file.number("memory.per_core_bandwidth");
+    CHECK(per_core == Approx(20.9e9));
+    CHECK(one.map(add).memory_level == "l3");
+    const double eff =
+        one.hw.params(nnergy::modeling::op_class::elementwise, "float32").memory_efficiency;
+    CHECK(one.map(add).memory_bandwidth == Approx(per_core * eff));
+    CHECK(all.map(add).memory_bandwidth == Approx(all.file.number("memory.l3.bandwidth") * eff));
+    // The threads' cores bring their own L2: 2 MiB each.
+    CHECK(one.hw.caches[0].capacity == Approx(2 * 1024.0 * 1024));
+    CHECK(one.map(add).units_allocated == 1);
+}
+
+TEST_CASE("cpu: an op split over threads pays the team's fork and join", "[cpu]") {
+    const host_on_threads all(16), one(1);
+    const double fork_join = all.file.number("cpu.fork_join_time");
+    REQUIRE(fork_join > 0);
+    const cpu::cpu_kernel big = elementwise(1e6), small = elementwise(1000);
+    CHECK(all.map(big).fork_join_s == Approx(fork_join));
+    CHECK(all.map(big).fixed_time_s ==
+          Approx(all.file.number("cpu.kernels.elementwise.fixed_time") + fork_join));
+    CHECK(all.map(big).explanation.find("fork/join") != std::string::npos);
+    // Below the runtime's grain the calling thread runs it alone; on one thread nothing forks.
+    CHECK(all.map(small).fork_join_s == 0);
+    CHECK(one.map(big).fork_join_s == 0);
+    // The eager profile's grain is ATen's.
+    const loaded eager("pytorch-eager-cpu", "runtimes");
+    CHECK(cpu::read_runtime(eager.view()).parallel_grain == 32768);
+    fake::config bad;
+    bad.file("rt.toml").number("parallel.grain", -1, 4);
+    CHECK_THROWS_WITH(cpu::read_runtime(bad.view()),
+                      Catch::Contains("rt.toml:4: 'parallel.grain' must be a non-negative"));
+}
+
+TEST_CASE("cpu: thread keys out of range are refused with file, line and key", "[cpu]") {
+    const auto refused = [](auto&& add, const char* what) {
+        fake::config hw;
+        hw.file("cpu.toml")
+            .text("name", "toy", 1)
+            .number("compute.units", 8, 2)
+            .number("compute.float32.peak", 1e12, 3)
+            .number("memory.dram.bandwidth", 1e11, 4);
+        add(hw);
+        CHECK_THROWS_WITH(cpu::cpu_hardware::from_config(hw.view()), Catch::Contains(what));
+    };
+    refused([](fake::config& h) { h.number("cpu.threads", 9, 7); },
+            "cpu.toml:7: 'cpu.threads' must be a whole count of at most compute.units");
+    refused([](fake::config& h) { h.number("cpu.threads", 2.5, 7); },
+            "cpu.toml:7: 'cpu.threads' must be a whole count");
+    refused([](fake::config& h) { h.number("cpu.smt", 1.5, 8); },
+            "cpu.toml:8: 'cpu.smt' (hardware threads per core) must be a whole count");
+    refused([](fake::config& h) { h.text("cpu.thread_placement", "random", 9); },
+            "cpu.toml:9: 'cpu.thread_placement' must be \"spread\" or \"unaware\", got "
+            "\"random\"");
 }
 
 TEST_CASE("cpu: bad class constants are refused with file, line and key", "[cpu]") {

@@ -7,7 +7,12 @@
 //
 // Compiled as C++17: libtorch 1.13's headers do not build as C++20 with clang 14.
 #include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/shape_analysis.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
@@ -17,6 +22,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -175,15 +181,32 @@ public:
     /// `parameters`: every parameter of the model as loaded, before freezing.
     void run(const torch::jit::Module& module, const std::vector<input_shape>& shapes,
              const std::vector<std::pair<std::string, at::Tensor>>& parameters) {
-        const std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph();
-        collect_live(*graph);
+        std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph();
         const auto inputs = graph->inputs();
         if (inputs.empty()) throw fail(file_ + ": forward() takes no self argument");
         objects_[inputs[0]] = module._ivalue();
         declare_inputs(*graph, shapes);
-        for (Node* n : graph->nodes()) {
-            if (!live_.count(n)) continue;
-            convert(n);
+        // Only branches make questions worth answering (a traced graph has none).
+        const bool branches = has_branches(graph->block());
+        if (branches) specialize(graph);
+        // In order; where an op asks the rank of a value converted before it, the answer is a
+        // constant and the branches on it fold before going on (ranks the shape analysis
+        // lost are known here, from the ops converted).
+        std::unordered_set<const Node*> converted;
+        for (bool folded = true; folded;) {
+            folded = false;
+            live_.clear();
+            collect_live(*graph);
+            for (Node* n : graph->nodes()) {
+                if (converted.count(n) || !live_.count(n)) continue;
+                if (branches && (unpack_appended(n) || fold_known_rank(graph, n))) {
+                    folded = true;
+                    break;
+                }
+                convert(n);
+                converted.insert(n);
+                follow_dtype(*n);
+            }
         }
         if (!unsupported_.empty()) {
             std::string m = file_ + ": " + std::to_string(unsupported_count_) +
@@ -204,6 +227,380 @@ public:
     }
 
 private:
+    // ---- specialization: scripted code asks what the inputs are (their rank, type and device,
+    // whether gradients or autocast are on) and branches on the answers; those are known here
+    // (an inference run on the input shapes given), so the questions become constants and
+    // libtorch folds the branches that depend on them, as it folds those on training flags.
+    void specialize(std::shared_ptr<torch::jit::Graph>& graph) {
+        for (int round = 0; round < 8; ++round) {
+            follow_shapes(graph);
+            std::vector<Node*> nodes;
+            collect_nodes(graph->block(), nodes);
+            bool changed = false;
+            for (Node* n : nodes) {
+                std::optional<c10::IValue> known = answer(*n);
+                if (!known || n->outputs().size() != 1) continue;
+                Value* constant = nullptr;
+                {
+                    torch::jit::WithInsertPoint here(n);
+                    constant = graph->insertConstant(*known);
+                }
+                n->output()->replaceAllUsesWith(constant);
+                changed = true;
+            }
+            if (!changed) break;
+            torch::jit::ConstantPropagation(graph);
+            // A branch folded away can leave a tuple built and indexed at once.
+            torch::jit::LowerSimpleTuples(graph);
+            torch::jit::EliminateDeadCode(graph);
+        }
+        // The conversion reads no shape from the archive's types.
+        torch::jit::EraseShapeInformation(graph);
+    }
+
+    /// Ranks and element types of the graph's values, from libtorch's shape analysis on a copy
+    /// of the graph whose inputs, parameters and buffers have their shapes (a symbolic dim
+    /// taken as 2: only ranks and element types are read from it, which do not depend on it).
+    void follow_shapes(const std::shared_ptr<torch::jit::Graph>& graph) const {
+        torch::jit::EraseShapeInformation(graph);
+        const std::shared_ptr<torch::jit::Graph> copy = graph->copy();
+        std::vector<Node*> original, copied;
+        collect_nodes(graph->block(), original);
+        collect_nodes(copy->block(), copied);
+        if (original.size() != copied.size()) return;
+        for (size_t i = 0; i < graph->inputs().size(); ++i) {
+            const auto shape = input_sizes_.find(graph->inputs()[i]);
+            if (shape == input_sizes_.end()) continue;
+            const auto dtype = input_dtypes_.at(graph->inputs()[i]) == NNERGY_DTYPE_INT64
+                                   ? c10::ScalarType::Long
+                                   : c10::ScalarType::Float;
+            copy->inputs()[i]->setType(
+                c10::TensorType::createContiguous(dtype, c10::Device(c10::kCPU), shape->second));
+        }
+        // The analysis types an attribute read as a tensor of unknown shape: there, parameters
+        // and buffers become inputs of the copy with their shapes.
+        for (size_t k = 0; k < original.size(); ++k) {
+            if (original[k]->kind() != c10::prim::GetAttr) continue;
+            const std::optional<at::Tensor> held = attribute_tensor(original[k]->output());
+            if (!held) continue;
+            Value* in = copy->addInput();
+            in->setType(c10::TensorType::createContiguous(held->scalar_type(),
+                                                          c10::Device(c10::kCPU), held->sizes()));
+            copied[k]->output()->replaceAllUsesWith(in);
+        }
+        try {
+            torch::jit::PropagateInputShapes(copy);
+        } catch (const c10::Error&) {
+            return;  // values keep no rank, and their questions stay open
+        }
+        for (size_t k = 0; k < original.size(); ++k) {
+            if (original[k]->kind() == c10::prim::GetAttr ||
+                original[k]->outputs().size() != copied[k]->outputs().size())
+                continue;
+            for (size_t j = 0; j < original[k]->outputs().size(); ++j)
+                if (const auto t = copied[k]->output(j)->type()->cast<c10::TensorType>())
+                    if (original[k]->output(j)->type()->cast<c10::TensorType>())
+                        original[k]->output(j)->setType(t);
+        }
+    }
+
+    static bool has_branches(torch::jit::Block* block) {
+        for (Node* n : block->nodes()) {
+            if (n->kind() == c10::prim::If) return true;
+            for (torch::jit::Block* b : n->blocks())
+                if (has_branches(b)) return true;
+        }
+        return false;
+    }
+
+    static void collect_nodes(torch::jit::Block* block, std::vector<Node*>& out) {
+        for (Node* n : block->nodes()) {
+            out.push_back(n);
+            for (torch::jit::Block* b : n->blocks()) collect_nodes(b, out);
+        }
+    }
+
+    /// What `n` evaluates to on this run, where that is known before it runs.
+    std::optional<c10::IValue> answer(const Node& n) const {
+        const c10::Symbol k = n.kind();
+        // Inference: no gradients, no autocast (the host prices precisions itself).
+        if (n.inputs().empty() &&
+            (k == c10::Symbol::fromQualString("aten::is_grad_enabled") ||
+             k == c10::Symbol::fromQualString("aten::is_autocast_enabled") ||
+             k == c10::Symbol::fromQualString("aten::is_autocast_cpu_enabled")))
+            return c10::IValue(false);
+        // Identity of tensors: scripted code asks whether arguments are one (self-attention
+        // passes the same tensor as query, key and value). Values that ops returning their
+        // input (dropout in eval, contiguous) lead back to one value are one tensor; values
+        // of different producers are different tensors.
+        if ((k == c10::aten::__is__ || k == c10::aten::__isnot__) && n.inputs().size() == 2 &&
+            n.input(0)->type()->cast<c10::TensorType>() &&
+            n.input(1)->type()->cast<c10::TensorType>())
+            return c10::IValue((identity(n.input(0)) == identity(n.input(1))) ==
+                               (k == c10::aten::__is__));
+        // Messages (the reasons a fast path is not taken) made of constants: libtorch's constant
+        // propagation leaves variadic ops alone.
+        if (k == c10::aten::format && !n.inputs().empty()) return format_constants(n);
+        // sum() of a constant list of ints (Swin: whether any window is shifted).
+        if (k == c10::aten::sum && n.inputs().size() == 1 &&
+            !n.input(0)->type()->cast<c10::TensorType>())
+            if (const std::optional<c10::IValue> list = torch::jit::toIValue(n.input(0)))
+                if (list->isIntList()) {
+                    int64_t total = 0;
+                    for (const int64_t v : list->toIntVector()) total += v;
+                    return c10::IValue(total);
+                }
+        // A copy of a constant list (Swin's window and shift sizes) is that list.
+        if (k == c10::aten::copy && n.inputs().size() == 1)
+            if (const std::optional<c10::IValue> list = torch::jit::toIValue(n.input(0)))
+                if (list->isList()) return c10::IValue(list->toList().copy());
+        // all() / any() of a list of known flags built by appends (fast-path checks).
+        if ((k == c10::aten::all || k == c10::aten::any) && n.inputs().size() == 1)
+            return fold_flag_list(n, k == c10::aten::all);
+        if (n.inputs().empty()) return std::nullopt;
+        Value* x = n.input(0);
+        if (!x->type()->cast<c10::TensorType>()) return std::nullopt;
+        // Every tensor of an inference run lives on the inputs' device and needs no gradient.
+        static const c10::Symbol never[] = {
+            c10::prim::is_cuda,
+            c10::prim::requires_grad,
+            c10::Symbol::fromQualString("prim::is_sparse"),
+            c10::Symbol::fromQualString("prim::is_quantized"),
+            c10::Symbol::fromQualString("prim::is_mkldnn"),
+            c10::Symbol::fromQualString("prim::is_meta"),
+            c10::Symbol::fromQualString("prim::is_nested"),
+        };
+        if (std::find(std::begin(never), std::end(never), k) != std::end(never))
+            return c10::IValue(false);
+        if (k == c10::prim::device) return c10::IValue(c10::Device(c10::kCPU));
+        // Its rank and element type: an input's as given, a parameter's as held, any other's as
+        // libtorch's shape analysis follows them from the inputs.
+        std::optional<int64_t> rank;
+        std::optional<c10::ScalarType> type;
+        if (const auto declared = input_dtypes_.find(x); declared != input_dtypes_.end()) {
+            rank = ranks_.at(x);
+            type = declared->second == NNERGY_DTYPE_INT64 ? c10::ScalarType::Long
+                                                          : c10::ScalarType::Float;
+        } else if (const std::optional<at::Tensor> held = attribute_tensor(x)) {
+            rank = held->dim();
+            type = held->scalar_type();
+        } else {
+            const auto t = x->type()->expect<c10::TensorType>();
+            if (t->dim()) rank = static_cast<int64_t>(*t->dim());
+            if (t->scalarType()) type = *t->scalarType();
+        }
+        if (k == c10::aten::dim && n.inputs().size() == 1 && rank) return c10::IValue(*rank);
+        if (k == c10::prim::dtype && type) return c10::IValue(static_cast<int64_t>(*type));
+        if (k == c10::aten::is_floating_point && type)
+            return c10::IValue(c10::isFloatingType(*type));
+        return std::nullopt;
+    }
+
+    /// The element type of a value converted before, where the ops that made it keep their
+    /// first input's (norms, activations, products, layout changes): parameters' as held,
+    /// inputs' as declared.
+    void follow_dtype(Node& n) {
+        if (n.kind() == c10::prim::GetAttr) {
+            if (const std::optional<at::Tensor> held = attribute_tensor(n.output()))
+                dtypes_[n.output()] = held->scalar_type();
+            return;
+        }
+        static const std::unordered_set<c10::Symbol> keeps = [] {
+            std::unordered_set<c10::Symbol> k;
+            for (const char* name : {"aten::layer_norm",
+                                     "aten::group_norm",
+                                     "aten::batch_norm",
+                                     "aten::dropout",
+                                     "aten::relu",
+                                     "aten::gelu",
+                                     "aten::silu",
+                                     "aten::sigmoid",
+                                     "aten::tanh",
+                                     "aten::softmax",
+                                     "aten::log_softmax",
+                                     "aten::hardswish",
+                                     "aten::contiguous",
+                                     "aten::clone",
+                                     "aten::detach",
+                                     "aten::transpose",
+                                     "aten::permute",
+                                     "aten::reshape",
+                                     "aten::view",
+                                     "aten::flatten",
+                                     "aten::unsqueeze",
+                                     "aten::squeeze",
+                                     "aten::expand",
+                                     "aten::select",
+                                     "aten::slice",
+                                     "aten::linear",
+                                     "aten::matmul",
+                                     "aten::mm",
+                                     "aten::bmm",
+                                     "aten::conv1d",
+                                     "aten::conv2d",
+                                     "aten::conv3d",
+                                     "aten::_convolution",
+                                     "aten::add",
+                                     "aten::sub",
+                                     "aten::mul",
+                                     "aten::div",
+                                     "aten::neg",
+                                     "aten::masked_fill",
+                                     "aten::mean",
+                                     "aten::_native_multi_head_attention",
+                                     "aten::scaled_dot_product_attention",
+                                     "aten::max_pool2d",
+                                     "aten::avg_pool2d",
+                                     "aten::adaptive_avg_pool2d"})
+                k.insert(c10::Symbol::fromQualString(name));
+            return k;
+        }();
+        if (n.inputs().empty()) return;
+        Value* first = n.input(0);
+        // cat and stack: their list's first tensor's.
+        if ((n.kind() == c10::aten::cat || n.kind() == c10::aten::stack) &&
+            first->node()->kind() == c10::prim::ListConstruct && first->node()->inputs().size() > 0)
+            first = first->node()->input(0);
+        else if (!keeps.count(n.kind()))
+            return;
+        const auto from = dtypes_.find(first);
+        if (from == dtypes_.end()) return;
+        for (Value* out : n.outputs())
+            if (out->type()->cast<c10::TensorType>()) dtypes_[out] = from->second;
+    }
+
+    /// aten::dim of a value whose rank the conversion knows, or prim::dtype of one whose element
+    /// type it knows: replaced by the answer, and what depends on it folded. False when `n` is
+    /// no such question.
+    bool fold_known_rank(std::shared_ptr<torch::jit::Graph>& graph, Node* n) {
+        if (n->outputs().size() != 1) return false;
+        for (Value* v : n->inputs())
+            if (poisoned_.count(v)) return false;
+        c10::IValue answer;
+        if (std::optional<c10::IValue> known = this->answer(*n)) {
+            answer = std::move(*known);
+        } else if (n->inputs().size() != 1) {
+            return false;
+        } else if (n->kind() == c10::aten::dim) {
+            const auto known = ranks_.find(n->input(0));
+            if (known == ranks_.end() || known->second < 0) return false;
+            answer = int64_t{known->second};
+        } else if (n->kind() == c10::prim::dtype) {
+            const auto known = dtypes_.find(n->input(0));
+            if (known == dtypes_.end()) return false;
+            answer = static_cast<int64_t>(known->second);
+        } else {
+            return false;
+        }
+        Value* rank = nullptr;
+        {
+            // The insertion point is given back before `n` goes.
+            torch::jit::WithInsertPoint here(n);
+            rank = graph->insertConstant(answer);
+        }
+        n->output()->replaceAllUsesWith(rank);
+        n->destroy();
+        // No dead-code pass here: the values converted so far must stay where they are.
+        torch::jit::ConstantPropagation(graph);
+        torch::jit::LowerSimpleTuples(graph);
+        return true;
+    }
+
+    /// prim::ListUnpack of a list made empty and filled by appends before it (a list
+    /// comprehension): its outputs are the values appended. True when `n` was one.
+    static bool unpack_appended(Node* n) {
+        if (n->kind() != c10::prim::ListUnpack || n->inputs().size() != 1) return false;
+        Value* list = n->input(0);
+        const Node* made = list->node();
+        if (made->kind() != c10::prim::ListConstruct || !made->inputs().empty()) return false;
+        std::vector<Node*> appends;
+        for (const torch::jit::Use& u : list->uses()) {
+            if (u.user == n) continue;
+            if (u.user->kind() != c10::aten::append || u.offset != 0 ||
+                u.user->owningBlock() != n->owningBlock() || !u.user->isBefore(n))
+                return false;
+            appends.push_back(u.user);
+        }
+        if (appends.size() != n->outputs().size()) return false;
+        std::sort(appends.begin(), appends.end(),
+                  [](const Node* a, const Node* b) { return a->isBefore(b); });
+        for (size_t i = 0; i < appends.size(); ++i)
+            n->output(i)->replaceAllUsesWith(appends[i]->input(1));
+        return true;
+    }
+
+    /// The value whose tensor `v` is: through ops that may return their input itself.
+    static const Value* identity(const Value* v) {
+        for (;;) {
+            const Node* p = v->node();
+            const c10::Symbol k = p->kind();
+            if ((k == c10::aten::dropout || k == c10::aten::feature_dropout ||
+                 k == c10::aten::alpha_dropout || k == c10::aten::contiguous) &&
+                !p->inputs().empty()) {
+                v = p->input(0);
+                continue;
+            }
+            return v;
+        }
+    }
+
+    /// aten::format of constants: each "{}" of the first, in turn, replaced by the next.
+    static std::optional<c10::IValue> format_constants(const Node& n) {
+        const std::optional<c10::IValue> pattern = torch::jit::toIValue(n.input(0));
+        if (!pattern || !pattern->isString()) return std::nullopt;
+        const std::string text = pattern->toStringRef();
+        std::string out;
+        size_t next = 1, from = 0;
+        for (size_t at = text.find("{}"); at != std::string::npos; at = text.find("{}", from)) {
+            if (next >= n.inputs().size()) return std::nullopt;
+            const std::optional<c10::IValue> v = torch::jit::toIValue(n.input(next++));
+            if (!v) return std::nullopt;
+            std::ostringstream printed;
+            printed << *v;
+            out += text.substr(from, at - from) + printed.str();
+            from = at + 2;
+        }
+        return c10::IValue(out + text.substr(from));
+    }
+
+    /// The tensor a chain of prim::GetAttr from the module reads, if `v` is one.
+    std::optional<at::Tensor> attribute_tensor(Value* v) const {
+        std::vector<std::string> names;
+        while (v->node()->kind() == c10::prim::GetAttr) {
+            names.push_back(v->node()->s(c10::attr::name));
+            v = v->node()->input(0);
+        }
+        const auto root = objects_.find(v);
+        if (names.empty() || root == objects_.end()) return std::nullopt;
+        c10::IValue value = root->second;
+        for (auto name = names.rbegin(); name != names.rend(); ++name) {
+            if (!value.isObject() || !value.toObject()->type()->hasAttribute(*name))
+                return std::nullopt;
+            value = value.toObject()->getAttr(*name);
+        }
+        if (!value.isTensor()) return std::nullopt;
+        return value.toTensor();
+    }
+
+    /// all() / any() of a list made empty and filled by appends of constants only, before it.
+    static std::optional<c10::IValue> fold_flag_list(const Node& n, bool all) {
+        Value* list = n.input(0);
+        const Node* made = list->node();
+        if (made->kind() != c10::prim::ListConstruct || !made->inputs().empty())
+            return std::nullopt;
+        bool result = all;
+        for (const torch::jit::Use& u : list->uses()) {
+            if (u.user == &n) continue;
+            if (u.user->kind() != c10::aten::append || u.offset != 0 ||
+                u.user->owningBlock() != n.owningBlock() || !u.user->isBefore(&n))
+                return std::nullopt;
+            const std::optional<c10::IValue> flag = torch::jit::toIValue(u.user->input(1));
+            if (!flag || !flag->isBool()) return std::nullopt;
+            result = all ? (result && flag->toBool()) : (result || flag->toBool());
+        }
+        return c10::IValue(result);
+    }
+
     // ---- liveness: only what the outputs need is converted (assertions and shape checks of
     // scripted code are not)
     void collect_live(torch::jit::Graph& graph) {
@@ -324,6 +721,12 @@ private:
             out_.add_input(t);
             tensors_[v] = t;
             ranks_[v] = static_cast<int>(shape_of[i]->shape.size());
+            input_dtypes_[v] = dtype;
+            dtypes_[v] =
+                dtype == NNERGY_DTYPE_INT64 ? c10::ScalarType::Long : c10::ScalarType::Float;
+            std::vector<int64_t>& sizes = input_sizes_[v];
+            for (const sdk::graph_builder::dim& d : shape_of[i]->shape)
+                sizes.push_back(d.value > 0 ? d.value : 2);
         }
     }
 
@@ -1694,6 +2097,9 @@ private:
     std::unordered_set<const Node*> live_;
     std::unordered_map<const Value*, uint32_t> tensors_;
     std::unordered_map<const Value*, int> ranks_;
+    std::unordered_map<const Value*, nnergy_dtype> input_dtypes_;         ///< inputs given shapes
+    std::unordered_map<const Value*, std::vector<int64_t>> input_sizes_;  ///< symbols as 2
+    std::unordered_map<const Value*, c10::ScalarType> dtypes_;            ///< follow_dtype()
     std::unordered_map<const Value*, c10::IValue> objects_;
     std::unordered_map<const Value*, std::string> paths_;
     std::unordered_map<const Value*, std::vector<uint32_t>> split_outputs_;

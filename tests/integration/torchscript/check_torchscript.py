@@ -214,6 +214,20 @@ class IntScalars(torch.nn.Module):
     def forward(self, x):
         return x.half() * 2 + 1
 torch.jit.trace(IntScalars(), torch.randn(2, 8)).save(d + "/int_scalars.pt")
+class OnData(torch.nn.Module):
+    # A branch on the data, known only when it runs: never answered.
+    def forward(self, x):
+        if bool(x.mean() > 0):
+            return x * 2.0
+        return x + 1.0
+torch.jit.script(OnData()).save(d + "/on_data.pt")
+class OnRank(torch.nn.Module):
+    # A branch on the input's rank and on gradients, known before it runs: answered.
+    def forward(self, x):
+        if x.dim() == 3 and not torch.is_grad_enabled():
+            return torch.relu(x)
+        return torch.cumsum(x, 1)
+torch.jit.script(OnRank()).save(d + "/on_rank.pt")
 lin = torch.jit.trace(torch.nn.Linear(8, 4), torch.randn(2, 8))
 lin.save(d + "/linear.pt")
 with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt", "w") as dst:
@@ -223,7 +237,11 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
             data = b"99\n"
         dst.writestr(item, data)
 '''
-    p = subprocess.run([TORCH_PYTHON, "-c", script, DIR], capture_output=True, text=True)
+    # From a file: torch.jit.script reads the classes' source.
+    maker = os.path.join(DIR, "make_bad_archives.py")
+    with open(maker, "w") as f:
+        f.write(script)
+    p = subprocess.run([TORCH_PYTHON, maker, DIR], capture_output=True, text=True)
     check(p.returncode == 0, "writing the bad archives: " + p.stderr)
     expect_error(os.path.join(DIR, "state_dict.pt"), ["--input-shape", "1x4"], "state_dict.pt",
                  "torch.jit.save")
@@ -231,6 +249,14 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
                  "unsupported_op.pt", "aten::cumsum", "no mapping")
     expect_error(os.path.join(DIR, "future.pt"), ["--input-shape", "1x8"], "future.pt",
                  "version 99", "newer than")
+    expect_error(os.path.join(DIR, "on_data.pt"), ["--input-shape", "1x8"], "on_data.pt",
+                 "no mapping")
+    # On a rank-3 input the branch folds to the relu; on a rank-2 one, to the cumsum, which has
+    # no mapping.
+    ok, err = analyze(os.path.join(DIR, "on_rank.pt"), "--input-shape", "1x4x8")
+    check(ok, "on_rank.pt, rank 3: " + err)
+    expect_error(os.path.join(DIR, "on_rank.pt"), ["--input-shape", "1x8"], "on_rank.pt",
+                 "aten::cumsum")
     linear = os.path.join(DIR, "linear.pt")
     ok, err = analyze(linear, "--input-shape", "1x8")
     check(ok is not None and ok["params"] == 8 * 4 + 4, "linear.pt: %s %s" % (ok, err))

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nnergy/framework/bench.hpp>
@@ -26,6 +27,9 @@
 #include <nnergy/framework/sweep.hpp>
 #include <nnergy/framework/validate.hpp>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "completion.hpp"
 
@@ -392,6 +396,31 @@ nnergy::validate_options measured_options(
     return vo;
 }
 
+/// The subcommand a command line names: its first word that is not an option (nor the value
+/// of --plugin-path). "*" where every subcommand's options are needed (help, completion, a word
+/// that names no subcommand, so that the error lists them as before); "" where none is named.
+template <size_t N>
+std::string chosen_subcommand(
+    int argc, char** argv,
+    const std::pair<std::string_view, std::function<void()>> (&definitions)[N]) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (word == "-h" || word == "--help" || word == "--help-all") return "*";
+    }
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (word == "--plugin-path") {
+            ++i;
+            continue;
+        }
+        if (word.empty() || word[0] == '-') continue;
+        for (const auto& d : definitions)
+            if (d.first == word) return word == "completion" ? "*" : std::string(word);
+        return "*";
+    }
+    return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -416,37 +445,43 @@ int main(int argc, char** argv) {
     std::string pipeline_file;
     std::vector<std::string> run_dims;
     bool run_strict = false;
-    run->add_option("pipeline", pipeline_file, "Pipeline file")->required();
-    run->add_option("--dim", run_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
-    run->add_flag("--strict", run_strict,
-                  "Fail when the model has ops that cannot be counted, or declared shapes "
-                  "that disagree with inferred ones");
-    run->footer(
-        "Examples:\n"
-        "  nnergy run configs/pipelines/quickstart.toml\n"
-        "  nnergy run my-pipeline.toml --dim batch=8,seq=512 --strict");
+    const auto define_run = [&] {
+        run->add_option("pipeline", pipeline_file, "Pipeline file")->required();
+        run->add_option("--dim", run_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
+        run->add_flag("--strict", run_strict,
+                      "Fail when the model has ops that cannot be counted, or declared shapes "
+                      "that disagree with inferred ones");
+        run->footer(
+            "Examples:\n"
+            "  nnergy run configs/pipelines/quickstart.toml\n"
+            "  nnergy run my-pipeline.toml --dim batch=8,seq=512 --strict");
+    };
 
     // sweep
     auto* sweep = app.add_subcommand(
         "sweep", "Every configuration of a pipeline's axes, in parallel, as CSV or JSON Lines");
     std::string sweep_file, sweep_fmt;
     nnergy::sweep_options sweep_opts;
-    sweep->add_option("pipeline", sweep_file, "Pipeline file with a [sweep] table, or any pipeline")
-        ->required();
-    sweep->add_option("-j,--jobs", sweep_opts.jobs, "Threads (default: all cores)");
-    sweep->add_option("-o,--output", sweep_opts.output,
-                      "Rows to this file (.csv or .jsonl; '-' is standard output), overriding "
-                      "[sweep] output");
-    sweep->add_option("--format", sweep_fmt, "csv or jsonl (default: by the file's extension)")
-        ->check(CLI::IsMember({"csv", "jsonl"}));
-    sweep->add_flag("--resume", sweep_opts.resume,
-                    "Keep the rows already in the output file and run only the others");
-    sweep->add_option("--summary-json", sweep_opts.summary_json,
-                      "Also write the summary (best per metric, Pareto front) as JSON");
-    sweep->fallthrough();  // --quiet (no progress bar) and --verbose after the command too
-    sweep->footer(
-        "Example:\n  nnergy sweep configs/pipelines/which-gpu.toml -o which-gpu.csv --jobs 4\n"
-        "Ctrl-C stops it with every row written whole; --resume then runs the rest.");
+    const auto define_sweep = [&] {
+        sweep
+            ->add_option("pipeline", sweep_file,
+                         "Pipeline file with a [sweep] table, or any pipeline")
+            ->required();
+        sweep->add_option("-j,--jobs", sweep_opts.jobs, "Threads (default: all cores)");
+        sweep->add_option("-o,--output", sweep_opts.output,
+                          "Rows to this file (.csv or .jsonl; '-' is standard output), overriding "
+                          "[sweep] output");
+        sweep->add_option("--format", sweep_fmt, "csv or jsonl (default: by the file's extension)")
+            ->check(CLI::IsMember({"csv", "jsonl"}));
+        sweep->add_flag("--resume", sweep_opts.resume,
+                        "Keep the rows already in the output file and run only the others");
+        sweep->add_option("--summary-json", sweep_opts.summary_json,
+                          "Also write the summary (best per metric, Pareto front) as JSON");
+        sweep->fallthrough();  // --quiet (no progress bar) and --verbose after the command too
+        sweep->footer(
+            "Example:\n  nnergy sweep configs/pipelines/which-gpu.toml -o which-gpu.csv --jobs 4\n"
+            "Ctrl-C stops it with every row written whole; --resume then runs the rest.");
+    };
 
     // analyze
     auto* analyze = app.add_subcommand("analyze", "Analyze a model with the default pipeline");
@@ -455,52 +490,55 @@ int main(int argc, char** argv) {
     std::vector<std::string> an_dims, precisions{"float32"};
     std::vector<int64_t> batches;
     bool an_strict = false;
-    analyze
-        ->add_option("model", model_file,
-                     "Model file (frontend chosen by extension) or bundled model name")
-        ->required();
-    analyze->add_option("--hw", hw, "Hardware catalog name or hardware TOML file")->required();
-    analyze->add_option("--dim", an_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
-    analyze
-        ->add_option("--batch", batches,
-                     "Shorthand for --dim batch=N; several (1,8,64) sweep: one run each")
-        ->delimiter(',');
-    analyze
-        ->add_option("--precision", precisions,
-                     "Compute precision (float32, float16, ...); several sweep: one run each; "
-                     "'all': every precision the hardware offers")
-        ->delimiter(',');
-    analyze->add_option("--runtime", runtime,
-                        "Execution runtime profile: a name in configs/runtimes (pytorch-eager, "
-                        "cuda-graph, fused) or a file");
     std::string arch_plugin = "auto";
-    analyze->add_option("--arch", arch_plugin,
-                        "Architecture plugin (default: the one for the hardware's class, "
-                        "nnergy.architecture.<class>, else nnergy.architecture.reference)");
-    analyze->add_option("--format", format,
-                        "Report format: text, json, csv, markdown, html, trace, or a reporter "
-                        "component name (default: by the -o file's extension, else text)");
-    analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
-    analyze->add_option("--kernels", kernel_rows,
-                        "Text and Markdown reports: per-kernel rows to show, N (the N slowest, "
-                        "in kernel order) or 'all'");
-    analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
     std::vector<std::string> input_shapes;
-    analyze->add_option("--input-shape", input_shapes,
-                        "TorchScript models: an input's shape, [NAME=]D0xD1x... (1x3x224x224, "
-                        "ids=batchxseq); one per input, in order or by name; a number in the "
-                        "leading dim is the batch (--batch overrides it)");
-    analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
-    analyze->add_flag("--strict", an_strict,
-                      "Fail when the model has ops that cannot be counted, or declared shapes "
-                      "that disagree with inferred ones");
-    analyze->footer(
-        "Examples:\n"
-        "  nnergy analyze resnet50 --hw h100-sxm5\n"
-        "  nnergy analyze model.onnx --hw a100-sxm4-80gb --batch 1,8,64 --precision float16,int8\n"
-        "  nnergy analyze bert_base --hw h100-sxm5 --dim seq=128 --runtime cuda-graph "
-        "--format json -o report.json\n"
-        "An unbound 'batch' symbol is 1 (with a warning); other symbols need --dim NAME=N.");
+    const auto define_analyze = [&] {
+        analyze
+            ->add_option("model", model_file,
+                         "Model file (frontend chosen by extension) or bundled model name")
+            ->required();
+        analyze->add_option("--hw", hw, "Hardware catalog name or hardware TOML file")->required();
+        analyze->add_option("--dim", an_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
+        analyze
+            ->add_option("--batch", batches,
+                         "Shorthand for --dim batch=N; several (1,8,64) sweep: one run each")
+            ->delimiter(',');
+        analyze
+            ->add_option("--precision", precisions,
+                         "Compute precision (float32, float16, ...); several sweep: one run each; "
+                         "'all': every precision the hardware offers")
+            ->delimiter(',');
+        analyze->add_option("--runtime", runtime,
+                            "Execution runtime profile: a name in configs/runtimes (pytorch-eager, "
+                            "cuda-graph, fused) or a file");
+        analyze->add_option("--arch", arch_plugin,
+                            "Architecture plugin (default: the one for the hardware's class, "
+                            "nnergy.architecture.<class>, else nnergy.architecture.reference)");
+        analyze->add_option("--format", format,
+                            "Report format: text, json, csv, markdown, html, trace, or a reporter "
+                            "component name (default: by the -o file's extension, else text)");
+        analyze->add_option("-o,--output", output, "Report file ('-' is standard output)");
+        analyze->add_option("--kernels", kernel_rows,
+                            "Text and Markdown reports: per-kernel rows to show, N (the N slowest, "
+                            "in kernel order) or 'all'");
+        analyze->add_option("--frontend", frontend, "Frontend plugin (default: by file extension)");
+        analyze->add_option("--input-shape", input_shapes,
+                            "TorchScript models: an input's shape, [NAME=]D0xD1x... (1x3x224x224, "
+                            "ids=batchxseq); one per input, in order or by name; a number in the "
+                            "leading dim is the batch (--batch overrides it)");
+        analyze->add_option("--rules", rules, "Fusion rules file (default: the bundled rules)");
+        analyze->add_flag("--strict", an_strict,
+                          "Fail when the model has ops that cannot be counted, or declared shapes "
+                          "that disagree with inferred ones");
+        analyze->footer(
+            "Examples:\n"
+            "  nnergy analyze resnet50 --hw h100-sxm5\n"
+            "  nnergy analyze model.onnx --hw a100-sxm4-80gb --batch 1,8,64 --precision "
+            "float16,int8\n"
+            "  nnergy analyze bert_base --hw h100-sxm5 --dim seq=128 --runtime cuda-graph "
+            "--format json -o report.json\n"
+            "An unbound 'batch' symbol is 1 (with a warning); other symbols need --dim NAME=N.");
+    };
 
     // compare
     auto* compare = app.add_subcommand(
@@ -508,33 +546,35 @@ int main(int argc, char** argv) {
     std::string cmp_model, cmp_runtime, cmp_format = "text", cmp_output = "-", cmp_precision;
     std::vector<std::string> cmp_hw, cmp_dims;
     int64_t cmp_batch = 0;
-    compare
-        ->add_option("model", cmp_model,
-                     "Model file (frontend chosen by extension) or bundled model name")
-        ->required();
-    compare
-        ->add_option("--hw", cmp_hw,
-                     "Hardware catalog names or files, comma-separated (at least two)")
-        ->delimiter(',')
-        ->required();
-    compare->add_option("--batch", cmp_batch, "Shorthand for --dim batch=N");
-    compare->add_option("--dim", cmp_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
-    compare->add_option("--precision", cmp_precision,
-                        "Compute precision (default float32); a device without it runs at its "
-                        "own: bfloat16, float16, int8, else the first it offers");
-    compare->add_option("--runtime", cmp_runtime, "Execution runtime profile, as for analyze");
     std::vector<std::string> cmp_input_shapes;
-    compare->add_option("--input-shape", cmp_input_shapes,
-                        "TorchScript models: input shapes, as for analyze");
     const std::vector<std::string> compare_formats{"text", "json", "csv"};
-    compare->add_option("--format", cmp_format, "text, json or csv")
-        ->check(CLI::IsMember(compare_formats));
-    compare->add_option("-o,--output", cmp_output, "Output file ('-' is standard output)");
-    compare->footer(
-        "Examples:\n  nnergy compare configs/models/cnn_block.json --hw "
-        "h100-sxm5,a100-sxm4-80gb,xeon-8490h --batch 8\n"
-        "  nnergy compare resnet50 --hw h100-sxm5,l4,jetson-agx-orin --precision float16 "
-        "--format csv");
+    const auto define_compare = [&] {
+        compare
+            ->add_option("model", cmp_model,
+                         "Model file (frontend chosen by extension) or bundled model name")
+            ->required();
+        compare
+            ->add_option("--hw", cmp_hw,
+                         "Hardware catalog names or files, comma-separated (at least two)")
+            ->delimiter(',')
+            ->required();
+        compare->add_option("--batch", cmp_batch, "Shorthand for --dim batch=N");
+        compare->add_option("--dim", cmp_dims, "Bind dimension symbols: NAME=VALUE[,NAME=VALUE]");
+        compare->add_option("--precision", cmp_precision,
+                            "Compute precision (default float32); a device without it runs at its "
+                            "own: bfloat16, float16, int8, else the first it offers");
+        compare->add_option("--runtime", cmp_runtime, "Execution runtime profile, as for analyze");
+        compare->add_option("--input-shape", cmp_input_shapes,
+                            "TorchScript models: input shapes, as for analyze");
+        compare->add_option("--format", cmp_format, "text, json or csv")
+            ->check(CLI::IsMember(compare_formats));
+        compare->add_option("-o,--output", cmp_output, "Output file ('-' is standard output)");
+        compare->footer(
+            "Examples:\n  nnergy compare configs/models/cnn_block.json --hw "
+            "h100-sxm5,a100-sxm4-80gb,xeon-8490h --batch 8\n"
+            "  nnergy compare resnet50 --hw h100-sxm5,l4,jetson-agx-orin --precision float16 "
+            "--format csv");
+    };
 
     // validate
     auto* validate = app.add_subcommand(
@@ -547,94 +587,99 @@ int main(int argc, char** argv) {
     bool val_ops = false;
     std::string val_graphs_dir;
     double val_tolerance = 5, val_max_ratio = 0;
-    validate
-        ->add_option("files", val_files,
-                     "Measurement files (nnergy.measurements/1, docs/measurements.md), after a "
-                     "pipeline file (.toml) when --hw is not given: its [[architecture]] names "
-                     "the hardware")
-        ->required();
-    validate->add_option("--hw", val_hw,
-                         "Hardware catalog name or hardware TOML file (or a pipeline file first)");
-    validate->add_option("--runtime", val_runtimes,
-                         "MODE=PROFILE: the runtime profile of a measured mode (repeatable; "
-                         "defaults: GPU eager=pytorch-eager, cuda_graph=cuda-graph; CPU "
-                         "eager=pytorch-eager-cpu; 'none': no profile)");
-    validate->add_option("--models", val_models,
-                         "Directory of model files NAME.onnx, NAME.json or NAME.pt (with "
-                         "--input-shape), searched before the bundled models (repeatable)");
     std::vector<std::string> val_input_shapes;
-    validate->add_option("--input-shape", val_input_shapes,
-                         "MODEL:[NAME=]D0xD1x...: an input shape of a model read from a "
-                         "TorchScript archive in --models (NAME.pt), one per input "
-                         "(resnet18:1x3x224x224); the measured batch replaces the leading dim");
-    validate->add_option("--dim", val_dims,
-                         "[MODEL:]NAME=VALUE[,...]: dims beside batch, for one model, or for "
-                         "every model with that symbol");
-    validate->add_option("--max-mape", val_max_mape,
-                         "MODE=PERCENT: fail (exit 6) when the mode's latency MAPE is higher "
-                         "(repeatable)");
-    validate->add_option("--max-energy-mape", val_max_energy_mape,
-                         "MODE=PERCENT: fail (exit 6) when the mode's energy MAPE is higher "
-                         "(repeatable)");
-    validate
-        ->add_option("--energy-domain", val_domains,
-                     "Meter domains whose energies are summed as the measured energy (default: "
-                     "every domain of a run)")
-        ->delimiter(',');
-    validate
-        ->add_option("--duplicate-tolerance", val_tolerance,
-                     "PERCENT: repeated runs of one configuration further apart are an error "
-                     "(default 5); closer ones are merged (median)")
-        ->check(CLI::NonNegativeNumber);
-    validate->add_flag("--ops", val_ops,
-                       "Runs of kind op too (single ops of the microbenchmark harness), "
-                       "summarized as mode '<mode> ops'");
-    validate->add_option(
-        "--write-graphs", val_graphs_dir,
-        "DIR: write each op run's graph (JSON graph) as DIR/<file stem>-run-<N>.json, "
-        "N the run that first measured the configuration");
-    validate
-        ->add_option("--leave-out", val_leave_out,
-                     "model or family: refit the entry's fitted constants without each model "
-                     "(family) and report the error on the one left out")
-        ->check(CLI::IsMember({"model", "family"}));
-    validate
-        ->add_option("--max-leave-out-ratio", val_max_ratio,
-                     "RATIO: with --leave-out, fail (exit 6) when a mode's held-out MAPE is more "
-                     "than RATIO times its in-sample MAPE")
-        ->check(CLI::PositiveNumber);
-    validate->add_option("--fit", val_fit,
-                         "KEY pattern (* wildcard) of the constants --leave-out refits "
-                         "(repeatable; default: those the entry marks as fitted)");
-    validate->add_option("--fix", val_fix,
-                         "KEY pattern of constants --leave-out keeps (repeatable)");
     const std::vector<std::string> validate_formats{"text", "markdown", "html", "json"};
-    validate
-        ->add_option("--format", val_format,
-                     "text, markdown, html or json (the last three through the reporter "
-                     "plugins), or a reporter component's name")
-        ->check([&](const std::string& f) {
-            const bool known = std::find(validate_formats.begin(), validate_formats.end(), f) !=
-                               validate_formats.end();
-            return known || f.find('.') != std::string::npos
-                       ? std::string()
-                       : "--format: expected text, markdown, html, json or a reporter "
-                         "component's name (such as nnergy.reporter.markdown), not '" +
-                             f + "'";
-        });
-    validate->add_option("-o,--output", val_output, "Output file ('-' is standard output)");
-    validate->footer(
-        "Examples:\n"
-        "  nnergy validate --hw h100-sxm5 h100-models.json --dim bert_base:seq=128\n"
-        "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --max-mape eager=12\n"
-        "  nnergy validate --hw h100-sxm5 runs.json --models ./onnx --runtime compiled=fused "
-        "--format html -o validation.html\n"
-        "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --leave-out model "
-        "--max-leave-out-ratio 1.5\n"
-        "  nnergy validate my-gpu.toml h100-models.json   # the pipeline's hardware, plugins, "
-        "runtime\n"
-        "Exit codes: 6 when a --max-mape, --max-energy-mape or --max-leave-out-ratio is exceeded "
-        "(docs/validate.md).");
+    const auto define_validate = [&] {
+        validate
+            ->add_option("files", val_files,
+                         "Measurement files (nnergy.measurements/1, docs/measurements.md), after a "
+                         "pipeline file (.toml) when --hw is not given: its [[architecture]] names "
+                         "the hardware")
+            ->required();
+        validate->add_option(
+            "--hw", val_hw,
+            "Hardware catalog name or hardware TOML file (or a pipeline file first)");
+        validate->add_option("--runtime", val_runtimes,
+                             "MODE=PROFILE: the runtime profile of a measured mode (repeatable; "
+                             "defaults: GPU eager=pytorch-eager, cuda_graph=cuda-graph; CPU "
+                             "eager=pytorch-eager-cpu; 'none': no profile)");
+        validate->add_option("--models", val_models,
+                             "Directory of model files NAME.onnx, NAME.json or NAME.pt (with "
+                             "--input-shape), searched before the bundled models (repeatable)");
+        validate->add_option("--input-shape", val_input_shapes,
+                             "MODEL:[NAME=]D0xD1x...: an input shape of a model read from a "
+                             "TorchScript archive in --models (NAME.pt), one per input "
+                             "(resnet18:1x3x224x224); the measured batch replaces the leading dim");
+        validate->add_option("--dim", val_dims,
+                             "[MODEL:]NAME=VALUE[,...]: dims beside batch, for one model, or for "
+                             "every model with that symbol");
+        validate->add_option("--max-mape", val_max_mape,
+                             "MODE=PERCENT: fail (exit 6) when the mode's latency MAPE is higher "
+                             "(repeatable)");
+        validate->add_option("--max-energy-mape", val_max_energy_mape,
+                             "MODE=PERCENT: fail (exit 6) when the mode's energy MAPE is higher "
+                             "(repeatable)");
+        validate
+            ->add_option("--energy-domain", val_domains,
+                         "Meter domains whose energies are summed as the measured energy (default: "
+                         "every domain of a run)")
+            ->delimiter(',');
+        validate
+            ->add_option("--duplicate-tolerance", val_tolerance,
+                         "PERCENT: repeated runs of one configuration further apart are an error "
+                         "(default 5); closer ones are merged (median)")
+            ->check(CLI::NonNegativeNumber);
+        validate->add_flag("--ops", val_ops,
+                           "Runs of kind op too (single ops of the microbenchmark harness), "
+                           "summarized as mode '<mode> ops'");
+        validate->add_option(
+            "--write-graphs", val_graphs_dir,
+            "DIR: write each op run's graph (JSON graph) as DIR/<file stem>-run-<N>.json, "
+            "N the run that first measured the configuration");
+        validate
+            ->add_option("--leave-out", val_leave_out,
+                         "model or family: refit the entry's fitted constants without each model "
+                         "(family) and report the error on the one left out")
+            ->check(CLI::IsMember({"model", "family"}));
+        validate
+            ->add_option(
+                "--max-leave-out-ratio", val_max_ratio,
+                "RATIO: with --leave-out, fail (exit 6) when a mode's held-out MAPE is more "
+                "than RATIO times its in-sample MAPE")
+            ->check(CLI::PositiveNumber);
+        validate->add_option("--fit", val_fit,
+                             "KEY pattern (* wildcard) of the constants --leave-out refits "
+                             "(repeatable; default: those the entry marks as fitted)");
+        validate->add_option("--fix", val_fix,
+                             "KEY pattern of constants --leave-out keeps (repeatable)");
+        validate
+            ->add_option("--format", val_format,
+                         "text, markdown, html or json (the last three through the reporter "
+                         "plugins), or a reporter component's name")
+            ->check([&](const std::string& f) {
+                const bool known = std::find(validate_formats.begin(), validate_formats.end(), f) !=
+                                   validate_formats.end();
+                return known || f.find('.') != std::string::npos
+                           ? std::string()
+                           : "--format: expected text, markdown, html, json or a reporter "
+                             "component's name (such as nnergy.reporter.markdown), not '" +
+                                 f + "'";
+            });
+        validate->add_option("-o,--output", val_output, "Output file ('-' is standard output)");
+        validate->footer(
+            "Examples:\n"
+            "  nnergy validate --hw h100-sxm5 h100-models.json --dim bert_base:seq=128\n"
+            "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --max-mape eager=12\n"
+            "  nnergy validate --hw h100-sxm5 runs.json --models ./onnx --runtime compiled=fused "
+            "--format html -o validation.html\n"
+            "  nnergy validate --hw xeon-5th-gen-16vcpu xeon.json --leave-out model "
+            "--max-leave-out-ratio 1.5\n"
+            "  nnergy validate my-gpu.toml h100-models.json   # the pipeline's hardware, plugins, "
+            "runtime\n"
+            "Exit codes: 6 when a --max-mape, --max-energy-mape or --max-leave-out-ratio is "
+            "exceeded "
+            "(docs/validate.md).");
+    };
 
     // calibrate
     auto* calibrate = app.add_subcommand(
@@ -645,157 +690,176 @@ int main(int argc, char** argv) {
     std::string cal_hw, cal_output, cal_runs = "all";
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
-    calibrate->add_option("hardware", cal_hw, "Hardware catalog name or hardware TOML file");
-    calibrate->add_option("files", cal_files,
-                          "Measurement files (nnergy.measurements/1, docs/measurements.md)");
     bool cal_here = false, cal_quick = false;
     std::string cal_harness, cal_python = "/usr/bin/python3";
     int cal_threads = 0;
-    calibrate->add_flag("--here", cal_here,
-                        "Measure this machine's CPU with the microbenchmark harness, write a "
-                        "starting entry from the pass, and calibrate it (no HARDWARE or files)");
-    calibrate->add_flag("--quick", cal_quick,
-                        "With --here: the harness's quick pass (a smoke "
-                        "test: one small shape per class)");
-    calibrate->add_option("--threads", cal_threads, "With --here: threads of the main pass")
-        ->check(CLI::PositiveNumber);
-    calibrate->add_option("--harness", cal_harness,
-                          "With --here: the harness's run.py (default: tools/microbench/run.py "
-                          "of the source tree)");
-    calibrate->add_option("--python", cal_python,
-                          "With --here: a Python that imports torch (default /usr/bin/python3)");
-    calibrate->add_option("-o,--output", cal_output, "The overlay file to write (TOML)")
-        ->required();
-    calibrate->add_option("--fit", cal_fit,
-                          "KEY pattern (* wildcard) of the constants to fit (repeatable; "
-                          "default: the continuous ones the entry marks as fitted, and the "
-                          "runtime profiles' fitted host costs)");
-    calibrate->add_option("--fix", cal_fix, "KEY pattern of constants to keep (repeatable)");
-    calibrate
-        ->add_option("--runs", cal_runs,
-                     "model, op or all (default): the kinds of runs fitted to (op: the "
-                     "microbenchmark harness's single ops)")
-        ->check(CLI::IsMember({"model", "op", "all"}));
-    calibrate->add_option("--runtime", cal_runtimes,
-                          "MODE=PROFILE: the runtime profile of a measured mode (as validate)");
-    calibrate->add_option("--models", cal_models,
-                          "Directory of model files NAME.onnx or NAME.json (repeatable)");
-    calibrate->add_option("--dim", cal_dims, "[MODEL:]NAME=VALUE[,...]: dims beside batch");
     std::vector<std::string> cal_input_shapes;
-    calibrate->add_option("--input-shape", cal_input_shapes,
-                          "MODEL:[NAME=]D0xD1x...: an input shape of a model read from a "
-                          "TorchScript archive in --models, as for validate");
-    calibrate
-        ->add_option("--energy-domain", cal_domains,
-                     "Meter domains whose energies are summed as the measured energy")
-        ->delimiter(',');
-    calibrate
-        ->add_option("--duplicate-tolerance", cal_tolerance,
-                     "PERCENT: repeated runs further apart are an error (default 5)")
-        ->check(CLI::NonNegativeNumber);
-    calibrate
-        ->add_option(
-            "--max-sweeps", cal_sweeps,
-            "Most search sweeps (default 200; the search ends sooner once its step is below 0.1%)")
-        ->check(CLI::Range(1, 10000));
-    calibrate->footer(
-        "Examples:\n"
-        "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
-        "  nnergy analyze resnet50 --hw xeon-5th-gen-16vcpu+xeon-calibrated.toml\n"
-        "  nnergy calibrate h100-sxm5 runs.json --fit 'gpu.kernels.conv.*' -o h100-conv.toml\n"
-        "  nnergy calibrate --here -o this-cpu.toml     # then --hw this-cpu.toml\n"
-        "See docs/calibrate.md.");
+    const auto define_calibrate = [&] {
+        calibrate->add_option("hardware", cal_hw, "Hardware catalog name or hardware TOML file");
+        calibrate->add_option("files", cal_files,
+                              "Measurement files (nnergy.measurements/1, docs/measurements.md)");
+        calibrate->add_flag(
+            "--here", cal_here,
+            "Measure this machine's CPU with the microbenchmark harness, write a "
+            "starting entry from the pass, and calibrate it (no HARDWARE or files)");
+        calibrate->add_flag("--quick", cal_quick,
+                            "With --here: the harness's quick pass (a smoke "
+                            "test: one small shape per class)");
+        calibrate->add_option("--threads", cal_threads, "With --here: threads of the main pass")
+            ->check(CLI::PositiveNumber);
+        calibrate->add_option("--harness", cal_harness,
+                              "With --here: the harness's run.py (default: tools/microbench/run.py "
+                              "of the source tree)");
+        calibrate->add_option(
+            "--python", cal_python,
+            "With --here: a Python that imports torch (default /usr/bin/python3)");
+        calibrate->add_option("-o,--output", cal_output, "The overlay file to write (TOML)")
+            ->required();
+        calibrate->add_option("--fit", cal_fit,
+                              "KEY pattern (* wildcard) of the constants to fit (repeatable; "
+                              "default: the continuous ones the entry marks as fitted, and the "
+                              "runtime profiles' fitted host costs)");
+        calibrate->add_option("--fix", cal_fix, "KEY pattern of constants to keep (repeatable)");
+        calibrate
+            ->add_option("--runs", cal_runs,
+                         "model, op or all (default): the kinds of runs fitted to (op: the "
+                         "microbenchmark harness's single ops)")
+            ->check(CLI::IsMember({"model", "op", "all"}));
+        calibrate->add_option("--runtime", cal_runtimes,
+                              "MODE=PROFILE: the runtime profile of a measured mode (as validate)");
+        calibrate->add_option("--models", cal_models,
+                              "Directory of model files NAME.onnx or NAME.json (repeatable)");
+        calibrate->add_option("--dim", cal_dims, "[MODEL:]NAME=VALUE[,...]: dims beside batch");
+        calibrate->add_option("--input-shape", cal_input_shapes,
+                              "MODEL:[NAME=]D0xD1x...: an input shape of a model read from a "
+                              "TorchScript archive in --models, as for validate");
+        calibrate
+            ->add_option("--energy-domain", cal_domains,
+                         "Meter domains whose energies are summed as the measured energy")
+            ->delimiter(',');
+        calibrate
+            ->add_option("--duplicate-tolerance", cal_tolerance,
+                         "PERCENT: repeated runs further apart are an error (default 5)")
+            ->check(CLI::NonNegativeNumber);
+        calibrate
+            ->add_option("--max-sweeps", cal_sweeps,
+                         "Most search sweeps (default 200; the search ends sooner once its step is "
+                         "below 0.1%)")
+            ->check(CLI::Range(1, 10000));
+        calibrate->footer(
+            "Examples:\n"
+            "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
+            "  nnergy analyze resnet50 --hw xeon-5th-gen-16vcpu+xeon-calibrated.toml\n"
+            "  nnergy calibrate h100-sxm5 runs.json --fit 'gpu.kernels.conv.*' -o h100-conv.toml\n"
+            "  nnergy calibrate --here -o this-cpu.toml     # then --hw this-cpu.toml\n"
+            "See docs/calibrate.md.");
+    };
 
     // plugins
     auto* plugins = app.add_subcommand("plugins", "List plugins found, and why any was skipped");
-    plugins->footer(
-        "Examples:\n"
-        "  nnergy plugins\n"
-        "  nnergy --plugin-path ./my-plugins plugins");
+    const auto define_plugins = [&] {
+        plugins->footer(
+            "Examples:\n"
+            "  nnergy plugins\n"
+            "  nnergy --plugin-path ./my-plugins plugins");
+    };
 
     // convert
     auto* convert = app.add_subcommand("convert", "Write a model as a JSON graph");
     std::string convert_in, convert_out, convert_frontend;
-    convert->add_option("model", convert_in, "Model file or bundled model name")->required();
-    convert->add_option("-o,--output", convert_out, "Output JSON graph ('-' for stdout)")
-        ->required();
-    convert->add_option("--frontend", convert_frontend, "Frontend plugin (default: by extension)");
     std::vector<std::string> convert_input_shapes;
-    convert->add_option("--input-shape", convert_input_shapes,
-                        "TorchScript models: input shapes, as for analyze (the leading number "
-                        "becomes the symbol batch in the written graph)");
-    convert->footer(
-        "Examples:\n"
-        "  nnergy convert model.onnx -o model.json\n"
-        "  nnergy convert resnet50 -o -");
+    const auto define_convert = [&] {
+        convert->add_option("model", convert_in, "Model file or bundled model name")->required();
+        convert->add_option("-o,--output", convert_out, "Output JSON graph ('-' for stdout)")
+            ->required();
+        convert->add_option("--frontend", convert_frontend,
+                            "Frontend plugin (default: by extension)");
+        convert->add_option("--input-shape", convert_input_shapes,
+                            "TorchScript models: input shapes, as for analyze (the leading number "
+                            "becomes the symbol batch in the written graph)");
+        convert->footer(
+            "Examples:\n"
+            "  nnergy convert model.onnx -o model.json\n"
+            "  nnergy convert resnet50 -o -");
+    };
 
     // bench
     auto* bench = app.add_subcommand("bench", "Time parse, inference, partition and estimate");
     std::vector<size_t> bench_sizes{1000, 10000, 100000};
     int bench_repeats = 5;
-    bench->add_option("--nodes", bench_sizes, "Synthetic graph sizes in nodes")->delimiter(',');
-    bench->add_option("--repeats", bench_repeats, "Repetitions per size (median reported)");
     std::vector<std::string> bench_models, bench_dims;
-    bench->add_option("--model", bench_models,
-                      "Time loading these model files (or bundled models) instead (load, "
-                      "inference, counting)");
     std::vector<std::string> bench_input_shapes;
-    bench->add_option("--input-shape", bench_input_shapes,
-                      "With --model: TorchScript input shapes, as for analyze");
     std::string bench_sweep;
-    bench->add_option("--sweep", bench_sweep,
-                      "Evaluations per second of a sweep of this model over the catalog");
     std::string bench_compare;
-    bench->add_option("--compare", bench_compare,
-                      "Run the same cases with this binary and with OLD_BINARY (another build's "
-                      "nnergy) and print each figure beside their ratio");
     std::string bench_startup;
-    bench->add_option("--startup", bench_startup,
-                      "Start-up and end-to-end times of new nnergy processes analyzing this model");
     std::string bench_sweep_command;
-    bench->add_option("--sweep-command", bench_sweep_command,
-                      "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
-                      "(1,000 configurations)");
     std::vector<int> bench_threads{1, 2};
-    bench
-        ->add_option("--threads", bench_threads,
-                     "With --sweep or --sweep-command: thread counts to time, e.g. 1,2,4 "
-                     "(default 1,2)")
-        ->delimiter(',');
-    bench->add_option("--dim", bench_dims,
-                      "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
-    bench->footer(
-        "Examples:\n"
-        "  nnergy bench --nodes 1000,10000 --repeats 3\n"
-        "  nnergy bench --model model.onnx --dim batch=1,seq=128\n"
-        "  nnergy bench --sweep resnet50 --threads 1,2,4");
+    const auto define_bench = [&] {
+        bench->add_option("--nodes", bench_sizes, "Synthetic graph sizes in nodes")->delimiter(',');
+        bench->add_option("--repeats", bench_repeats, "Repetitions per size (median reported)");
+        bench->add_option("--model", bench_models,
+                          "Time loading these model files (or bundled models) instead (load, "
+                          "inference, counting)");
+        bench->add_option("--input-shape", bench_input_shapes,
+                          "With --model: TorchScript input shapes, as for analyze");
+        bench->add_option("--sweep", bench_sweep,
+                          "Evaluations per second of a sweep of this model over the catalog");
+        bench->add_option(
+            "--compare", bench_compare,
+            "Run the same cases with this binary and with OLD_BINARY (another build's "
+            "nnergy) and print each figure beside their ratio");
+        bench->add_option(
+            "--startup", bench_startup,
+            "Start-up and end-to-end times of new nnergy processes analyzing this model");
+        bench->add_option(
+            "--sweep-command", bench_sweep_command,
+            "Wall time of `nnergy sweep` of this model over catalog x precision x batch "
+            "(1,000 configurations)");
+        bench
+            ->add_option("--threads", bench_threads,
+                         "With --sweep or --sweep-command: thread counts to time, e.g. 1,2,4 "
+                         "(default 1,2)")
+            ->delimiter(',');
+        bench->add_option("--dim", bench_dims,
+                          "With --model: NAME=VALUE[,NAME=VALUE] (default batch=1)");
+        bench->footer(
+            "Examples:\n"
+            "  nnergy bench --nodes 1000,10000 --repeats 3\n"
+            "  nnergy bench --model model.onnx --dim batch=1,seq=128\n"
+            "  nnergy bench --sweep resnet50 --threads 1,2,4");
+    };
 
     // hardware
     auto* hardware = app.add_subcommand("hardware", "The hardware catalog");
-    hardware->require_subcommand(1);
     auto* hardware_list = hardware->add_subcommand("list", "One line per catalog entry");
     auto* hardware_show =
         hardware->add_subcommand("show", "Every value of one entry, with units and sources");
     std::string hardware_name;
-    hardware_show->add_option("name", hardware_name, "Catalog name or hardware file")->required();
-    hardware->footer(
-        "Examples:\n"
-        "  nnergy hardware list\n"
-        "  nnergy hardware show h100-sxm5");
-    hardware_list->footer("Example:\n  nnergy hardware list");
-    hardware_show->footer(
-        "Examples:\n"
-        "  nnergy hardware show h100-sxm5\n"
-        "  nnergy hardware show ./my-accelerator.toml");
+    const auto define_hardware = [&] {
+        hardware->require_subcommand(1);
+        hardware_show->add_option("name", hardware_name, "Catalog name or hardware file")
+            ->required();
+        hardware->footer(
+            "Examples:\n"
+            "  nnergy hardware list\n"
+            "  nnergy hardware show h100-sxm5");
+        hardware_list->footer("Example:\n  nnergy hardware list");
+        hardware_show->footer(
+            "Examples:\n"
+            "  nnergy hardware show h100-sxm5\n"
+            "  nnergy hardware show ./my-accelerator.toml");
+    };
 
     // models
     auto* models =
         app.add_subcommand("models", "The bundled models: name, what it is, params, nodes, inputs");
-    models->footer(
-        "Examples:\n"
-        "  nnergy models\n"
-        "  nnergy analyze resnet50 --hw h100-sxm5   (a name that is not a file is looked up "
-        "here)");
+    const auto define_models = [&] {
+        models->footer(
+            "Examples:\n"
+            "  nnergy models\n"
+            "  nnergy analyze resnet50 --hw h100-sxm5   (a name that is not a file is looked up "
+            "here)");
+    };
 
     // measure
     auto* measure = app.add_subcommand(
@@ -806,57 +870,88 @@ int main(int argc, char** argv) {
     std::vector<unsigned> measure_gpus;
     double measure_items = 0, measure_sample_ms = 10;
     long long measure_idle_ms = 500, measure_batch = 0;
-    measure
-        ->add_option("--gpu", measure_gpus,
-                     "Meter these GPUs (NVML indices, comma-separated); naming any meter "
-                     "(--gpu, --rapl, --jetson) uses only those, and one unavailable is an error")
-        ->delimiter(',');
-    measure->add_flag("--rapl", measure_opts.rapl, "Meter the CPU packages and DRAM through RAPL");
-    measure->add_flag("--jetson", measure_opts.jetson,
-                      "Meter the Jetson power rails (INA3221 under hwmon)");
-    measure->add_option("--items", measure_items,
-                        "Items the command processes (images, tokens): gives items per joule");
-    measure->add_option("--idle-ms", measure_idle_ms,
-                        "Idle baseline measured before the command, in ms (0: none; default 500)");
-    measure->add_option("--sample-ms", measure_sample_ms,
-                        "Power sampling period in ms (peak power, sampled domains; default 10)");
-    measure->add_option("--json", measure_opts.json_file,
-                        "Write a measurement file (docs/measurements.md)");
-    measure->add_option("--model", measure_opts.model, "Label for the file: the model run");
-    measure->add_option("--hw,--hardware", measure_opts.hardware,
-                        "Label for the file: the machine, e.g. a hardware catalog name "
-                        "(default: the host name)");
-    measure->add_option("--batch", measure_batch, "Label for the file: the batch size");
-    measure->add_option("--precision", measure_opts.precision,
-                        "Label for the file: fp32, tf32, fp16, bf16, int8 or fp8 (float16 and "
-                        "the like are accepted)");
-    measure->add_option("--mode", measure_opts.mode,
-                        "Label for the file: the runtime mode (eager, cuda_graph, compiled)");
-    measure->add_option("--device", measure_opts.device,
-                        "Label for the file: the device the work ran on (cpu, cuda:0)");
-    measure->add_flag("--serve", measure_opts.serve,
-                      "Run no command: answer begin/end requests on standard input with the "
-                      "meters' readings, a JSON line each (docs/measure.md)");
-    measure->add_option("command", measure_opts.command, "The command and its arguments, after --");
-    measure->footer(
-        "Examples:\n"
-        "  nnergy measure -- python3 infer.py --batch 8\n"
-        "  nnergy measure --gpu 0 --items 6400 --json run.json -- ./bench --iters 800\n"
-        "  nnergy measure --rapl --idle-ms 1000 -- sh -c 'make -j8'\n"
-        "The command's exit status is passed on (128 + signal when killed, 127 when it cannot "
-        "start); the figures go to stderr.");
+    const auto define_measure = [&] {
+        measure
+            ->add_option(
+                "--gpu", measure_gpus,
+                "Meter these GPUs (NVML indices, comma-separated); naming any meter "
+                "(--gpu, --rapl, --jetson) uses only those, and one unavailable is an error")
+            ->delimiter(',');
+        measure->add_flag("--rapl", measure_opts.rapl,
+                          "Meter the CPU packages and DRAM through RAPL");
+        measure->add_flag("--jetson", measure_opts.jetson,
+                          "Meter the Jetson power rails (INA3221 under hwmon)");
+        measure->add_option("--items", measure_items,
+                            "Items the command processes (images, tokens): gives items per joule");
+        measure->add_option(
+            "--idle-ms", measure_idle_ms,
+            "Idle baseline measured before the command, in ms (0: none; default 500)");
+        measure->add_option(
+            "--sample-ms", measure_sample_ms,
+            "Power sampling period in ms (peak power, sampled domains; default 10)");
+        measure->add_option("--json", measure_opts.json_file,
+                            "Write a measurement file (docs/measurements.md)");
+        measure->add_option("--model", measure_opts.model, "Label for the file: the model run");
+        measure->add_option("--hw,--hardware", measure_opts.hardware,
+                            "Label for the file: the machine, e.g. a hardware catalog name "
+                            "(default: the host name)");
+        measure->add_option("--batch", measure_batch, "Label for the file: the batch size");
+        measure->add_option("--precision", measure_opts.precision,
+                            "Label for the file: fp32, tf32, fp16, bf16, int8 or fp8 (float16 and "
+                            "the like are accepted)");
+        measure->add_option("--mode", measure_opts.mode,
+                            "Label for the file: the runtime mode (eager, cuda_graph, compiled)");
+        measure->add_option("--device", measure_opts.device,
+                            "Label for the file: the device the work ran on (cpu, cuda:0)");
+        measure->add_flag("--serve", measure_opts.serve,
+                          "Run no command: answer begin/end requests on standard input with the "
+                          "meters' readings, a JSON line each (docs/measure.md)");
+        measure->add_option("command", measure_opts.command,
+                            "The command and its arguments, after --");
+        measure->footer(
+            "Examples:\n"
+            "  nnergy measure -- python3 infer.py --batch 8\n"
+            "  nnergy measure --gpu 0 --items 6400 --json run.json -- ./bench --iters 800\n"
+            "  nnergy measure --rapl --idle-ms 1000 -- sh -c 'make -j8'\n"
+            "The command's exit status is passed on (128 + signal when killed, 127 when it cannot "
+            "start); the figures go to stderr.");
+    };
 
     // completion
     auto* completion =
         app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
     std::string completion_shell;
-    completion->add_option("shell", completion_shell, "bash or zsh")
-        ->required()
-        ->check(CLI::IsMember({"bash", "zsh"}));
-    completion->footer(
-        "Examples:\n"
-        "  source <(nnergy completion bash)        # in ~/.bashrc\n"
-        "  nnergy completion zsh > ~/.zfunc/_nnergy  # with fpath+=(~/.zfunc) before compinit");
+    const auto define_completion = [&] {
+        completion->add_option("shell", completion_shell, "bash or zsh")
+            ->required()
+            ->check(CLI::IsMember({"bash", "zsh"}));
+        completion->footer(
+            "Examples:\n"
+            "  source <(nnergy completion bash)        # in ~/.bashrc\n"
+            "  nnergy completion zsh > ~/.zfunc/_nnergy  # with fpath+=(~/.zfunc) before compinit");
+    };
+
+    // Options are defined for the subcommand the command line names (defining those of every
+    // subcommand costs a third of start-up); help, completion and a word that names no
+    // subcommand get all of them, a command line without one none.
+    const std::pair<std::string_view, std::function<void()>> definitions[] = {
+        {"run", define_run},
+        {"sweep", define_sweep},
+        {"analyze", define_analyze},
+        {"compare", define_compare},
+        {"validate", define_validate},
+        {"calibrate", define_calibrate},
+        {"plugins", define_plugins},
+        {"convert", define_convert},
+        {"bench", define_bench},
+        {"hardware", define_hardware},
+        {"models", define_models},
+        {"measure", define_measure},
+        {"completion", define_completion},
+    };
+    const std::string chosen = chosen_subcommand(argc, argv, definitions);
+    for (const auto& [name, define] : definitions)
+        if (chosen == "*" || chosen == name) define();
 
     try {
         app.parse(argc, argv);

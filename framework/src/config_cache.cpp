@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config_cache.hpp"
 
+#include <elf.h>
 #include <fmt/format.h>
+#include <link.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,9 +20,54 @@ namespace {
 // only ever read by the executable that wrote it, on the same machine).
 constexpr std::string_view k_magic = "nnergy-config-cache 1\n";
 
-/// The running executable's size, modification time and inode: a rebuild changes them.
+/// The GNU build ID of the object this code is linked into (a hash of its contents: any
+/// rebuild that changes the code changes it), or "" without one.
+std::string own_build_id() {
+    struct search {
+        uintptr_t address;
+        std::string id;
+    } s{reinterpret_cast<uintptr_t>(&own_build_id), {}};
+    ::dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+            auto& s = *static_cast<search*>(data);
+            bool mine = false;
+            for (int i = 0; i < info->dlpi_phnum && !mine; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+                mine = ph.p_type == PT_LOAD && s.address >= begin && s.address < begin + ph.p_memsz;
+            }
+            if (!mine) return 0;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_NOTE) continue;
+                const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+                const char* end = p + ph.p_memsz;
+                while (p + sizeof(ElfW(Nhdr)) <= end) {
+                    const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+                    const char* name = p + sizeof(ElfW(Nhdr));
+                    const char* desc = name + ((note->n_namesz + 3) & ~3u);
+                    if (desc + note->n_descsz > end) break;
+                    if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+                        std::memcmp(name, "GNU", 4) == 0) {
+                        for (uint32_t k = 0; k < note->n_descsz; ++k)
+                            s.id += fmt::format("{:02x}", static_cast<unsigned char>(desc[k]));
+                        return 1;
+                    }
+                    p = desc + ((note->n_descsz + 3) & ~3u);
+                }
+            }
+            return 1;
+        },
+        &s);
+    return s.id;
+}
+
+/// What made this code: its build ID, else the running executable's size, modification time
+/// and inode (a rebuild changes them).
 const std::string& executable_stamp() {
     static const std::string stamp = [] {
+        if (std::string id = own_build_id(); !id.empty())
+            return fmt::format("{} build-id {}", NNERGY_VERSION, id);
         struct ::stat st {};
         if (::stat("/proc/self/exe", &st) != 0) return std::string();
         return fmt::format(

@@ -12,8 +12,8 @@ namespace nnergy::config_cache {
 
 /// The values a file of `bytes` at `file` gave when parsed as `schema` ("" for plain TOML), if a
 /// cache entry holds them. An entry is used only when the file's bytes, the schema and the path
-/// are those it was made from, and the running executable is the one that made it (a rebuild
-/// can change what parsing produces).
+/// are those it was made from, and the code reading it is the build that made it (its GNU
+/// build ID; a rebuild can change what parsing produces).
 std::optional<config_values> load(std::string_view schema, const std::filesystem::path& file,
                                   std::string_view bytes);
 

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "user_cache.hpp"
+
 namespace nnergy::config_cache {
 namespace {
 
@@ -153,18 +155,7 @@ bool read_whole(const std::filesystem::path& path, std::string& out) {
 
 }  // namespace
 
-std::filesystem::path directory() {
-    if (const char* env = std::getenv("NNERGY_CONFIG_CACHE")) {
-        std::string_view v(env);
-        if (v.empty() || v == "off") return {};
-        return std::filesystem::path(v);
-    }
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
-        return std::filesystem::path(xdg) / "nnergy" / "config";
-    if (const char* home = std::getenv("HOME"); home && *home == '/')
-        return std::filesystem::path(home) / ".cache" / "nnergy" / "config";
-    return {};
-}
+std::filesystem::path directory() { return user_cache_path("NNERGY_CONFIG_CACHE", "config"); }
 
 std::optional<config_values> load(std::string_view schema, const std::filesystem::path& file,
                                   std::string_view bytes) {

@@ -19,6 +19,8 @@
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/registry.hpp>
 
+#include "user_cache.hpp"
+
 namespace nnergy {
 namespace {
 
@@ -462,16 +464,7 @@ component_entry resolve_component(const component_entry& entry) {
 }
 
 std::filesystem::path default_catalog_path() {
-    if (const char* env = std::getenv("NNERGY_PLUGIN_CACHE")) {
-        std::string_view v(env);
-        if (v.empty() || v == "off") return {};
-        return std::filesystem::path(v);
-    }
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
-        return std::filesystem::path(xdg) / "nnergy" / "plugin-catalog";
-    if (const char* home = std::getenv("HOME"); home && *home == '/')
-        return std::filesystem::path(home) / ".cache" / "nnergy" / "plugin-catalog";
-    return {};
+    return user_cache_path("NNERGY_PLUGIN_CACHE", "plugin-catalog");
 }
 
 void registry::set_process_catalog(std::filesystem::path catalog) {

@@ -199,7 +199,7 @@ public:
             collect_live(*graph);
             for (Node* n : graph->nodes()) {
                 if (converted.count(n) || !live_.count(n)) continue;
-                if (branches && (unpack_appended(n) || fold_known_rank(graph, n))) {
+                if (branches && (unpack_appended(n) || fold_answer(graph, n))) {
                     folded = true;
                     break;
                 }
@@ -469,10 +469,10 @@ private:
             if (out->type()->cast<c10::TensorType>()) dtypes_[out] = from->second;
     }
 
-    /// aten::dim of a value whose rank the conversion knows, or prim::dtype of one whose element
-    /// type it knows: replaced by the answer, and what depends on it folded. False when `n` is
-    /// no such question.
-    bool fold_known_rank(std::shared_ptr<torch::jit::Graph>& graph, Node* n) {
+    /// A question `n` asks that has an answer now (answer(), or the rank or element type of a
+    /// value converted before it): replaced by the answer, and what depends on it folded. False
+    /// when `n` is no such question.
+    bool fold_answer(std::shared_ptr<torch::jit::Graph>& graph, Node* n) {
         if (n->outputs().size() != 1) return false;
         for (Value* v : n->inputs())
             if (poisoned_.count(v)) return false;

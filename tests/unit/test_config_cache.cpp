@@ -10,41 +10,15 @@
 #include <string>
 
 #include "../../framework/src/config_cache.hpp"
+#include "scoped_test_state.hpp"
 
 namespace fs = std::filesystem;
 namespace cache = nnergy::config_cache;
 
+using nnergy::test::scoped_env;
+using nnergy::test::temp_dir;
+
 namespace {
-
-struct scoped_env {
-    std::string name;
-    std::optional<std::string> old;
-    scoped_env(std::string n, const std::string& value) : name(std::move(n)) {
-        if (const char* v = std::getenv(name.c_str())) old = v;
-        ::setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~scoped_env() {
-        if (old)
-            ::setenv(name.c_str(), old->c_str(), 1);
-        else
-            ::unsetenv(name.c_str());
-    }
-};
-
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path =
-            fs::temp_directory_path() / ("nnergy-config-cache-test-" + std::to_string(::getpid()) +
-                                         "-" + std::to_string(counter++));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 nnergy::config_values sample_values() {
     nnergy::config_value a;

@@ -13,43 +13,16 @@
 #include <nnergy/framework/meter.hpp>
 #include <thread>
 
+#include "scoped_test_state.hpp"
+
 namespace fs = std::filesystem;
 using namespace nnergy::meters;
 using namespace std::chrono_literals;
 
+using nnergy::test::scoped_env;
+using nnergy::test::temp_dir;
+
 namespace {
-
-/// Sets an environment variable for the scope, then restores it.
-struct scoped_env {
-    std::string name;
-    std::optional<std::string> old;
-    scoped_env(std::string n, const std::string& value) : name(std::move(n)) {
-        if (const char* v = std::getenv(name.c_str())) old = v;
-        ::setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~scoped_env() {
-        if (old)
-            ::setenv(name.c_str(), old->c_str(), 1);
-        else
-            ::unsetenv(name.c_str());
-    }
-};
-
-/// A fresh temporary directory, removed with the object.
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        static int counter = 0;
-        path = fs::temp_directory_path() / ("nnergy-meter-test-" + std::to_string(::getpid()) +
-                                            "-" + std::to_string(counter++));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-        fs::remove_all(path, ec);
-    }
-};
 
 /// Writes a file whole (rename over it, so a reader never sees half a value).
 void put(const fs::path& file, const std::string& text) {

@@ -165,10 +165,10 @@ struct cpu_hardware {
             l.per_core = std::string_view(level) != "l3";
             // Per-core caches of the cores the threads run on.
             l.capacity = per_chip(hw, base + "capacity", c.threads);
-            l.bandwidth = per_chip(hw, base + "bandwidth", c.threads);
-            // A private level's chip-wide rate is its busy cores' share.
-            if (l.per_core && hardware_model::optional_number(hw, base + "bandwidth", 0, 0) > 0)
-                l.bandwidth *= c.compute_share;
+            // A private level's chip-wide rate was had on all cores: its busy cores' share.
+            const double chip_rate = hardware_model::optional_number(hw, base + "bandwidth", 0, 0);
+            l.bandwidth = chip_rate > 0 ? chip_rate * (l.per_core ? c.compute_share : 1.0)
+                                        : per_chip(hw, base + "bandwidth", c.threads);
             l.source = hardware_model::read_provenance(hw, base + "bandwidth_provenance", l.source);
             if (l.capacity > 0 && l.bandwidth > 0) c.caches.push_back(std::move(l));
         }

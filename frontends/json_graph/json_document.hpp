@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file json_document.hpp
-/// \brief A JSON document that remembers where each value starts, parsed with simdjson.
+/// \brief A JSON document that remembers where each value starts and on which line.
 ///
 /// The graph reader needs the line of every node and tensor (for messages that point into the
 /// file) and must reject what generic DOMs hide: duplicate keys, integers beyond 64 bits,
-/// trailing text. simdjson's On-Demand API validates the text and hands out each value's
-/// position; this file copies the values into a flat, read-only tree in file order and turns
-/// simdjson's error codes into messages with a line and column.
+/// trailing text. A recursive-descent parser reads the text in place into a flat, read-only tree
+/// in file order: strings without escapes point into the text, so the parse costs no memory in
+/// proportion to the file beyond the values it keeps (a structural index, as simdjson builds,
+/// costs four bytes per byte of text). simdjson checks the UTF-8 of the whole text first, at
+/// several GB/s.
 #pragma once
 
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -41,13 +47,14 @@ private:
 class line_index {
 public:
     explicit line_index(std::string_view text) {
+        // Documents are below 4 GiB (json_document refuses larger ones).
         const char* begin = text.data();
         const char* end = begin + text.size();
         for (const char* p = begin; p < end;) {
             const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
             if (!nl) break;
             const char* at = static_cast<const char*>(nl);
-            line_starts_.push_back(static_cast<std::size_t>(at - begin) + 1);
+            line_starts_.push_back(static_cast<uint32_t>(at - begin) + 1);
             p = at + 1;
         }
     }
@@ -57,12 +64,12 @@ public:
     }
     uint32_t column(std::size_t offset) const noexcept {
         auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-        std::size_t start = it == line_starts_.begin() ? 0 : *(it - 1);
+        std::size_t start = it == line_starts_.begin() ? 0 : std::size_t{*(it - 1)};
         return static_cast<uint32_t>(offset - start) + 1;
     }
 
 private:
-    std::vector<std::size_t> line_starts_;  ///< offsets just after each '\n'
+    std::vector<uint32_t> line_starts_;  ///< offsets just after each '\n'
 };
 
 /// One value. Children of an array or object are contiguous in json_document::values(), in file
@@ -87,6 +94,7 @@ struct json_value {
     std::string_view string;  ///< decoded text of a string
     std::string_view key;     ///< decoded key, for object members
     uint32_t offset = 0;      ///< where the value starts
+    uint32_t line = 0;        ///< the line it starts on (1-based)
     uint32_t key_offset = 0;  ///< where the key starts, for object members
     uint32_t first_child = 0;
     uint32_t child_count = 0;
@@ -103,35 +111,33 @@ struct json_value {
     }
 };
 
-/// A parsed document. The strings it holds point into its own simdjson parser, so it is neither
-/// copied nor moved.
+/// A parsed document. The strings it holds point into the text or into the document itself, so
+/// it is neither copied nor moved, and the text must outlive it.
 ///
-/// Arrays under the top-level keys named `streamed` are not kept: for_each_element() reads them
-/// one element at a time, so memory stays proportional to one element, not to the file (a graph's
-/// node and tensor lists are nearly all of it). Syntax errors inside them surface there.
+/// Arrays under the top-level keys named `streamed` are not kept: the first pass steps over them
+/// (counting their elements) and for_each_element() reads them one element at a time, so memory
+/// stays proportional to one element, not to the file (a graph's node and tensor lists are
+/// nearly all of it). Syntax errors inside them surface there.
 class json_document {
 public:
-    /// Parses `text`, read into simdjson's padded buffer, in place (`text` must outlive the
-    /// document); throws json_syntax_error. Containers deeper than `max_depth` are refused.
-    json_document(const simdjson::padded_string& text, std::size_t max_depth,
+    /// Parses `text`; throws json_syntax_error. Containers deeper than `max_depth` are refused.
+    json_document(std::string_view text, std::size_t max_depth,
                   std::initializer_list<std::string_view> streamed = {})
-        : text_(text.data(), text.size()),
-          lines_(text_),
-          max_depth_(max_depth),
-          streamed_keys_(streamed) {
+        : text_(text), max_depth_(max_depth), streamed_keys_(streamed) {
         // A UTF-8 byte order mark is allowed and skipped.
         base_ = text_.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-        padded_ = simdjson::padded_string_view(text.data() + base_, text.size() - base_,
-                                               text.size() - base_ + simdjson::SIMDJSON_PADDING);
+        if (text_.size() > UINT32_MAX - 64)
+            throw json_syntax_error(0, "the document is larger than 4 GiB");
+        if (!simdjson::validate_utf8(text_.data() + base_, text_.size() - base_)) utf8_error();
         try {
             parse();
         } catch (const read_without_streaming&) {
-            values_.clear();
-            pending_.clear();
-            owned_strings_.clear();
-            trailing_ = std::string_view::npos;
-            streamed_keys_.clear();
-            parse();
+            parse_without_streaming();
+        } catch (const json_syntax_error&) {
+            // An error after a list that was stepped over may come after one inside it: read
+            // again, every value in order, so that the first error in the file is the one told.
+            if (!stepped_over_) throw;
+            parse_without_streaming();
         }
     }
     json_document(const json_document&) = delete;
@@ -147,89 +153,62 @@ public:
     const json_value* children_end(const json_value& v) const noexcept {
         return values_.data() + v.first_child + v.child_count;
     }
-    const line_index& lines() const noexcept { return lines_; }
+    /// Lines and columns of offsets, for messages; built on first use (values carry their line).
+    const line_index& lines() const {
+        if (!lines_) lines_.emplace(text_);
+        return *lines_;
+    }
 
     /// Calls `visit(which, element, index)` for each element of each array in `arrays` (absent
-    /// ones are null), `which` being its position in `arrays`. Streamed arrays are read in one
-    /// pass in file order; an element and its children live only during its call.
+    /// ones are null), `which` being its position in `arrays`. Streamed arrays are read in file
+    /// order; an element and its children live only during its call.
     template <class Visit>
     void for_each_element(std::initializer_list<const json_value*> arrays, Visit&& visit) {
-        std::size_t which = 0, streamed = 0;
+        std::vector<std::pair<const json_value*, std::size_t>> streamed;
+        std::size_t which = 0;
         for (const json_value* array : arrays) {
             if (array && !array->streamed)
                 for (std::size_t k = 0; k < array->child_count; ++k)
                     visit(which, child(*array, k), k);
-            streamed += array && array->streamed;
+            if (array && array->streamed) streamed.emplace_back(array, which);
             ++which;
         }
-        if (streamed == 0) return report_trailing();
-        // simdjson decodes strings into one buffer from its start on every pass, so one pass
-        // reads all streamed arrays (the first pass's strings were copied).
-        doc_.rewind();
-        // Through a value, as the first pass: the document's own get_object() also checks
-        // that the text ends with the object, which trailing text (reported below) breaks.
-        simdjson::ondemand::value root;
-        simdjson::ondemand::object top;
-        if (doc_.get_value().get(root) != simdjson::SUCCESS ||
-            root.get_object().get(top) != simdjson::SUCCESS) {
-            report_trailing();
-            unexpected_at(stop_offset(base_));
-        }
-        for (auto member : top) {
-            simdjson::ondemand::field f;
-            if (std::move(member).get(f) != simdjson::SUCCESS)
-                unexpected_at(stop_offset(base_), "',' or '}'");
-            // Matched by position: the key's spelling may hold escapes.
-            const std::size_t key_offset = offset_of(f.key().raw()) - 1;
-            which = 0;
-            const json_value* array = nullptr;
-            for (const json_value* a : arrays) {
-                if (a && a->streamed && a->key_offset == key_offset) {
-                    array = a;
-                    break;
-                }
-                ++which;
-            }
-            if (!array) continue;
-            simdjson::ondemand::array elements;
-            if (f.value().get_array().get(elements) != simdjson::SUCCESS)
-                unexpected_at(stop_offset(array->offset));
+        std::sort(streamed.begin(), streamed.end(),
+                  [](const auto& a, const auto& b) { return a.first->offset < b.first->offset; });
+        for (const auto& entry : streamed) {
+            const std::size_t index_in_arrays = entry.second;
+            at_ = text_.data() + entry.first->offset;
+            line_ = entry.first->line;
             std::size_t index = 0;
-            for (auto element : elements) {
-                simdjson::ondemand::value x;
-                if (std::move(element).get(x) != simdjson::SUCCESS)
-                    unexpected_at(stop_offset(array->offset), "',' or ']'");
+            read_elements([&] {
                 const std::size_t mark = values_.size();
-                const json_value e = read(x, 3);
-                visit(which, e, index++);
+                const json_value e = read_value(3);
+                visit(index_in_arrays, e, index++);
                 values_.resize(mark);
-            }
-            if (--streamed == 0) break;
+            });
         }
         report_trailing();
     }
 
 private:
-    std::string_view text_;  ///< the text, without simdjson's padding
-    line_index lines_;
+    std::string_view text_;
+    mutable std::optional<line_index> lines_;
     std::size_t max_depth_;
     std::vector<std::string_view> streamed_keys_;
-    std::deque<std::string> owned_strings_;  ///< the first pass's strings (see for_each_element)
-    bool own_strings_ = false;
+    std::deque<std::string> owned_strings_;          ///< decoded strings that held escapes
     std::size_t trailing_ = std::string_view::npos;  ///< text after the top-level value
     std::size_t root_index_ = 0;
-    simdjson::padded_string_view padded_;  ///< what simdjson reads: the text after any BOM
-    std::size_t base_ = 0;                 ///< offset in text_ of padded_'s first byte
-    simdjson::ondemand::parser parser_;
-    simdjson::ondemand::document doc_;
+    std::size_t base_ = 0;             ///< offset of the first byte after any byte order mark
+    bool stepped_over_ = false;        ///< the first pass stepped over a streamed array
+    const char* at_ = nullptr;         ///< the parser's position
+    uint32_t line_ = 1;                ///< the line `at_` is on
     std::vector<json_value> values_;   ///< finished containers' children, then the root
     std::vector<json_value> pending_;  ///< children of the containers still open
 
     struct read_without_streaming {};
 
-    std::size_t offset_of(const char* p) const noexcept {
-        return base_ + static_cast<std::size_t>(p - padded_.data());
-    }
+    const char* end() const noexcept { return text_.data() + text_.size(); }
+    std::size_t position() const noexcept { return static_cast<std::size_t>(at_ - text_.data()); }
 
     // ---- error messages ----
 
@@ -267,7 +246,7 @@ private:
         throw json_syntax_error(text_.size(), "unexpected end of input");
     }
 
-    /// Names what stands at `at`, the position simdjson stopped at. Inside a container, a value
+    /// Names what stands at `at`, where `expected` should have. Inside a container, a value
     /// that runs to the end of the text means the text was cut short.
     [[noreturn]] void unexpected_at(std::size_t at, std::string_view expected = {},
                                     bool inside_container = true) const {
@@ -276,8 +255,6 @@ private:
         const char c = text_[at];
         if (inside_container && std::strchr("[]{},:", c) == nullptr && token_end(at) >= end)
             unexpected_end();
-        // A container skipped over (not yet read) that is never closed: the text was cut short.
-        if ((c == '[' || c == '{') && never_closed(at)) unexpected_end();
         std::string what;
         if (c == '"')
             what = "unexpected string literal";
@@ -291,16 +268,9 @@ private:
         throw json_syntax_error(at, what);
     }
 
-    /// simdjson reports where it stopped only while it is inside the document.
-    std::size_t stop_offset(std::size_t fallback) {
-        const char* p = nullptr;
-        if (doc_.current_location().get(p) != simdjson::SUCCESS) return text_.size();
-        std::size_t at = offset_of(p);
-        return at < fallback ? fallback : at;
-    }
-
-    /// The first byte that is not well-formed UTF-8 (simdjson only says that one exists).
-    std::size_t first_bad_utf8() const noexcept {
+    /// Reports the first byte that is not well-formed UTF-8 (the fast check only says that one
+    /// exists).
+    [[noreturn]] void utf8_error() const {
         const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
         const std::size_t n = text_.size();
         std::size_t i = base_;
@@ -311,250 +281,29 @@ private:
                               : (c >> 4) == 14 ? 3
                               : (c >> 3) == 30 ? 4
                                                : 0;
-            if (len == 0 || i + len > n) return i;
+            if (len == 0 || i + len > n) break;
             uint32_t cp = len == 1   ? c
                           : len == 2 ? (c & 0x1fu)
                           : len == 3 ? (c & 0x0fu)
                                      : (c & 0x07u);
-            for (std::size_t k = 1; k < len; ++k) {
-                if ((s[i + k] & 0xc0) != 0x80) return i;
+            bool bad = false;
+            for (std::size_t k = 1; k < len && !bad; ++k) {
+                bad = (s[i + k] & 0xc0) != 0x80;
                 cp = (cp << 6) | (s[i + k] & 0x3fu);
             }
             static const uint32_t min_for_len[] = {0, 0, 0x80, 0x800, 0x10000};
-            if (cp < min_for_len[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+            if (bad || cp < min_for_len[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                break;
             i += len;
         }
-        return n;
-    }
-
-    /// Where the first string starts that holds `bad` (a raw control character), or where an
-    /// unterminated one starts; and whether it was unterminated.
-    std::pair<std::size_t, std::size_t> string_problem() const noexcept {
-        bool in_string = false;
-        std::size_t start = 0;
-        for (std::size_t i = base_; i < text_.size(); ++i) {
-            const auto c = static_cast<unsigned char>(text_[i]);
-            if (!in_string) {
-                if (c == '"') {
-                    in_string = true;
-                    start = i;
-                }
-            } else if (c == '\\') {
-                ++i;
-            } else if (c == '"') {
-                in_string = false;
-            } else if (c < 0x20) {
-                return {start, i};
-            }
-        }
-        return {start, in_string ? text_.size() : std::string_view::npos};
-    }
-
-    /// Walks the text from `from`, outside strings, keeping the bracket depth; returns the
-    /// first bracket after which `stop(depth)` holds, or npos.
-    template <class Stop>
-    std::size_t walk_brackets(std::size_t from, Stop stop) const noexcept {
-        bool in_string = false;
-        std::size_t level = 0;
-        for (std::size_t i = from; i < text_.size(); ++i) {
-            const char c = text_[i];
-            if (in_string) {
-                if (c == '\\')
-                    ++i;
-                else if (c == '"')
-                    in_string = false;
-            } else if (c == '"') {
-                in_string = true;
-            } else if (c == '[' || c == '{') {
-                if (stop(++level)) return i;
-            } else if ((c == ']' || c == '}') && level > 0) {
-                if (stop(--level)) return i;
-            }
-        }
-        return std::string_view::npos;
-    }
-
-    /// Whether the container opening at `at` runs to the end of the text.
-    bool never_closed(std::size_t at) const noexcept {
-        return walk_brackets(at, [](std::size_t depth) { return depth == 0; }) ==
-               std::string_view::npos;
-    }
-
-    /// The first bracket nested deeper than `depth` (0 if none).
-    std::size_t first_too_deep(std::size_t depth) const noexcept {
-        const std::size_t at = walk_brackets(base_, [depth](std::size_t d) { return d > depth; });
-        return at == std::string_view::npos ? 0 : at;
+        throw json_syntax_error(
+            i, "ill-formed UTF-8 (" +
+                   (i < n ? printable_byte(s[i]) : std::string("truncated sequence")) + ")");
     }
 
     [[noreturn]] void too_deep(std::size_t at) const {
         throw json_syntax_error(at,
                                 "nesting deeper than " + std::to_string(max_depth_) + " levels");
-    }
-
-    [[noreturn]] void document_error(simdjson::error_code e) const {
-        switch (e) {
-            case simdjson::EMPTY:
-            case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
-                unexpected_end();
-            case simdjson::UTF8_ERROR: {
-                std::size_t at = first_bad_utf8();
-                throw json_syntax_error(
-                    at,
-                    "ill-formed UTF-8 (" +
-                        (at < text_.size() ? printable_byte(static_cast<unsigned char>(text_[at]))
-                                           : std::string("truncated sequence")) +
-                        ")");
-            }
-            case simdjson::UNCLOSED_STRING:
-            case simdjson::UNESCAPED_CHARS: {
-                auto [start, bad] = string_problem();
-                if (bad == text_.size())
-                    throw json_syntax_error(bad,
-                                            "unexpected end of input inside the string at line " +
-                                                std::to_string(lines_.line(start)) + ", column " +
-                                                std::to_string(lines_.column(start)));
-                if (bad != std::string_view::npos)
-                    throw json_syntax_error(
-                        bad, "control character " +
-                                 printable_byte(static_cast<unsigned char>(text_[bad])) +
-                                 " inside a string (write it as an escape such as \\n)");
-                break;
-            }
-            case simdjson::DEPTH_ERROR:
-                too_deep(first_too_deep(max_depth_));
-            case simdjson::CAPACITY:
-                throw json_syntax_error(0,
-                                        "the document is too large (simdjson handles up to 4 GiB)");
-            default:
-                break;
-        }
-        throw json_syntax_error(0, simdjson::error_message(e));
-    }
-
-    // ---- the copy into values_ ----
-
-    void parse() {
-        if (padded_.size() > UINT32_MAX - 64)
-            throw json_syntax_error(0, "the document is larger than 4 GiB");
-        if (simdjson::error_code e = parser_.iterate(padded_).get(doc_)) document_error(e);
-        own_strings_ = !streamed_keys_.empty();
-        simdjson::ondemand::json_type type{};
-        if (simdjson::error_code e = doc_.type().get(type)) {
-            if (e == simdjson::UTF8_ERROR || e == simdjson::UNCLOSED_STRING ||
-                e == simdjson::UNESCAPED_CHARS || e == simdjson::EMPTY)
-                document_error(e);
-            unexpected_at(stop_offset(base_));
-        }
-        std::size_t start = base_;
-        while (start < text_.size() && std::strchr(" \t\r\n", text_[start]) && text_[start] != 0)
-            ++start;
-        json_value root;
-        root.offset = static_cast<uint32_t>(start);
-        if (type == simdjson::ondemand::json_type::array ||
-            type == simdjson::ondemand::json_type::object) {
-            simdjson::ondemand::value v;
-            if (simdjson::error_code e = doc_.get_value().get(v)) document_error(e);
-            root = read(v, 1, true);
-            const char* after = nullptr;
-            if (doc_.current_location().get(after) == simdjson::SUCCESS) {
-                // Skipped (streamed) arrays are not checked yet: an unclosed one swallows the
-                // rest, and a malformed one can end early, leaving what looks like trailing
-                // text. Their own errors come first (for_each_element).
-                if (never_closed(root.offset)) unexpected_end();
-                trailing_ = offset_of(after);
-                if (!any_streamed(root)) report_trailing();
-            }
-        } else {
-            // A scalar document: the graph reader refuses it by its kind, so the kind is enough.
-            switch (type) {
-                case simdjson::ondemand::json_type::number:
-                    root.type = json_value::kind::integer;
-                    break;
-                case simdjson::ondemand::json_type::string:
-                    root.type = json_value::kind::string;
-                    break;
-                case simdjson::ondemand::json_type::boolean:
-                    root.type = json_value::kind::boolean;
-                    break;
-                default:
-                    root.type = json_value::kind::null;
-            }
-        }
-        root_index_ = values_.size();
-        values_.push_back(root);
-        own_strings_ = false;
-    }
-
-    json_value read(simdjson::ondemand::value& v, std::size_t depth, bool top = false) {
-        json_value out;
-        const std::string_view token = v.raw_json_token();
-        out.offset = static_cast<uint32_t>(offset_of(token.data()));
-        simdjson::ondemand::json_type type{};
-        if (simdjson::error_code e = v.type().get(type)) {
-            (void)e;
-            unexpected_at(stop_offset(out.offset), "a value");
-        }
-        switch (type) {
-            case simdjson::ondemand::json_type::array:
-                read_array(v, depth, out);
-                break;
-            case simdjson::ondemand::json_type::object:
-                read_object(v, depth, out, top);
-                break;
-            case simdjson::ondemand::json_type::number:
-                read_number(v, out);
-                break;
-            case simdjson::ondemand::json_type::string:
-                out.type = json_value::kind::string;
-                if (v.get_string().get(out.string) != simdjson::SUCCESS)
-                    throw json_syntax_error(out.offset, "invalid string (bad escape sequence)");
-                if (own_strings_) out.string = owned_strings_.emplace_back(out.string);
-                break;
-            case simdjson::ondemand::json_type::boolean:
-                out.type = json_value::kind::boolean;
-                if (v.get_bool().get(out.boolean) != simdjson::SUCCESS) bad_literal(out.offset);
-                break;
-            case simdjson::ondemand::json_type::null: {
-                bool is_null = false;
-                if (v.is_null().get(is_null) != simdjson::SUCCESS || !is_null)
-                    bad_literal(out.offset);
-                out.type = json_value::kind::null;
-                break;
-            }
-        }
-        return out;
-    }
-
-    /// An array left in the text for for_each_element(); any other value is read later.
-    json_value skip_if_array(simdjson::ondemand::value& v) {
-        json_value out;
-        simdjson::ondemand::json_type type{};
-        if (v.type().get(type) != simdjson::SUCCESS || type != simdjson::ondemand::json_type::array)
-            return out;
-        out.type = json_value::kind::array;
-        out.offset = static_cast<uint32_t>(offset_of(v.raw_json_token().data()));
-        out.streamed = true;
-        // The element count lets readers size their tables once. simdjson cannot go on after an
-        // error, and where it stops counting is not where the error is: a malformed array makes
-        // the whole text be read again without streaming, which finds the error's position.
-        simdjson::ondemand::array a;
-        std::size_t count = 0;
-        if (v.get_array().get(a) != simdjson::SUCCESS ||
-            a.count_elements().get(count) != simdjson::SUCCESS)
-            throw read_without_streaming{};
-        out.child_count = static_cast<uint32_t>(std::min<std::size_t>(count, UINT32_MAX));
-        return out;
-    }
-
-    bool any_streamed(const json_value& object) const noexcept {
-        for (std::size_t k = 0; k < object.child_count; ++k)
-            if (child(object, k).streamed) return true;
-        return false;
-    }
-
-    void report_trailing() const {
-        if (trailing_ != std::string_view::npos)
-            unexpected_at(trailing_, "nothing after the top-level value", false);
     }
 
     [[noreturn]] void bad_literal(std::size_t at) const {
@@ -563,34 +312,247 @@ private:
                                         "' (expected true, false or null)");
     }
 
-    void read_number(simdjson::ondemand::value& v, json_value& out) {
-        simdjson::ondemand::number n;
-        if (v.get_number().get(n) == simdjson::SUCCESS) {
-            switch (n.get_number_type()) {
-                case simdjson::ondemand::number_type::signed_integer:
-                    out.type = json_value::kind::integer;
-                    out.integer = n.get_int64();
-                    return;
-                case simdjson::ondemand::number_type::unsigned_integer:
-                    out.type = json_value::kind::unsigned_integer;
-                    out.unsigned_integer = n.get_uint64();
-                    return;
-                case simdjson::ondemand::number_type::floating_point_number:
-                    out.type = json_value::kind::real;
-                    out.real = n.get_double();
-                    return;
+    void report_trailing() const {
+        if (trailing_ != std::string_view::npos)
+            unexpected_at(trailing_, "nothing after the top-level value", false);
+    }
+
+    // ---- the parser ----
+
+    void parse_without_streaming() {
+        values_.clear();
+        pending_.clear();
+        owned_strings_.clear();
+        trailing_ = std::string_view::npos;
+        streamed_keys_.clear();
+        stepped_over_ = false;
+        parse();
+    }
+
+    void parse() {
+        at_ = text_.data() + base_;
+        line_ = 1;
+        skip_blank();
+        if (at_ == end()) unexpected_end();
+        const json_value root = read_value(1, true);
+        skip_blank();
+        if (at_ != end()) trailing_ = position();
+        if (!any_streamed(root)) report_trailing();
+        root_index_ = values_.size();
+        values_.push_back(root);
+    }
+
+    void skip_blank() noexcept {
+        for (const char* e = end(); at_ != e; ++at_) {
+            const char c = *at_;
+            if (c == '\n')
+                ++line_;
+            else if (c != ' ' && c != '\t' && c != '\r')
+                return;
+        }
+    }
+
+    /// The value at the parser's position (after blanks): `depth` is its container depth.
+    json_value read_value(std::size_t depth, bool top = false) {
+        skip_blank();
+        if (at_ == end()) unexpected_end();
+        json_value out;
+        out.offset = static_cast<uint32_t>(position());
+        out.line = line_;
+        switch (*at_) {
+            case '{':
+                read_object(depth, out, top);
+                break;
+            case '[':
+                read_array(depth, out);
+                break;
+            case '"':
+                out.type = json_value::kind::string;
+                out.string = read_string();
+                break;
+            case 't':
+                read_literal("true", out.offset);
+                out.type = json_value::kind::boolean;
+                out.boolean = true;
+                break;
+            case 'f':
+                read_literal("false", out.offset);
+                out.type = json_value::kind::boolean;
+                break;
+            case 'n':
+                read_literal("null", out.offset);
+                out.type = json_value::kind::null;
+                break;
+            case '-':
+            case '0':
+            case '1':
+            case '2':
+            case '3':
+            case '4':
+            case '5':
+            case '6':
+            case '7':
+            case '8':
+            case '9':
+                read_number(out);
+                break;
+            default:
+                unexpected_at(position(), "a value");
+        }
+        return out;
+    }
+
+    void read_literal(std::string_view word, std::size_t at) {
+        const std::size_t e = token_end(at);
+        if (text_.substr(at, e - at) != word) bad_literal(at);
+        at_ = text_.data() + e;
+    }
+
+    /// A string at the parser's position (its opening quote), decoded. Strings without escapes
+    /// are views of the text.
+    std::string_view read_string() {
+        const char* const open = at_;
+        const char* const e = end();
+        const char* p = open + 1;
+        while (p != e) {
+            const auto c = static_cast<unsigned char>(*p);
+            if (c == '"' || c == '\\' || c < 0x20) break;
+            ++p;
+        }
+        if (p != e && *p == '"') {
+            at_ = p + 1;
+            return {open + 1, static_cast<std::size_t>(p - open - 1)};
+        }
+        std::string decoded(open + 1, p);
+        while (true) {
+            if (p == e) unterminated_string(open);
+            const auto c = static_cast<unsigned char>(*p);
+            if (c == '"') break;
+            if (c < 0x20)
+                throw json_syntax_error(static_cast<std::size_t>(p - text_.data()),
+                                        "control character " + printable_byte(c) +
+                                            " inside a string (write it as an escape such as \\n)");
+            if (c != '\\') {
+                decoded += static_cast<char>(c);
+                ++p;
+                continue;
+            }
+            if (++p == e) unterminated_string(open);
+            switch (*p++) {
+                case '"':
+                    decoded += '"';
+                    break;
+                case '\\':
+                    decoded += '\\';
+                    break;
+                case '/':
+                    decoded += '/';
+                    break;
+                case 'b':
+                    decoded += '\b';
+                    break;
+                case 'f':
+                    decoded += '\f';
+                    break;
+                case 'n':
+                    decoded += '\n';
+                    break;
+                case 'r':
+                    decoded += '\r';
+                    break;
+                case 't':
+                    decoded += '\t';
+                    break;
+                case 'u': {
+                    uint32_t cp = read_hex4(p, open);
+                    if (cp >= 0xdc00 && cp <= 0xdfff) bad_escape(open);
+                    if (cp >= 0xd800 && cp <= 0xdbff) {
+                        // A high surrogate needs its low half, written as a second escape.
+                        if (e - p < 2 || p[0] != '\\' || p[1] != 'u') bad_escape(open);
+                        p += 2;
+                        const uint32_t low = read_hex4(p, open);
+                        if (low < 0xdc00 || low > 0xdfff) bad_escape(open);
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                    }
+                    append_utf8(decoded, cp);
+                    break;
+                }
+                default:
+                    bad_escape(open);
             }
         }
-        // simdjson refuses the number: say whether it is malformed or merely too large.
+        at_ = p + 1;
+        return owned_strings_.emplace_back(std::move(decoded));
+    }
+
+    uint32_t read_hex4(const char*& p, const char* open) const {
+        if (end() - p < 4) {
+            // Cut short, or a bad escape: which one depends on whether the string ends.
+            for (const char* q = p; q != end(); ++q)
+                if (*q == '"') bad_escape(open);
+            unterminated_string(open);
+        }
+        uint32_t v = 0;
+        for (int k = 0; k < 4; ++k, ++p) {
+            const char c = *p;
+            v <<= 4;
+            if (c >= '0' && c <= '9')
+                v |= static_cast<uint32_t>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                v |= static_cast<uint32_t>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                v |= static_cast<uint32_t>(c - 'A' + 10);
+            else
+                bad_escape(open);
+        }
+        return v;
+    }
+
+    static void append_utf8(std::string& s, uint32_t cp) {
+        if (cp < 0x80) {
+            s += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            s += static_cast<char>(0xc0 | (cp >> 6));
+            s += static_cast<char>(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+            s += static_cast<char>(0xe0 | (cp >> 12));
+            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+            s += static_cast<char>(0x80 | (cp & 0x3f));
+        } else {
+            s += static_cast<char>(0xf0 | (cp >> 18));
+            s += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+            s += static_cast<char>(0x80 | (cp & 0x3f));
+        }
+    }
+
+    [[noreturn]] void bad_escape(const char* open) const {
+        throw json_syntax_error(static_cast<std::size_t>(open - text_.data()),
+                                "invalid string (bad escape sequence)");
+    }
+
+    [[noreturn]] void unterminated_string(const char* open) const {
+        const auto start = static_cast<std::size_t>(open - text_.data());
+        throw json_syntax_error(text_.size(), "unexpected end of input inside the string at line " +
+                                                  std::to_string(lines().line(start)) +
+                                                  ", column " +
+                                                  std::to_string(lines().column(start)));
+    }
+
+    /// A number, checked against JSON's grammar: integers keep their exact value where it fits
+    /// 64 bits; numbers with a fraction or an exponent are read as the nearest double.
+    void read_number(json_value& out) {
         const std::size_t at = out.offset;
         const std::string_view text = text_.substr(at, token_end(at) - at);
-        std::size_t i = text.substr(0, 1) == "-" ? 1 : 0;
+        std::size_t i = text[0] == '-' ? 1 : 0;
         auto digits = [&] {
-            std::size_t from = i;
+            const std::size_t from = i;
             while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
             return i - from;
         };
-        bool well_formed = digits() > 0;
+        const std::size_t int_digits = digits();
+        // No leading zeros: "01" is not JSON.
+        bool well_formed = int_digits > 0 && !(int_digits > 1 && text[text[0] == '-'] == '0');
         bool integer = true;
         if (well_formed && i < text.size() && text[i] == '.') {
             ++i;
@@ -604,64 +566,184 @@ private:
             well_formed = digits() > 0;
         }
         well_formed = well_formed && i == text.size();
-        if (well_formed && integer) {
-            out.type = json_value::kind::big_integer;
+        if (!well_formed) {
+            if (at + text.size() >= content_end()) unexpected_end();
+            throw json_syntax_error(at, "invalid number '" + std::string(text) + "'");
+        }
+        at_ = text.data() + text.size();
+        if (integer) {
+            const bool negative = text[0] == '-';
+            uint64_t magnitude = 0;
+            bool fits = true;
+            for (std::size_t k = negative; k < text.size() && fits; ++k)
+                fits = !__builtin_mul_overflow(magnitude, uint64_t{10}, &magnitude) &&
+                       !__builtin_add_overflow(magnitude, static_cast<uint64_t>(text[k] - '0'),
+                                               &magnitude);
+            if (!fits) {
+                out.type = json_value::kind::big_integer;
+            } else if (negative) {
+                if (magnitude > uint64_t{1} << 63) {
+                    out.type = json_value::kind::big_integer;
+                } else {
+                    out.type = json_value::kind::integer;
+                    out.integer = magnitude == uint64_t{1} << 63 ? INT64_MIN
+                                                                 : -static_cast<int64_t>(magnitude);
+                }
+            } else if (magnitude > static_cast<uint64_t>(INT64_MAX)) {
+                out.type = json_value::kind::unsigned_integer;
+                out.unsigned_integer = magnitude;
+            } else {
+                out.type = json_value::kind::integer;
+                out.integer = static_cast<int64_t>(magnitude);
+            }
             return;
         }
-        if (well_formed) throw json_syntax_error(at, "number out of range: " + std::string(text));
-        if (at + text.size() >= content_end()) unexpected_end();
-        throw json_syntax_error(at, "invalid number '" + std::string(text) + "'");
+        out.type = json_value::kind::real;
+        const auto [stop, error] =
+            std::from_chars(text.data(), text.data() + text.size(), out.real);
+        if (error == std::errc{} && stop == text.data() + text.size()) return;
+        // Beyond a double's range: too large is an error, too small is (signed) zero, as
+        // IEEE rounding makes it.
+        const double v = std::strtod(std::string(text).c_str(), nullptr);
+        if (v == HUGE_VAL || v == -HUGE_VAL)
+            throw json_syntax_error(at, "number out of range: " + std::string(text));
+        out.real = v;
     }
 
-    void read_array(simdjson::ondemand::value& v, std::size_t depth, json_value& out) {
+    /// Reads the elements of the array at the parser's position (its '['), calling `element`
+    /// with the parser at each; leaves the parser after the ']'.
+    template <class Element>
+    void read_elements(Element&& element) {
+        ++at_;  // '['
+        skip_blank();
+        if (at_ == end()) unexpected_end();
+        if (*at_ == ']') {
+            ++at_;
+            return;
+        }
+        while (true) {
+            element();
+            skip_blank();
+            if (at_ == end()) unexpected_end();
+            if (*at_ == ',') {
+                ++at_;
+                continue;
+            }
+            if (*at_ == ']') {
+                ++at_;
+                return;
+            }
+            unexpected_at(position(), "',' or ']'");
+        }
+    }
+
+    void read_array(std::size_t depth, json_value& out) {
         out.type = json_value::kind::array;
         if (depth > max_depth_) too_deep(out.offset);
-        simdjson::ondemand::array a;
-        if (v.get_array().get(a) != simdjson::SUCCESS) unexpected_at(stop_offset(out.offset));
         const std::size_t mark = pending_.size();
-        for (auto element : a) {
-            simdjson::ondemand::value x;
-            if (std::move(element).get(x) != simdjson::SUCCESS)
-                unexpected_at(stop_offset(out.offset), "',' or ']'");
-            pending_.push_back(read(x, depth + 1));
-        }
+        read_elements([&] {
+            const json_value x = read_value(depth + 1);
+            pending_.push_back(x);
+        });
         close(mark, out);
     }
 
-    void read_object(simdjson::ondemand::value& v, std::size_t depth, json_value& out, bool top) {
+    void read_object(std::size_t depth, json_value& out, bool top) {
         out.type = json_value::kind::object;
         if (depth > max_depth_) too_deep(out.offset);
-        simdjson::ondemand::object o;
-        if (v.get_object().get(o) != simdjson::SUCCESS) unexpected_at(stop_offset(out.offset));
+        ++at_;  // '{'
         const std::size_t mark = pending_.size();
-        for (auto member : o) {
-            simdjson::ondemand::field f;
-            if (std::move(member).get(f) != simdjson::SUCCESS) {
-                // What was expected follows from the byte before the offending one.
-                const std::size_t at = stop_offset(out.offset);
-                std::size_t before = at;
-                while (before > out.offset && std::strchr(" \t\r\n", text_[before - 1])) --before;
-                const char prev = before > out.offset ? text_[before - 1] : '{';
-                if (prev == ',') unexpected_at(at, "a string key");
-                if (pending_.size() > mark) unexpected_at(at, "',' or '}'");
-                unexpected_at(at, prev == '"' ? "':'" : "a string key or '}'");
-            }
-            // The key's raw position first: asking for the decoded key consumes it.
-            const std::size_t key_offset = offset_of(f.key().raw()) - 1;
-            std::string_view key;
-            if (f.unescaped_key().get(key) != simdjson::SUCCESS)
-                throw json_syntax_error(key_offset, "invalid string (bad escape sequence)");
+        skip_blank();
+        if (at_ == end()) unexpected_end();
+        if (*at_ == '}') {
+            ++at_;
+            close(mark, out);
+            return;
+        }
+        std::string_view expected_key = "a string key or '}'";
+        while (true) {
+            skip_blank();
+            if (at_ == end()) unexpected_end();
+            if (*at_ != '"') unexpected_at(position(), expected_key);
+            const auto key_offset = static_cast<uint32_t>(position());
+            const std::string_view key = read_string();
+            skip_blank();
+            if (at_ == end()) unexpected_end();
+            if (*at_ != ':') unexpected_at(position(), "':'");
+            ++at_;
             json_value x;
             if (top && std::find(streamed_keys_.begin(), streamed_keys_.end(), key) !=
-                           streamed_keys_.end())
-                x = skip_if_array(f.value());
-            if (!x.streamed) x = read(f.value(), depth + 1);
-            x.key = own_strings_ ? std::string_view(owned_strings_.emplace_back(key)) : key;
-            x.key_offset = static_cast<uint32_t>(key_offset);
+                           streamed_keys_.end()) {
+                skip_blank();
+                if (at_ != end() && *at_ == '[') x = step_over_array();
+            }
+            if (!x.streamed) x = read_value(depth + 1);
+            x.key = key;
+            x.key_offset = key_offset;
             pending_.push_back(x);
+            skip_blank();
+            if (at_ == end()) unexpected_end();
+            if (*at_ == ',') {
+                ++at_;
+                expected_key = "a string key";
+                continue;
+            }
+            if (*at_ == '}') {
+                ++at_;
+                break;
+            }
+            unexpected_at(position(), "',' or '}'");
         }
         check_unique_keys(mark);
         close(mark, out);
+    }
+
+    /// An array left in the text for for_each_element(): only its end is found, and its
+    /// elements counted (readers size their tables once). One that never closes makes the
+    /// whole text be read again without streaming, which finds the error's position.
+    json_value step_over_array() {
+        json_value out;
+        out.type = json_value::kind::array;
+        out.offset = static_cast<uint32_t>(position());
+        out.line = line_;
+        out.streamed = true;
+        const char* p = at_ + 1;
+        const char* const e = end();
+        std::size_t level = 1, commas = 0;
+        bool empty = true;
+        for (; p != e; ++p) {
+            const char c = *p;
+            if (c == '"') {
+                for (++p; p != e && *p != '"'; ++p)
+                    if (*p == '\\' && ++p == e) break;
+                if (p == e) break;
+            } else if (c == '[' || c == '{') {
+                ++level;
+            } else if (c == ']' || c == '}') {
+                if (--level == 0) break;
+            } else if (c == ',') {
+                commas += level == 1;
+            } else if (c == '\n') {
+                ++line_;
+                continue;
+            } else if (c == ' ' || c == '\t' || c == '\r') {
+                continue;
+            }
+            empty = false;
+        }
+        if (p == e) throw read_without_streaming{};
+        const std::size_t count = empty ? 0 : commas + 1;
+        out.child_count = static_cast<uint32_t>(std::min<std::size_t>(count, UINT32_MAX));
+        at_ = p + 1;
+        stepped_over_ = true;
+        return out;
+    }
+
+    bool any_streamed(const json_value& object) const noexcept {
+        if (object.type != json_value::kind::object) return false;
+        for (std::size_t k = 0; k < object.child_count; ++k)
+            if (child(object, k).streamed) return true;
+        return false;
     }
 
     void check_unique_keys(std::size_t mark) const {
@@ -674,7 +756,7 @@ private:
             }
             throw json_syntax_error(again.key_offset,
                                     "duplicate key '" + key + "' (first at line " +
-                                        std::to_string(lines_.line(first.key_offset)) + ")");
+                                        std::to_string(lines().line(first.key_offset)) + ")");
         };
         if (n <= 16) {
             for (std::size_t j = mark + 1; j < pending_.size(); ++j)

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <system_error>
@@ -32,8 +33,8 @@ std::size_t read_up_to(int fd, char* to, std::size_t n, const std::string& path)
     return done;
 }
 
-/// The whole file, read straight into the padded buffer the parser reads in place.
-simdjson::padded_string read_file(const std::string& path) {
+/// The whole file, which the parser reads in place.
+std::string read_file(const std::string& path) {
     std::error_code ec;
     const std::filesystem::file_status st = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(st))
@@ -56,19 +57,19 @@ simdjson::padded_string read_file(const std::string& path) {
     // A regular file at the size it has now; then whatever follows (a file that grew, or one
     // whose size is not known in advance: a pipe, a device).
     const std::size_t expected = S_ISREG(info.st_mode) ? static_cast<std::size_t>(info.st_size) : 0;
-    simdjson::padded_string text(expected);
-    if (expected > 0 && text.data() == nullptr)
+    std::string text;
+    try {
+        text.resize(expected);
+    } catch (const std::bad_alloc&) {
         throw nnergy::sdk::error(path + ": not enough memory to read it", NNERGY_CODE_IO_ERROR);
-    const std::size_t size = read_up_to(fd, text.data(), expected, path);
-    std::string rest;
+    }
+    text.resize(read_up_to(fd, text.data(), expected, path));
     char chunk[65536];
     while (const std::size_t got = read_up_to(fd, chunk, sizeof chunk, path)) {
-        rest.append(chunk, got);
+        text.append(chunk, got);
         if (got < sizeof chunk) break;
     }
-    if (rest.empty())
-        return size == expected ? std::move(text) : simdjson::padded_string(text.data(), size);
-    return simdjson::padded_string(std::string(text.data(), size) + rest);
+    return text;
 }
 
 class json_graph_frontend final : public nnergy::sdk::frontend {
@@ -82,8 +83,7 @@ public:
     void load(std::string_view path, nnergy::sdk::graph_builder& out) override {
         const std::string file(path);
         try {
-            const simdjson::padded_string text = read_file(file);
-            const jg::graph_spec spec = jg::parse_graph_in_place(text, file);
+            const jg::graph_spec spec = jg::parse_graph(read_file(file), file);
             // A file without "name" is named after itself, as the host would do.
             const std::string stem = std::filesystem::path(file).stem().string();
             jg::build_graph(spec, file, stem, out);

@@ -120,22 +120,33 @@ public:
         while (want < 2 * n) want *= 2;
         if (want > slots_.size()) rehash(want);
     }
-    /// The value held for `name`, or null.
-    const uint32_t* find(std::string_view name) const noexcept {
+    static std::size_t hash(std::string_view name) noexcept {
+        return std::hash<std::string_view>{}(name);
+    }
+    /// Asks for the slot where `hash` starts probing to be brought into the cache: on graphs
+    /// whose tables outgrow the caches, a lookup is a memory access, and issuing it a few names
+    /// ahead hides its latency.
+    void prefetch(std::size_t h) const noexcept {
+        if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
+    }
+    /// The value held for `name` (whose hash is `h`), or null.
+    const uint32_t* find(std::string_view name, std::size_t h) const noexcept {
         if (slots_.empty()) return nullptr;
-        const slot& s = slots_[probe(std::hash<std::string_view>{}(name), name)];
+        const slot& s = slots_[probe(h, name)];
         return s.used ? &s.value : nullptr;
     }
-    bool contains(std::string_view name) const noexcept { return find(name) != nullptr; }
+    const uint32_t* find(std::string_view name) const noexcept { return find(name, hash(name)); }
     /// Adds `name` with `value` unless it is there; returns its value and whether it was added.
-    std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
+    std::pair<uint32_t, bool> emplace(std::string_view name, std::size_t h, uint32_t value) {
         if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
-        const std::size_t h = std::hash<std::string_view>{}(name);
         slot& s = slots_[probe(h, name)];
         if (s.used) return {s.value, false};
         s = slot{h, name, value, true};
         ++count_;
         return {value, true};
+    }
+    std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
+        return emplace(name, hash(name), value);
     }
 
 private:
@@ -250,7 +261,7 @@ class reader {
 public:
     explicit reader(std::string_view file) : file_(file) {}
 
-    graph_spec read(const simdjson::padded_string& text) {
+    graph_spec read(std::string_view text) {
         std::optional<json_document> doc;
         try {
             doc.emplace(text, max_nesting,
@@ -258,8 +269,7 @@ public:
             doc_ = &*doc;
             return read_document(doc->root());
         } catch (const json_syntax_error& e) {
-            const line_index& lines =
-                doc ? doc->lines() : line_index(std::string_view(text.data(), text.size()));
+            const line_index& lines = doc ? doc->lines() : line_index(text);
             const std::string where = file_ + ":" + std::to_string(lines.line(e.offset())) + ":" +
                                       std::to_string(lines.column(e.offset())) + ": ";
             const std::string what = e.what();
@@ -312,7 +322,7 @@ private:
 
     // ---- access ----
 
-    uint32_t line_of(const json_value& v) const { return doc_->lines().line(v.offset); }
+    static uint32_t line_of(const json_value& v) noexcept { return v.line; }
     std::size_t size(const json_value& v) const noexcept { return v.child_count; }
     const json_value& at(const json_value& v, std::size_t k) const noexcept {
         return doc_->child(v, k);
@@ -480,7 +490,7 @@ private:
         // Both lists in one pass, in file order (json_document::for_each_element).
         std::vector<raw_node> raw;
         raw.reserve(nodes.child_count);
-        node_lines_.reserve(nodes.child_count);
+        declared_name_lines_.reserve(tensors.child_count);
         g_.tensors.reserve(tensors.child_count + nodes.child_count);
         tensor_ids_.reserve(tensors.child_count + nodes.child_count);
         doc_->for_each_element({tensors_member ? &tensors : nullptr, &nodes},
@@ -518,6 +528,7 @@ private:
     struct named_ref {
         std::string_view name;  ///< points into the document
         uint32_t offset = 0;
+        std::size_t hash = 0;  ///< name_map::hash(name), taken while the text is in the cache
     };
 
     std::vector<named_ref> read_names(const json_value& m, const std::string& key) const {
@@ -533,7 +544,7 @@ private:
                          std::to_string(k) + " is " +
                          (v.type == json_value::kind::string ? std::string("an empty string")
                                                              : kind_of(v)));
-            out.push_back({v.string, v.offset});
+            out.push_back({v.string, v.offset, 0});
         }
         return out;
     }
@@ -617,15 +628,11 @@ private:
             if (!spec.shape) fail(&t, subject, "an initializer needs a 'shape'");
         }
         if (const json_value* m = member[5]) spec.values = read_values(*m, spec, subject);
-
-        const auto [first, fresh] =
-            tensor_ids_.emplace(name->string, static_cast<uint32_t>(g_.tensors.size()));
-        if (!fresh)
-            fail(name, subject,
-                 "duplicate tensor name (first declared at line " +
-                     std::to_string(g_.tensors[first].line) + ")");
+        // Names are registered once all are read (register_names()).
+        declared_name_lines_.push_back(name->line);
         g_.tensors.push_back(std::move(spec));
     }
+    std::vector<uint32_t> declared_name_lines_;  ///< the line of each declared tensor's "name"
 
     std::vector<dim_spec> read_shape(const json_value& m, const subject_ref& subject) const {
         if (m.type != json_value::kind::array)
@@ -699,6 +706,7 @@ private:
         node_spec spec;
         std::vector<named_ref> inputs, outputs;
         subject_ref subject;
+        uint32_t name_line = 0;  ///< the line of its "name" (spec.line is the node's)
     };
 
     raw_node read_node(const json_value& n, std::size_t index) {
@@ -730,14 +738,9 @@ private:
                 fail_at(o.offset, r.subject,
                         "output names must not be empty (only inputs can be omitted)");
         if (const json_value* m = member[5]) read_attributes(*m, r);
-
-        const auto [first_line, fresh] = node_lines_.emplace(name->string, r.spec.line);
-        if (!fresh)
-            fail(name, r.subject,
-                 "duplicate node name (first at line " + std::to_string(first_line) + ")");
+        r.name_line = name->line;
         return r;
     }
-    name_map node_lines_;
 
     std::vector<named_ref> read_node_names(const json_value& m, const raw_node& r,
                                            const std::string& key) const {
@@ -752,7 +755,7 @@ private:
                 fail(&v, r.subject,
                      "'" + key + "' must be an array of tensor names; element " +
                          std::to_string(k) + " is " + kind_of(v));
-            out.push_back({v.string, v.offset});
+            out.push_back({v.string, v.offset, name_map::hash(v.string)});
         }
         return out;
     }
@@ -901,48 +904,141 @@ private:
 
     // ---- references ----
 
-    uint32_t declare_implicit(std::string_view name) {
-        tensor_spec t;
-        t.name = std::string(name);
-        auto id = static_cast<uint32_t>(g_.tensors.size());
-        g_.tensors.push_back(std::move(t));
-        tensor_ids_.emplace(name, id);
-        return id;
-    }
-
     std::string node_where(uint32_t n) const {
         const node_spec& s = g_.nodes[n];
         return quote_name(s.name) + (s.line ? " (line " + std::to_string(s.line) + ")" : "");
     }
 
+    /// Turns names into tensor indices. Each reference costs one lookup (the tables are far
+    /// larger than the caches on big graphs, so lookups, not arithmetic, set the pace): tensors
+    /// that only nodes declare are added at their first reference, as they come, and what can
+    /// only be judged once every producer is known is checked afterwards, from plain arrays.
+    /// Calls `body(k, hash)` for k in [0, count), `hash` being that of `name_at(k)`, while the
+    /// slot of the name a few positions later is being fetched from memory.
+    template <class NameAt, class Body>
+    static void for_each_hashed(std::size_t count, const name_map& map, NameAt&& name_at,
+                                Body&& body) {
+        constexpr std::size_t ahead = 8;
+        std::array<std::size_t, ahead> hashes{};
+        for (std::size_t k = 0; k < std::min(count, ahead); ++k) {
+            hashes[k] = name_map::hash(name_at(k));
+            map.prefetch(hashes[k]);
+        }
+        for (std::size_t k = 0; k < count; ++k) {
+            const std::size_t h = hashes[k % ahead];
+            if (k + ahead < count) {
+                hashes[k % ahead] = name_map::hash(name_at(k + ahead));
+                map.prefetch(hashes[k % ahead]);
+            }
+            body(k, h);
+        }
+    }
+
+    /// Declared tensors' and nodes' names, each checked for a duplicate.
+    void register_names(const std::vector<raw_node>& raw) {
+        for_each_hashed(
+            g_.tensors.size(), tensor_ids_,
+            [&](std::size_t k) -> std::string_view { return g_.tensors[k].name; },
+            [&](std::size_t k, std::size_t h) {
+                const auto [first, fresh] =
+                    tensor_ids_.emplace(g_.tensors[k].name, h, static_cast<uint32_t>(k));
+                if (!fresh)
+                    fail_at_line(declared_name_lines_[k],
+                                 subject_ref(subject_ref::kind::tensor, g_.tensors[k].name, k),
+                                 "duplicate tensor name (first declared at line " +
+                                     std::to_string(g_.tensors[first].line) + ")");
+            });
+        name_map node_lines;
+        node_lines.reserve(raw.size());
+        for_each_hashed(
+            raw.size(), node_lines,
+            [&](std::size_t n) -> std::string_view { return raw[n].spec.name; },
+            [&](std::size_t n, std::size_t h) {
+                const auto [first_line, fresh] =
+                    node_lines.emplace(raw[n].spec.name, h, raw[n].spec.line);
+                if (!fresh)
+                    fail_at_line(
+                        raw[n].name_line, raw[n].subject,
+                        "duplicate node name (first at line " + std::to_string(first_line) + ")");
+            });
+    }
+
     void resolve(std::vector<raw_node>& raw, const std::vector<named_ref>& inputs,
                  const std::vector<named_ref>& outputs) {
-        // Which node produces each name, before anything is declared implicitly.
-        name_map produced_by;
-        produced_by.reserve(raw.size() * 2);
+        register_names(raw);
+        std::vector<uint32_t> producer(g_.tensors.size(), NNERGY_NO_NODE);
+        // Inputs that named no declared tensor, in order: a node must produce each.
+        struct first_use {
+            uint32_t tensor, node;
+            uint32_t offset;
+        };
+        std::vector<first_use> undeclared_inputs;
+        auto tensor_named = [&](const named_ref& ref) {
+            const std::string_view name = ref.name;
+            const auto id = static_cast<uint32_t>(g_.tensors.size());
+            const auto [found, fresh] = tensor_ids_.emplace(name, ref.hash, id);
+            if (fresh) {
+                tensor_spec t;
+                t.name = std::string(name);
+                g_.tensors.push_back(std::move(t));
+                producer.push_back(NNERGY_NO_NODE);
+            }
+            return std::pair<uint32_t, bool>{found, fresh};
+        };
+        constexpr std::size_t ahead = 4;  // nodes whose names are fetched ahead of their turn
+        auto prefetch_names = [&](std::size_t n) {
+            if (n >= raw.size()) return;
+            for (const named_ref& ref : raw[n].inputs) tensor_ids_.prefetch(ref.hash);
+            for (const named_ref& ref : raw[n].outputs) tensor_ids_.prefetch(ref.hash);
+        };
+        for (std::size_t n = 0; n < ahead; ++n) prefetch_names(n);
         for (std::size_t n = 0; n < raw.size(); ++n) {
-            for (const named_ref& o : raw[n].outputs) {
-                const auto [first, fresh] = produced_by.emplace(o.name, static_cast<uint32_t>(n));
-                if (!fresh)
-                    fail_at(o.offset, raw[n].subject,
+            prefetch_names(n + ahead);
+            raw_node& r = raw[n];
+            r.spec.inputs.reserve(r.inputs.size());
+            for (const named_ref& in : r.inputs) {
+                if (in.name.empty()) {
+                    r.spec.inputs.push_back(NNERGY_NO_TENSOR);
+                    continue;
+                }
+                const auto [id, fresh] = tensor_named(in);
+                if (fresh) undeclared_inputs.push_back({id, static_cast<uint32_t>(n), in.offset});
+                r.spec.inputs.push_back(id);
+            }
+            r.spec.outputs.reserve(r.outputs.size());
+            for (const named_ref& o : r.outputs) {
+                const uint32_t id = tensor_named(o).first;
+                if (g_.tensors[id].initializer)
+                    fail_at(o.offset, r.subject,
+                            "output " + quote_name(o.name) + " is an initializer");
+                if (const uint32_t first = producer[id]; first != NNERGY_NO_NODE)
+                    fail_at(o.offset, r.subject,
                             "output " + quote_name(o.name) + " is already produced by node " +
                                 quote_name(raw[first].spec.name) +
                                 (raw[first].spec.line
                                      ? " (line " + std::to_string(raw[first].spec.line) + ")"
                                      : ""));
+                producer[id] = static_cast<uint32_t>(n);
+                r.spec.outputs.push_back(id);
             }
         }
-        name_map graph_inputs;
+        for (const first_use& u : undeclared_inputs)
+            if (producer[u.tensor] == NNERGY_NO_NODE)
+                fail_at(u.offset, raw[u.node].subject,
+                        "input " + quote_name(g_.tensors[u.tensor].name) +
+                            " is not declared in 'tensors' and no node produces it");
+
+        std::vector<bool> is_graph_input(g_.tensors.size(), false);
         for (const named_ref& in : inputs) {
             const uint32_t* id = tensor_ids_.find(in.name);
-            if (!id)
+            if (!id || !g_.tensors[*id].declared)
                 fail_at(in.offset, "",
                         "graph input " + quote_name(in.name) +
                             " is not declared in 'tensors' (inputs need a dtype and a shape)");
             const tensor_spec& t = g_.tensors[*id];
             const subject_ref subject(subject_ref::kind::graph_input, in.name);
-            if (!graph_inputs.emplace(in.name, *id).second)
-                fail_at(in.offset, subject, "listed twice in 'inputs'");
+            if (is_graph_input[*id]) fail_at(in.offset, subject, "listed twice in 'inputs'");
+            is_graph_input[*id] = true;
             if (t.initializer)
                 fail_at(in.offset, subject,
                         "is an initializer; list only activations in 'inputs' (initializers are "
@@ -950,73 +1046,47 @@ private:
             if (t.dtype == NNERGY_DTYPE_UNDEFINED)
                 fail_at(in.offset, subject, "needs a 'dtype' in its 'tensors' entry");
             if (!t.shape) fail_at(in.offset, subject, "needs a 'shape' in its 'tensors' entry");
-            if (const uint32_t* p = produced_by.find(in.name))
+            if (producer[*id] != NNERGY_NO_NODE)
                 fail_at(in.offset, subject,
-                        "is also produced by node " + quote_name(raw[*p].spec.name));
+                        "is also produced by node " + quote_name(raw[producer[*id]].spec.name));
             g_.inputs.push_back(*id);
         }
 
-        for (std::size_t n = 0; n < raw.size(); ++n) {
-            raw_node& r = raw[n];
-            for (const named_ref& in : r.inputs) {
-                if (in.name.empty()) {
-                    r.spec.inputs.push_back(NNERGY_NO_TENSOR);
+        g_.nodes.reserve(raw.size());
+        for (raw_node& r : raw) {
+            for (std::size_t k = 0; k < r.inputs.size(); ++k) {
+                const uint32_t id = r.spec.inputs[k];
+                if (id == NNERGY_NO_TENSOR || producer[id] != NNERGY_NO_NODE ||
+                    g_.tensors[id].initializer || is_graph_input[id])
                     continue;
-                }
-                const uint32_t* known = tensor_ids_.find(in.name);
-                uint32_t id = 0;
-                bool produced = produced_by.contains(in.name);
-                if (known) {
-                    id = *known;
-                } else if (produced) {
-                    id = declare_implicit(in.name);
-                } else {
-                    fail_at(in.offset, r.subject,
-                            "input " + quote_name(in.name) +
-                                " is not declared in 'tensors' and no node produces it");
-                }
-                const tensor_spec& t = g_.tensors[id];
-                if (!produced && !t.initializer && !graph_inputs.contains(in.name))
-                    fail_at(
-                        in.offset, r.subject,
-                        "input " + quote_name(in.name) +
+                fail_at(r.inputs[k].offset, r.subject,
+                        "input " + quote_name(r.inputs[k].name) +
                             " is neither a graph input, an initializer, nor produced by a node");
-                r.spec.inputs.push_back(id);
             }
-            for (const named_ref& o : r.outputs) {
-                const uint32_t* known = tensor_ids_.find(o.name);
-                uint32_t id = known ? *known : declare_implicit(o.name);
-                if (g_.tensors[id].initializer)
-                    fail_at(o.offset, r.subject,
-                            "output " + quote_name(o.name) + " is an initializer");
-                r.spec.outputs.push_back(id);
-            }
-            g_.nodes.push_back(std::move(r.spec));
         }
+        // Messages above name nodes through `raw`; the descriptions move only now.
+        for (raw_node& r : raw) g_.nodes.push_back(std::move(r.spec));
 
-        name_map seen_outputs;
+        std::vector<bool> is_graph_output(g_.tensors.size(), false);
         for (const named_ref& o : outputs) {
             const subject_ref subject(subject_ref::kind::graph_output, o.name);
             const uint32_t* id = tensor_ids_.find(o.name);
             if (!id)
                 fail_at(o.offset, subject,
                         "is neither declared in 'tensors' nor produced by a node");
-            if (!seen_outputs.emplace(o.name, *id).second)
-                fail_at(o.offset, subject, "listed twice in 'outputs'");
+            if (is_graph_output[*id]) fail_at(o.offset, subject, "listed twice in 'outputs'");
+            is_graph_output[*id] = true;
             const tensor_spec& t = g_.tensors[*id];
-            if (!produced_by.contains(o.name) && !graph_inputs.contains(o.name) && !t.initializer)
+            if (producer[*id] == NNERGY_NO_NODE && !is_graph_input[*id] && !t.initializer)
                 fail_at(o.offset, subject, "is declared but no node produces it");
             g_.outputs.push_back(*id);
         }
-        check_acyclic();
+        check_acyclic(producer);
     }
 
     /// Kahn's algorithm; on a cycle, names its nodes in order, with their lines.
-    void check_acyclic() const {
+    void check_acyclic(const std::vector<uint32_t>& producer) const {
         const std::size_t n_nodes = g_.nodes.size();
-        std::vector<uint32_t> producer(g_.tensors.size(), NNERGY_NO_NODE);
-        for (uint32_t n = 0; n < n_nodes; ++n)
-            for (uint32_t t : g_.nodes[n].outputs) producer[t] = n;
         std::vector<std::size_t> pending(n_nodes, 0);
         std::vector<std::vector<uint32_t>> consumers(n_nodes);
         for (uint32_t n = 0; n < n_nodes; ++n)
@@ -1072,15 +1142,9 @@ private:
 
 }  // namespace detail
 
-/// Reads a document held in simdjson's padded buffer, in place. `file` names it in messages.
-/// Throws parse_error.
-inline graph_spec parse_graph_in_place(const simdjson::padded_string& text, std::string_view file) {
-    return detail::reader(file).read(text);
-}
-
-/// The same for text held elsewhere: copied once into simdjson's padded buffer.
+/// Reads a document, in place: `file` names it in messages. Throws parse_error.
 inline graph_spec parse_graph(std::string_view text, std::string_view file) {
-    return parse_graph_in_place(simdjson::padded_string(text), file);
+    return detail::reader(file).read(text);
 }
 
 /// Feeds a description into a graph builder with the interface of nnergy::sdk::graph_builder.

@@ -94,19 +94,27 @@ std::size_t tensor_name_index::probe(const std::vector<tensor>& tensors, uint32_
     return at;
 }
 
+void tensor_name_index::rehash(std::size_t slot_count) {
+    // From the stored hashes alone: no name is read again.
+    std::vector<slot> old = std::move(slots_);
+    slots_.assign(slot_count, slot{});
+    const std::size_t mask = slots_.size() - 1;
+    for (const slot& s : old)
+        if (s.index != absent) {
+            std::size_t at = s.hash & mask;
+            while (slots_[at].index != absent) at = (at + 1) & mask;
+            slots_[at] = s;
+        }
+}
+
+void tensor_name_index::reserve(std::size_t n) {
+    std::size_t want = 16;
+    while (want < 2 * n) want *= 2;
+    if (want > slots_.size()) rehash(want);
+}
+
 uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t index) {
-    if (2 * (count_ + 1) > slots_.size()) {
-        // Grow from the stored hashes alone: no name is read again.
-        std::vector<slot> old = std::move(slots_);
-        slots_.assign(std::max<std::size_t>(16, 2 * old.size()), slot{});
-        const std::size_t mask = slots_.size() - 1;
-        for (const slot& s : old)
-            if (s.index != absent) {
-                std::size_t at = s.hash & mask;
-                while (slots_[at].index != absent) at = (at + 1) & mask;
-                slots_[at] = s;
-            }
-    }
+    if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
     const std::string_view name = tensors[index].name;
     const uint32_t h = name_hash(name);
     slot& s = slots_[probe(tensors, h, name)];
@@ -123,6 +131,12 @@ uint32_t tensor_name_index::find(const std::vector<tensor>& tensors,
 }
 
 // ---- building ----
+
+void graph::reserve(std::size_t tensor_count, std::size_t node_count) {
+    tensors.reserve(tensor_count);
+    nodes.reserve(node_count);
+    if (tensor_index_.size() == tensors.size()) tensor_index_.reserve(tensor_count);
+}
 
 uint32_t graph::add_tensor(tensor t) {
     if (t.name.empty()) throw error(where(*this) + ": a tensor has an empty name");

@@ -150,6 +150,14 @@ nnergy_status* api_graph_add_tensor(nnergy_graph_builder* b, nnergy_string_view 
     });
 }
 
+nnergy_status* api_graph_reserve(nnergy_graph_builder* b, size_t tensors, size_t nodes) noexcept {
+    return host_guard([&] {
+        // A hint from a file's counts: one beyond any real model is ignored, not obeyed.
+        constexpr size_t most = size_t{1} << 28;
+        if (tensors <= most && nodes <= most) b->target->reserve(tensors, nodes);
+    });
+}
+
 tensor& builder_tensor(nnergy_graph_builder* b, uint32_t t) {
     if (t >= b->target->tensors.size())
         throw error(fmt::format("{}: tensor index {} out of range", builder_where(b), t));
@@ -764,6 +772,7 @@ const nnergy_host_api k_host_api = [] {
     a.output_companion = api_output_companion;
     a.graph_identity = api_graph_identity;
     a.partition_identity = api_partition_identity;
+    a.graph_reserve = api_graph_reserve;
     a.graph_add_input = api_graph_add_input;
     a.graph_add_output = api_graph_add_output;
     a.graph_add_node = api_graph_add_node;

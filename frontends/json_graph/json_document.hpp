@@ -14,6 +14,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -71,6 +73,78 @@ public:
 private:
     std::vector<uint32_t> line_starts_;  ///< offsets just after each '\n'
 };
+
+namespace detail {
+/// What a byte means to the parser's scanning loops, looked up rather than compared in turn.
+enum byte_kind : uint8_t {
+    plain,
+    blank,
+    newline,
+    quote,
+    backslash,
+    opening,
+    closing,
+    comma,
+    control
+};
+inline constexpr std::array<uint8_t, 256> byte_kinds = [] {
+    std::array<uint8_t, 256> t{};
+    for (int c = 0; c < 0x20; ++c) t[c] = control;
+    t[' '] = t['\t'] = t['\r'] = blank;
+    t['\n'] = newline;
+    t['"'] = quote;
+    t['\\'] = backslash;
+    t['['] = t['{'] = opening;
+    t[']'] = t['}'] = closing;
+    t[','] = comma;
+    return t;
+}();
+inline byte_kind kind_of_byte(char c) noexcept {
+    return static_cast<byte_kind>(byte_kinds[static_cast<unsigned char>(c)]);
+}
+/// Bytes that end the plain part of a string: its closing quote, an escape, a control character.
+inline constexpr std::array<bool, 256> plain_string_ends = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 0x20; ++c) t[c] = true;
+    t['"'] = t['\\'] = true;
+    return t;
+}();
+inline bool ends_plain_string(char c) noexcept {
+    return plain_string_ends[static_cast<unsigned char>(c)];
+}
+
+// Eight bytes at a time: names are most of a graph's text. A mask's lowest set bit marks the
+// first byte that matches (higher bits may be spurious, which the callers never look at).
+inline uint64_t load8(const char* p) noexcept {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+inline constexpr uint64_t every_byte = 0x0101010101010101u, high_bits = 0x8080808080808080u;
+inline uint64_t bytes_equal(uint64_t x, unsigned char b) noexcept {
+    const uint64_t y = x ^ (every_byte * b);
+    return (y - every_byte) & ~y & high_bits;
+}
+inline uint64_t bytes_below(uint64_t x, unsigned char n) noexcept {
+    return (x - every_byte * n) & ~x & high_bits;
+}
+/// The first of [p, e) that is a quote, a backslash or (with `controls`) a control character;
+/// e if none.
+template <bool controls>
+inline const char* find_string_stop(const char* p, const char* e) noexcept {
+    if constexpr (sizeof(void*) == 8 && std::endian::native == std::endian::little) {
+        for (; e - p >= 8; p += 8) {
+            const uint64_t x = load8(p);
+            uint64_t m = bytes_equal(x, '"') | bytes_equal(x, '\\');
+            if constexpr (controls) m |= bytes_below(x, 0x20);
+            if (m) return p + std::countr_zero(m) / 8;
+        }
+    }
+    for (; p != e; ++p)
+        if (*p == '"' || *p == '\\' || (controls && ends_plain_string(*p))) return p;
+    return e;
+}
+}  // namespace detail
 
 /// One value. Children of an array or object are contiguous in json_document::values(), in file
 /// order; an object member carries its key.
@@ -140,6 +214,9 @@ public:
             parse_without_streaming();
         }
     }
+    /// A temporary string would be gone before the values that point into it.
+    json_document(std::string&&, std::size_t,
+                  std::initializer_list<std::string_view> = {}) = delete;
     json_document(const json_document&) = delete;
     json_document& operator=(const json_document&) = delete;
 
@@ -413,12 +490,7 @@ private:
     std::string_view read_string() {
         const char* const open = at_;
         const char* const e = end();
-        const char* p = open + 1;
-        while (p != e) {
-            const auto c = static_cast<unsigned char>(*p);
-            if (c == '"' || c == '\\' || c < 0x20) break;
-            ++p;
-        }
+        const char* p = detail::find_string_stop<true>(open + 1, e);
         if (p != e && *p == '"') {
             at_ = p + 1;
             return {open + 1, static_cast<std::size_t>(p - open - 1)};
@@ -709,29 +781,31 @@ private:
         out.streamed = true;
         const char* p = at_ + 1;
         const char* const e = end();
+        const char* first = p;
+        while (first != e && (*first == ' ' || *first == '\t' || *first == '\r' || *first == '\n'))
+            ++first;
+        const bool empty = first != e && *first == ']';
         std::size_t level = 1, commas = 0;
-        bool empty = true;
+        uint32_t lines = 0;
         for (; p != e; ++p) {
-            const char c = *p;
-            if (c == '"') {
-                for (++p; p != e && *p != '"'; ++p)
-                    if (*p == '\\' && ++p == e) break;
+            const detail::byte_kind k = detail::kind_of_byte(*p);
+            if (k <= detail::blank) continue;
+            if (k == detail::quote) {
+                for (p = detail::find_string_stop<false>(p + 1, e); p != e && *p == '\\';)
+                    p = e - p > 2 ? detail::find_string_stop<false>(p + 2, e) : e;
                 if (p == e) break;
-            } else if (c == '[' || c == '{') {
+            } else if (k == detail::opening) {
                 ++level;
-            } else if (c == ']' || c == '}') {
+            } else if (k == detail::closing) {
                 if (--level == 0) break;
-            } else if (c == ',') {
+            } else if (k == detail::comma) {
                 commas += level == 1;
-            } else if (c == '\n') {
-                ++line_;
-                continue;
-            } else if (c == ' ' || c == '\t' || c == '\r') {
-                continue;
+            } else if (k == detail::newline) {
+                ++lines;
             }
-            empty = false;
         }
         if (p == e) throw read_without_streaming{};
+        line_ += lines;
         const std::size_t count = empty ? 0 : commas + 1;
         out.child_count = static_cast<uint32_t>(std::min<std::size_t>(count, UINT32_MAX));
         at_ = p + 1;

@@ -490,6 +490,7 @@ private:
         // Both lists in one pass, in file order (json_document::for_each_element).
         std::vector<raw_node> raw;
         raw.reserve(nodes.child_count);
+        g_.nodes.reserve(nodes.child_count);
         declared_name_lines_.reserve(tensors.child_count);
         g_.tensors.reserve(tensors.child_count + nodes.child_count);
         tensor_ids_.reserve(tensors.child_count + nodes.child_count);
@@ -702,16 +703,18 @@ private:
 
     // ---- nodes ----
 
+    /// What resolving a node's names needs beside its description (which goes straight into
+    /// graph_spec::nodes, at the same index).
     struct raw_node {
-        node_spec spec;
         std::vector<named_ref> inputs, outputs;
         subject_ref subject;
-        uint32_t name_line = 0;  ///< the line of its "name" (spec.line is the node's)
+        uint32_t name_line = 0;  ///< the line of its "name" (node_spec::line is the node's)
     };
 
     raw_node read_node(const json_value& n, std::size_t index) {
         raw_node r;
-        r.spec.line = line_of(n);
+        node_spec& spec = g_.nodes.emplace_back();
+        spec.line = line_of(n);
         r.subject = subject_ref(subject_ref::kind::node, {}, index);
         if (n.type != json_value::kind::object)
             fail(&n, r.subject, "must be an object, not " + kind_of(n));
@@ -720,14 +723,14 @@ private:
         const auto [member, unknown_key] = keyed_members(n, keys);
         const json_value* name = member[0];
         if (!name) fail(&n, r.subject, "missing 'name'");
-        r.spec.name = require_string(*name, r.subject, "name");
+        spec.name = require_string(*name, r.subject, "name");
         r.subject.name = name->string;
         if (unknown_key) check_keys(n, r.subject, keys);
         const json_value* op = member[1];
         if (!op) fail(&n, r.subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
-        r.spec.op = require_string(*op, r.subject, "op");
+        spec.op = require_string(*op, r.subject, "op");
         if (const json_value* m = member[2])
-            r.spec.domain = require_string(*m, r.subject, "domain", true);
+            spec.domain = require_string(*m, r.subject, "domain", true);
         if (const json_value* m = member[3]) r.inputs = read_node_names(*m, r, "inputs");
         const json_value* out = member[4];
         if (!out) fail(&n, r.subject, "missing 'outputs' (an array of tensor names)");
@@ -737,7 +740,7 @@ private:
             if (o.name.empty())
                 fail_at(o.offset, r.subject,
                         "output names must not be empty (only inputs can be omitted)");
-        if (const json_value* m = member[5]) read_attributes(*m, r);
+        if (const json_value* m = member[5]) read_attributes(*m, spec, r.subject);
         r.name_line = name->line;
         return r;
     }
@@ -760,13 +763,13 @@ private:
         return out;
     }
 
-    void read_attributes(const json_value& m, raw_node& r) const {
+    void read_attributes(const json_value& m, node_spec& spec, const subject_ref& subject) const {
         if (m.type != json_value::kind::object)
-            fail(&m, r.subject, "'attributes' must be an object, not " + kind_of(m));
-        r.spec.attributes.reserve(size(m));
+            fail(&m, subject, "'attributes' must be an object, not " + kind_of(m));
+        spec.attributes.reserve(size(m));
         for (const json_value& a : members_of(m)) {
-            if (a.key.empty()) fail(&a, r.subject, "attribute names must not be empty");
-            r.spec.attributes.push_back({std::string(a.key), read_attribute(a.key, a, r.subject)});
+            if (a.key.empty()) fail(&a, subject, "attribute names must not be empty");
+            spec.attributes.push_back({std::string(a.key), read_attribute(a.key, a, subject)});
         }
     }
 
@@ -952,10 +955,10 @@ private:
         node_lines.reserve(raw.size());
         for_each_hashed(
             raw.size(), node_lines,
-            [&](std::size_t n) -> std::string_view { return raw[n].spec.name; },
+            [&](std::size_t n) -> std::string_view { return g_.nodes[n].name; },
             [&](std::size_t n, std::size_t h) {
                 const auto [first_line, fresh] =
-                    node_lines.emplace(raw[n].spec.name, h, raw[n].spec.line);
+                    node_lines.emplace(g_.nodes[n].name, h, g_.nodes[n].line);
                 if (!fresh)
                     fail_at_line(
                         raw[n].name_line, raw[n].subject,
@@ -995,17 +998,18 @@ private:
         for (std::size_t n = 0; n < raw.size(); ++n) {
             prefetch_names(n + ahead);
             raw_node& r = raw[n];
-            r.spec.inputs.reserve(r.inputs.size());
+            node_spec& spec = g_.nodes[n];
+            spec.inputs.reserve(r.inputs.size());
             for (const named_ref& in : r.inputs) {
                 if (in.name.empty()) {
-                    r.spec.inputs.push_back(NNERGY_NO_TENSOR);
+                    spec.inputs.push_back(NNERGY_NO_TENSOR);
                     continue;
                 }
                 const auto [id, fresh] = tensor_named(in);
                 if (fresh) undeclared_inputs.push_back({id, static_cast<uint32_t>(n), in.offset});
-                r.spec.inputs.push_back(id);
+                spec.inputs.push_back(id);
             }
-            r.spec.outputs.reserve(r.outputs.size());
+            spec.outputs.reserve(r.outputs.size());
             for (const named_ref& o : r.outputs) {
                 const uint32_t id = tensor_named(o).first;
                 if (g_.tensors[id].initializer)
@@ -1014,12 +1018,12 @@ private:
                 if (const uint32_t first = producer[id]; first != NNERGY_NO_NODE)
                     fail_at(o.offset, r.subject,
                             "output " + quote_name(o.name) + " is already produced by node " +
-                                quote_name(raw[first].spec.name) +
-                                (raw[first].spec.line
-                                     ? " (line " + std::to_string(raw[first].spec.line) + ")"
+                                quote_name(g_.nodes[first].name) +
+                                (g_.nodes[first].line
+                                     ? " (line " + std::to_string(g_.nodes[first].line) + ")"
                                      : ""));
                 producer[id] = static_cast<uint32_t>(n);
-                r.spec.outputs.push_back(id);
+                spec.outputs.push_back(id);
             }
         }
         for (const first_use& u : undeclared_inputs)
@@ -1048,14 +1052,14 @@ private:
             if (!t.shape) fail_at(in.offset, subject, "needs a 'shape' in its 'tensors' entry");
             if (producer[*id] != NNERGY_NO_NODE)
                 fail_at(in.offset, subject,
-                        "is also produced by node " + quote_name(raw[producer[*id]].spec.name));
+                        "is also produced by node " + quote_name(g_.nodes[producer[*id]].name));
             g_.inputs.push_back(*id);
         }
 
-        g_.nodes.reserve(raw.size());
-        for (raw_node& r : raw) {
+        for (std::size_t n = 0; n < raw.size(); ++n) {
+            const raw_node& r = raw[n];
             for (std::size_t k = 0; k < r.inputs.size(); ++k) {
-                const uint32_t id = r.spec.inputs[k];
+                const uint32_t id = g_.nodes[n].inputs[k];
                 if (id == NNERGY_NO_TENSOR || producer[id] != NNERGY_NO_NODE ||
                     g_.tensors[id].initializer || is_graph_input[id])
                     continue;
@@ -1064,8 +1068,6 @@ private:
                             " is neither a graph input, an initializer, nor produced by a node");
             }
         }
-        // Messages above name nodes through `raw`; the descriptions move only now.
-        for (raw_node& r : raw) g_.nodes.push_back(std::move(r.spec));
 
         std::vector<bool> is_graph_output(g_.tensors.size(), false);
         for (const named_ref& o : outputs) {
@@ -1147,11 +1149,21 @@ inline graph_spec parse_graph(std::string_view text, std::string_view file) {
     return detail::reader(file).read(text);
 }
 
-/// Feeds a description into a graph builder with the interface of nnergy::sdk::graph_builder.
-/// The graph's name is passed as metadata "name", first, which is how the ABI names graphs.
-/// Errors the builder raises are rethrown as parse_error naming the file and node.
+namespace detail {
+/// Frees a string's memory (assigning an empty one may keep it).
+inline void release(std::string& s) {
+    s.clear();
+    s.shrink_to_fit();
+}
+}  // namespace detail
+
+/// Feeds a description into a graph builder with the interface of nnergy::sdk::graph_builder,
+/// releasing each tensor's and node's own memory once handed over (so that the description and
+/// the graph built from it are not both whole at once). The graph's name is passed as metadata
+/// "name", first, which is how the ABI names graphs. Errors the builder raises are rethrown as
+/// parse_error naming the file and node.
 template <class Builder>
-void build_graph(const graph_spec& g, std::string_view file, std::string_view fallback_name,
+void build_graph(graph_spec&& g, std::string_view file, std::string_view fallback_name,
                  Builder& b) {
     // What is being added, for messages; formatted only on failure.
     enum class stage { graph, tensor, inputs, node, outputs } at = stage::graph;
@@ -1179,6 +1191,7 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
         return m;
     };
     try {
+        b.reserve(g.tensors.size(), g.nodes.size());
         b.metadata("name", g.name.empty() ? fallback_name : std::string_view(g.name));
         for (const auto& [k, v] : g.metadata) b.metadata(k, v);
         std::vector<uint32_t> ids;
@@ -1188,7 +1201,7 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
         std::vector<int64_t> dim_values;
         std::vector<nnergy_string_view> dim_symbols;
         for (index = 0; index < g.tensors.size(); ++index) {
-            const tensor_spec& t = g.tensors[index];
+            tensor_spec& t = g.tensors[index];
             dim_values.clear();
             dim_symbols.clear();
             if (t.shape)
@@ -1202,6 +1215,9 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
             if (t.constant) b.set_constant(id);
             if (t.values) b.set_initializer_values(id, *t.values);
             ids.push_back(id);
+            detail::release(t.name);
+            t.shape.reset();
+            t.values.reset();
         }
         std::vector<uint32_t> inputs, outputs;  // reused: one allocation for the whole graph
         auto map = [&](const std::vector<uint32_t>& v,
@@ -1214,12 +1230,18 @@ void build_graph(const graph_spec& g, std::string_view file, std::string_view fa
         for (uint32_t t : g.inputs) b.add_input(ids[t]);
         at = stage::node;
         for (index = 0; index < g.nodes.size(); ++index) {
-            const node_spec& n = g.nodes[index];
+            node_spec& n = g.nodes[index];
             uint32_t id =
                 b.add_node(n.name, n.op, n.domain, map(n.inputs, inputs), map(n.outputs, outputs));
             for (const attr_spec& a : n.attributes)
                 std::visit([&](const auto& v) { b.attr(id, a.name, v); }, a.value);
             if (n.line) b.source_line(id, n.line);
+            detail::release(n.name);
+            detail::release(n.op);
+            detail::release(n.domain);
+            n.inputs = {};
+            n.outputs = {};
+            n.attributes = {};
         }
         at = stage::outputs;
         for (uint32_t t : g.outputs) b.add_output(ids[t]);

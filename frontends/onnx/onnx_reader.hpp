@@ -1060,6 +1060,13 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
                                  quote_name(n.name()) + " (" + n.op_type() + ") is of that domain");
     }
 
+    // Every tensor is a graph input, an initializer (dense or sparse) or a node's output: a
+    // bound the host sizes its storage by.
+    std::size_t tensor_bound = static_cast<std::size_t>(g.input_size()) + m.initializers.size() +
+                               static_cast<std::size_t>(g.sparse_initializer_size());
+    for (const auto& n : nodes) tensor_bound += static_cast<std::size_t>(n.output_size());
+    b.reserve(tensor_bound, static_cast<std::size_t>(nodes.size()));
+
     b.metadata("name", g.name().empty() ? fallback_name : std::string_view(g.name()));
     if (opset) b.metadata("opset", std::to_string(*opset));
     for (const auto& [d, v] : other_opsets) b.metadata("opset." + d, std::to_string(v));

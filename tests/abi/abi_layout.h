@@ -11,10 +11,10 @@
  * is {pointer, size_t} = 16 bytes aligned to 8; a struct's size is rounded up to its largest
  * alignment. For example nnergy_named_value: struct_size 0..8, name 8..24, kind 24..28,
  * bool_value 28..29, int_value aligned up to 32..40, float_value 40..48, string_value 48..64,
- * file 64..80, line 80..84, rounded up to 88. nnergy_host_api is struct_size followed by 90
+ * file 64..80, line 80..84, rounded up to 88. nnergy_host_api is struct_size followed by 91
  * function pointers (78 in ABI 1.0, graph_set_constant appended in 1.1, six event and results
- * readers in 1.3, three output functions in 1.4, two identities in 1.5), so member i
- * (counting struct_size as 0) sits at 8 * i and the size is 8 * 91 = 728.
+ * readers in 1.3, three output functions in 1.4, two identities in 1.5, graph_reserve in 1.6),
+ * so member i (counting struct_size as 0) sits at 8 * i and the size is 8 * 92 = 736.
  *
  * Changing the ABI deliberately (appending a member under a new minor) means updating this file
  * in the same change; anything else that makes the test fail is an accidental ABI break.
@@ -31,7 +31,7 @@
     X(nnergy_op_counts, 64) \
     X(nnergy_kernel_stats, 112) \
     X(nnergy_map_options, 24) \
-    X(nnergy_host_api, 728) \
+    X(nnergy_host_api, 736) \
     X(nnergy_create_args, 72) \
     X(nnergy_frontend_vtbl, 32) \
     X(nnergy_partitioner_vtbl, 16) \
@@ -172,6 +172,7 @@
     X(nnergy_host_api, output_companion, 704, nnergy_status* (*)(nnergy_output*, nnergy_string_view, nnergy_output**)) \
     X(nnergy_host_api, graph_identity, 712, uint64_t (*)(const nnergy_graph*)) \
     X(nnergy_host_api, partition_identity, 720, uint64_t (*)(const nnergy_partition*)) \
+    X(nnergy_host_api, graph_reserve, 728, nnergy_status* (*)(nnergy_graph_builder*, size_t, size_t)) \
     X(nnergy_create_args, struct_size, 0, size_t) \
     X(nnergy_create_args, ctx, 8, nnergy_host_context*) \
     X(nnergy_create_args, api, 16, const nnergy_host_api*) \

@@ -165,6 +165,32 @@ TEST_CASE("the tensor name index finds every tensor as it grows, and in a copy",
     for (uint32_t i = 0; i < count; i += 7) REQUIRE(copy.find_tensor(name(i)) == i);
 }
 
+TEST_CASE("reserve sizes the storage once; names are found and duplicates caught as before",
+          "[graph]") {
+    graph g;
+    nnergy::tensor first;
+    first.name = "first";
+    g.add_tensor(std::move(first));  // a reservation after some tensors keeps them indexed
+    g.reserve(3001, 1000);
+    CHECK(g.tensors.capacity() >= 3001);
+    CHECK(g.nodes.capacity() >= 1000);
+    const nnergy::tensor* storage = g.tensors.data();
+    for (uint32_t i = 1; i < 3001; ++i) {
+        nnergy::tensor t;
+        t.name = "t" + std::to_string(i);
+        REQUIRE(g.add_tensor(std::move(t)) == i);
+    }
+    CHECK(g.tensors.data() == storage);  // never moved: no step held two copies
+    CHECK(g.find_tensor("first") == 0u);
+    for (uint32_t i = 1; i < 3001; i += 113) REQUIRE(g.find_tensor("t" + std::to_string(i)) == i);
+    nnergy::tensor again;
+    again.name = "t77";
+    CHECK_THROWS_WITH(g.add_tensor(std::move(again)), Contains("defined twice"));
+    g.reserve(10, 10);  // smaller than held: nothing changes
+    CHECK(g.tensors.size() == 3001);
+    CHECK(g.find_tensor("t3000") == 3000u);
+}
+
 TEST_CASE("duplicate names in tensors filled directly are caught too", "[graph]") {
     graph_builder b;
     b.input("x", {1});

@@ -223,7 +223,7 @@ TEST_CASE("json document: every value knows its line; streamed lists are counted
     CHECK(seen[2] == std::pair{uint32_t{3}, kind::array});
     CHECK(seen[3] == std::pair{uint32_t{3}, kind::integer});
     // Lines count '\n' only, as editors do for "\r\n" files.
-    jg::json_document crlf("[1,\r\n2,\r3]", 64);
+    jg::json_document crlf(std::string_view("[1,\r\n2,\r3]"), 64);
     CHECK(crlf.child(crlf.root(), 1).line == 2);
     CHECK(crlf.child(crlf.root(), 2).line == 2);
 }
@@ -324,4 +324,40 @@ TEST_CASE("json document: accepts and reads what simdjson does, refuses what it 
     }
     CHECK(agreed_accept > 500);
     CHECK(agreed_reject > 500);
+}
+
+TEST_CASE("json document: strings are scanned eight bytes at a time without missing a byte",
+          "[json_graph][json_document]") {
+    // Every stopping byte at every position of a word and across words, after text that has
+    // bytes just beside the ones looked for (0x21, 0x5b, 0x1f + 1, UTF-8 bytes above 0x80).
+    const std::string filler = "a!#[]\x7f\xc3\xa9 ";
+    for (std::size_t length = 0; length < 40; ++length) {
+        std::string body;
+        while (body.size() < length) body += filler[body.size() % filler.size()];
+        // A UTF-8 sequence cut by the length would be ill-formed: end on whole characters.
+        while (!body.empty() && (static_cast<unsigned char>(body.back()) & 0xc0) == 0x80 &&
+               (static_cast<unsigned char>(body.back()) != 0xa9))
+            body.pop_back();
+        if (!body.empty() && static_cast<unsigned char>(body.back()) == 0xc3) body.pop_back();
+        INFO("length " << body.size());
+        // The documents read their text in place: it is kept for as long as they are.
+        const std::string plain_text = "[\"" + body + "\"]";
+        jg::json_document plain(plain_text, 64);
+        CHECK(plain.child(plain.root(), 0).string == body);
+        const std::string escaped_text = "[\"" + body + "\\\"x\"]";
+        jg::json_document escaped(escaped_text, 64);
+        CHECK(escaped.child(escaped.root(), 0).string == body + "\"x");
+        CHECK(error_of("[\"" + body + "\x01\"]") ==
+              "control character byte \\x01 inside a string (write it as an escape such as \\n)");
+        // Stepped over: the quote that ends the string is found, escaped quotes are not it.
+        const std::string listed_text = "{\"list\": [\"" + body + "\\\\\", \"" + body + "\\\"]\"]}";
+        jg::json_document listed(listed_text, 64, {"list"});
+        const jg::json_value list = listed.child(listed.root(), 0);
+        CHECK(list.child_count == 2);
+        std::vector<std::string> seen;
+        listed.for_each_element({&list}, [&](std::size_t, const jg::json_value& e, std::size_t) {
+            seen.emplace_back(e.string);
+        });
+        CHECK(seen == std::vector<std::string>{body + "\\", body + "\"]"});
+    }
 }

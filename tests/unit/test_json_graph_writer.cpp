@@ -41,14 +41,14 @@ std::string read_text(const std::filesystem::path& p) {
 // (nnergy_host_api, the functions a plugin calls), then finalize as load_model does.
 nnergy::graph load_text(const std::string& text, const std::string& file = "test.json") {
     nnergy::sdk::detail::api_slot() = nnergy::host_api();
-    const jg::graph_spec spec = jg::parse_graph(text, file);
+    jg::graph_spec spec = jg::parse_graph(text, file);
     nnergy::graph g;
     g.source_path = file;
     nnergy_graph_builder b;
     b.target = &g;
     b.file = file;
     nnergy::sdk::graph_builder builder(&b);
-    jg::build_graph(spec, file, std::filesystem::path(file).stem().string(), builder);
+    jg::build_graph(std::move(spec), file, std::filesystem::path(file).stem().string(), builder);
     g.finalize();
     return g;
 }
@@ -526,6 +526,28 @@ TEST_CASE("json graph reader: errors name the file, the line and the culprit", "
 "tensors": [{"name": "x", "dtype": "float32", "shape": [1]}],
 "nodes": [{"name": "a", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]})",
                     {"input 'x' is neither a graph input, an initializer, nor produced by a node"});
+}
+
+TEST_CASE("the host takes a frontend's storage hint, and ignores one beyond any model",
+          "[json_graph][abi]") {
+    nnergy::sdk::detail::api_slot() = nnergy::host_api();
+    nnergy::graph g;
+    nnergy_graph_builder b;
+    b.target = &g;
+    nnergy::sdk::graph_builder builder(&b);
+    builder.reserve(std::size_t{1} << 40, std::size_t{1} << 40);  // no error, no allocation
+    CHECK(g.tensors.capacity() == 0);
+    builder.reserve(300, 100);
+    CHECK(g.tensors.capacity() >= 300);
+    CHECK(g.nodes.capacity() >= 100);
+    // The reader's hint is exact: declared and implicit tensors, and the nodes.
+    const std::string text = R"({"schema": "nnergy.graph/1", "inputs": ["x"], "outputs": ["z"],
+      "tensors": [{"name": "x", "dtype": "float32", "shape": [2]}],
+      "nodes": [{"name": "a", "op": "Relu", "inputs": ["x"], "outputs": ["y"]},
+                {"name": "b", "op": "Relu", "inputs": ["y"], "outputs": ["z"]}]})";
+    const nnergy::graph loaded = load_text(text);
+    CHECK(loaded.tensors.capacity() == 3);
+    CHECK(loaded.nodes.capacity() == 2);
 }
 
 TEST_CASE("json graph reader: undeclared tensors are declared where first used", "[json_graph]") {

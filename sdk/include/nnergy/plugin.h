@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 5
+#define NNERGY_ABI_MINOR 6
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -504,6 +504,15 @@ typedef struct nnergy_host_api {
     /** The same for a partition: unchanged once a plugin has seen it, never shared by two
      *  partitions. 0: none. */
     uint64_t (*partition_identity)(const nnergy_partition* p);
+
+    /* ---- since 1.6: building large graphs ---- */
+
+    /** Says how many tensors and nodes the graph being built will hold in all, so that the host
+     *  sizes its storage once instead of growing it step by step (which, on a graph of a
+     *  million nodes, holds the old and the new storage at once). A hint: optional, callable
+     *  any time before the last add, and never a limit; the host may ignore it (it does for
+     *  counts beyond 2^28). */
+    nnergy_status* (*graph_reserve)(nnergy_graph_builder* b, size_t tensors, size_t nodes);
 } nnergy_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -309,6 +309,13 @@ class graph_builder {
 public:
     explicit graph_builder(nnergy_graph_builder* b) : b_(b) {}
 
+    /// How many tensors and nodes the graph will hold in all: a hint that lets the host size
+    /// its storage once (docs/abi.md, 1.6). Does nothing under a host that lacks it.
+    void reserve(size_t tensors, size_t nodes) {
+        if (NNERGY_HAS_MEMBER(&host(), nnergy_host_api, graph_reserve) && host().graph_reserve)
+            detail::check(host().graph_reserve(b_, tensors, nodes), "reserve");
+    }
+
     /// A dimension: concrete (`value`), symbolic (`symbol` non-empty) or unknown.
     struct dim {
         int64_t value = NNERGY_DIM_UNKNOWN;

@@ -47,7 +47,12 @@ struct recording_builder {
     std::vector<node> nodes;
     std::vector<uint32_t> inputs, outputs;
     std::map<std::string, std::string> metadata_;
+    std::size_t reserved_tensors = 0, reserved_nodes = 0;
 
+    void reserve(std::size_t t, std::size_t n) {
+        reserved_tensors = t;
+        reserved_nodes = n;
+    }
     uint32_t add_tensor(std::string_view name, nnergy_dtype dtype,
                         const std::optional<std::vector<dim>>& shape) {
         tensors.push_back({std::string(name), dtype, shape, false, false, std::nullopt});
@@ -114,11 +119,18 @@ ox::model_data read_bytes_as_model(const std::string& bytes, const std::string& 
     return ox::read_model(in, bytes.size(), name);
 }
 
+// The reader's storage hint (ABI 1.6) bounds what it then adds.
+void check_reserved(const recording_builder& b) {
+    CHECK(b.tensors.size() <= b.reserved_tensors);
+    CHECK(b.nodes.size() <= b.reserved_nodes);
+}
+
 recording_builder build(const ox::model_data& m, std::vector<std::string>* notes = nullptr) {
     recording_builder b;
     ox::build_graph(m, "model.onnx", "fallback", b, [&](const std::string& s) {
         if (notes) notes->push_back(s);
     });
+    check_reserved(b);
     return b;
 }
 
@@ -370,6 +382,7 @@ recording_builder build_fixture(const fx::model_writer& w, const std::string& na
     recording_builder b;
     ox::build_graph(read_bytes_as_model(w.model().SerializeAsString(), name), name, "m", b,
                     [](const std::string&) {});
+    check_reserved(b);
     return b;
 }
 

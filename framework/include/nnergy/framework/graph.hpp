@@ -103,8 +103,11 @@ public:
     /// nothing), else `absent`.
     uint32_t insert(const std::vector<tensor>& tensors, uint32_t index);
     uint32_t find(const std::vector<tensor>& tensors, std::string_view name) const noexcept;
+    /// Room for `n` names without growing.
+    void reserve(std::size_t n);
 
 private:
+    void rehash(std::size_t slot_count);
     struct slot {
         uint32_t hash = 0;
         uint32_t index = absent;
@@ -128,6 +131,8 @@ public:
     std::vector<uint32_t> inputs;
     std::vector<uint32_t> outputs;
 
+    /// Sizes the storage for this many tensors and nodes in all (a builder's hint).
+    void reserve(std::size_t tensor_count, std::size_t node_count);
     /// Adds a tensor; throws nnergy::error on a duplicate name.
     uint32_t add_tensor(tensor t);
     /// Adds a node; throws nnergy::error when a tensor index is out of range.

@@ -84,10 +84,10 @@ public:
     void load(std::string_view path, nnergy::sdk::graph_builder& out) override {
         const std::string file(path);
         try {
-            jg::graph_spec spec = jg::parse_graph(read_file(file), file);
+            const std::string text = read_file(file);
             // A file without "name" is named after itself, as the host would do.
             const std::string stem = std::filesystem::path(file).stem().string();
-            jg::build_graph(std::move(spec), file, stem, out);
+            jg::read_graph(text, file, stem, out);
         } catch (const jg::parse_error& e) {
             throw nnergy::sdk::error(e.what(), e.code());
         }

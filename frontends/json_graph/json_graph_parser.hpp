@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file json_graph_parser.hpp
-/// \brief Reads "nnergy.graph/1" documents (docs/json-graph.md) into a plain description.
+/// \brief Reads "nnergy.graph/1" documents (docs/json-graph.md) into a graph builder, one tensor
+/// and one node at a time (read_graph), or into a plain description (parse_graph).
 ///
 /// Header-only and free of host calls, so every rule can be unit-tested without loading the
-/// plugin; build_graph() then feeds the description into a graph builder (the SDK's
-/// nnergy::sdk::graph_builder in the plugin).
+/// plugin (whose builder is the SDK's nnergy::sdk::graph_builder).
 #pragma once
 
 #include <nnergy/plugin.h>
@@ -257,17 +257,24 @@ inline std::string kind_of(const json_value& j) {
 // The reader
 // ------------------------------------------------------------------------------------------------
 
+/// Reads a document into `Sink`, one tensor and one node at a time, as they are read and
+/// checked: sink.graph_name(name or ""), metadata(key, value), reserve(tensors, nodes),
+/// tensor(tensor_spec) returning its index (declared tensors first, then those nodes declare by
+/// naming them, in order of first mention), node(node_spec with resolved indices), input(t) and
+/// output(t). What can be judged only once every node is read (an input no node produces, a
+/// cycle) is checked afterwards from compact arrays; the sink's work is then discarded.
+template <class Sink>
 class reader {
 public:
-    explicit reader(std::string_view file) : file_(file) {}
+    reader(std::string_view file, Sink& sink) : file_(file), sink_(sink) {}
 
-    graph_spec read(std::string_view text) {
+    void read(std::string_view text) {
         std::optional<json_document> doc;
         try {
             doc.emplace(text, max_nesting,
                         std::initializer_list<std::string_view>{"tensors", "nodes"});
             doc_ = &*doc;
-            return read_document(doc->root());
+            read_document(doc->root());
         } catch (const json_syntax_error& e) {
             const line_index& lines = doc ? doc->lines() : line_index(text);
             const std::string where = file_ + ":" + std::to_string(lines.line(e.offset())) + ":" +
@@ -283,6 +290,11 @@ public:
     }
 
 private:
+    struct named_ref {
+        std::string_view name;  ///< points into the document
+        uint32_t offset = 0;
+    };
+
     /// Who a message is about, formatted only when a message is needed.
     struct subject_ref {
         enum class kind : uint8_t { text, tensor, node, graph_input, graph_output };
@@ -316,9 +328,33 @@ private:
     };
 
     std::string file_;
+    Sink& sink_;
     json_document* doc_ = nullptr;
-    graph_spec g_;
     name_map tensor_ids_;  ///< names point into the document
+    name_map node_lines_;  ///< node names to their lines
+    // Per tensor: what the checks after the reading need.
+    enum tensor_flag : uint8_t { declared = 1, initializer = 2, typed = 4, shaped = 8, input = 16 };
+    std::vector<uint8_t> tensor_flags_;
+    std::vector<uint32_t> tensor_lines_;  ///< the line of a declared tensor's entry; 0 otherwise
+    std::vector<uint32_t> producer_;      ///< the node producing each tensor
+    // Per node: its name (a view of the text), line and input tensors (all nodes' inputs in
+    // one array), for messages and the cycle check.
+    std::vector<std::string_view> node_names_;
+    std::vector<uint32_t> node_lines_v_;
+    std::vector<uint32_t> input_start_;  ///< node n's inputs are node_inputs_[start[n], start[n+1])
+    std::vector<uint32_t> node_inputs_;
+    // Node inputs that no node had produced when they were read: each must be produced by a
+    // later node (or be an initializer or graph input, which are known before the nodes).
+    struct open_input {
+        uint32_t tensor, node, offset;
+        bool undeclared;        ///< the reference declared the tensor
+        std::string_view name;  ///< as the document spells it
+    };
+    std::vector<open_input> open_inputs_;
+    std::vector<std::pair<uint32_t, uint32_t>> graph_input_offsets_;  ///< (tensor, offset)
+    tensor_spec tensor_;  ///< the tensor being read (its storage reused)
+    node_spec node_;      ///< the node being read
+    std::vector<named_ref> node_in_, node_out_;
 
     // ---- access ----
 
@@ -451,7 +487,7 @@ private:
 
     // ---- document ----
 
-    graph_spec read_document(const json_value doc) {
+    void read_document(const json_value doc) {
         if (doc.type != json_value::kind::object)
             fail(&doc, "",
                  "expected a JSON object with \"schema\": \"" + std::string(schema_id) +
@@ -474,8 +510,9 @@ private:
         check_keys(doc, "",
                    {"schema", "name", "metadata", "inputs", "outputs", "tensors", "nodes"});
 
-        if (const json_value* m = find_member(doc, "name"))
-            g_.name = require_string(*m, "", "name");
+        const json_value* name = find_member(doc, "name");
+        sink_.graph_name(name ? std::string_view(require_string(*name, "", "name"))
+                              : std::string_view());
         if (const json_value* m = find_member(doc, "metadata")) read_metadata(*m);
         // Copies, not references: streaming appends to the document's storage.
         const json_value* tensors_member = find_member(doc, "tensors");
@@ -487,29 +524,35 @@ private:
         const json_value nodes = *nodes_member;
         if (nodes.type != json_value::kind::array)
             fail(&nodes, "", "'nodes' must be an array, not " + kind_of(nodes));
-        // Both lists in one pass, in file order (json_document::for_each_element).
-        std::vector<raw_node> raw;
-        raw.reserve(nodes.child_count);
-        g_.nodes.reserve(nodes.child_count);
-        declared_name_lines_.reserve(tensors.child_count);
-        g_.tensors.reserve(tensors.child_count + nodes.child_count);
-        tensor_ids_.reserve(tensors.child_count + nodes.child_count);
-        doc_->for_each_element({tensors_member ? &tensors : nullptr, &nodes},
-                               [&](std::size_t which, const json_value& e, std::size_t k) {
-                                   if (which == 0)
-                                       read_tensor(e, k);
-                                   else
-                                       raw.push_back(read_node(e, k));
-                               });
-
         std::vector<named_ref> inputs, outputs;
         if (const json_value* m = find_member(doc, "inputs")) inputs = read_names(*m, "inputs");
         const json_value* out = find_member(doc, "outputs");
         if (!out) fail(&doc, "", "missing 'outputs' (an array of tensor names)");
         outputs = read_names(*out, "outputs");
 
-        resolve(raw, inputs, outputs);
-        return std::move(g_);
+        // Most nodes declare one tensor, their output, by naming it.
+        const std::size_t expected_tensors = tensors.child_count + nodes.child_count;
+        sink_.reserve(expected_tensors, nodes.child_count);
+        tensor_ids_.reserve(expected_tensors);
+        node_lines_.reserve(nodes.child_count);
+        tensor_flags_.reserve(expected_tensors);
+        tensor_lines_.reserve(expected_tensors);
+        producer_.reserve(expected_tensors);
+        node_names_.reserve(nodes.child_count);
+        node_lines_v_.reserve(nodes.child_count);
+        input_start_.reserve(nodes.child_count + 1);
+        input_start_.push_back(0);
+        // The declared tensors first, wherever the list is in the file, so that every node's
+        // names are known when it is read; then the graph's inputs; then the nodes.
+        if (tensors_member)
+            doc_->for_each_element({&tensors}, [&](std::size_t, const json_value& e,
+                                                   std::size_t k) { read_tensor(e, k); });
+        add_graph_inputs(inputs);
+        doc_->for_each_element(
+            {&nodes}, [&](std::size_t, const json_value& e, std::size_t k) { read_node(e, k); });
+        check_open_inputs();
+        add_graph_outputs(outputs);
+        check_acyclic();
     }
 
     void read_metadata(const json_value& m) {
@@ -522,15 +565,9 @@ private:
             if (v.type != json_value::kind::string)
                 fail(&v, "metadata",
                      "value of " + quote_name(v.key) + " must be a string, not " + kind_of(v));
-            g_.metadata.emplace_back(std::string(v.key), std::string(v.string));
+            sink_.metadata(v.key, v.string);
         }
     }
-
-    struct named_ref {
-        std::string_view name;  ///< points into the document
-        uint32_t offset = 0;
-        std::size_t hash = 0;  ///< name_map::hash(name), taken while the text is in the cache
-    };
 
     std::vector<named_ref> read_names(const json_value& m, const std::string& key) const {
         if (m.type != json_value::kind::array)
@@ -545,7 +582,7 @@ private:
                          std::to_string(k) + " is " +
                          (v.type == json_value::kind::string ? std::string("an empty string")
                                                              : kind_of(v)));
-            out.push_back({v.string, v.offset, 0});
+            out.push_back({v.string, v.offset});
         }
         return out;
     }
@@ -586,7 +623,8 @@ private:
         subject_ref subject(subject_ref::kind::tensor, {}, index);
         if (t.type != json_value::kind::object)
             fail(&t, subject, "must be an object, not " + kind_of(t));
-        tensor_spec spec;
+        tensor_spec& spec = tensor_;
+        spec = tensor_spec{};
         spec.line = line_of(t);
         spec.declared = true;
         static constexpr std::array<std::string_view, 6> keys{"name",        "dtype",    "shape",
@@ -597,6 +635,12 @@ private:
         spec.name = require_string(*name, subject, "name");
         subject.name = name->string;
         if (unknown_key) check_keys(t, subject, keys);
+        const auto [first, fresh] =
+            tensor_ids_.emplace(name->string, static_cast<uint32_t>(tensor_flags_.size()));
+        if (!fresh)
+            fail(name, subject,
+                 "duplicate tensor name (first declared at line " +
+                     std::to_string(tensor_lines_[first]) + ")");
 
         if (const json_value* m = member[1]) {
             std::string d = require_string(*m, subject, "dtype");
@@ -629,11 +673,32 @@ private:
             if (!spec.shape) fail(&t, subject, "an initializer needs a 'shape'");
         }
         if (const json_value* m = member[5]) spec.values = read_values(*m, spec, subject);
-        // Names are registered once all are read (register_names()).
-        declared_name_lines_.push_back(name->line);
-        g_.tensors.push_back(std::move(spec));
+        add_tensor(spec);
     }
-    std::vector<uint32_t> declared_name_lines_;  ///< the line of each declared tensor's "name"
+
+    /// Hands a tensor to the sink and keeps what the later checks need.
+    uint32_t add_tensor(const tensor_spec& spec) {
+        const auto id = static_cast<uint32_t>(tensor_flags_.size());
+        tensor_flags_.push_back(static_cast<uint8_t>(
+            (spec.declared ? declared : 0) | (spec.initializer ? initializer : 0) |
+            (spec.dtype != NNERGY_DTYPE_UNDEFINED ? typed : 0) | (spec.shape ? shaped : 0)));
+        tensor_lines_.push_back(spec.line);
+        producer_.push_back(NNERGY_NO_NODE);
+        sink_.tensor(spec);
+        return id;
+    }
+
+    /// The tensor a node names: declared, or declared now by this first mention.
+    std::pair<uint32_t, bool> tensor_named(std::string_view name) {
+        const auto next = static_cast<uint32_t>(tensor_flags_.size());
+        const auto [id, fresh] = tensor_ids_.emplace(name, next);
+        if (!fresh) return {id, false};
+        tensor_spec& implicit = tensor_;
+        implicit = tensor_spec{};
+        implicit.name.assign(name);
+        add_tensor(implicit);
+        return {id, true};
+    }
 
     std::vector<dim_spec> read_shape(const json_value& m, const subject_ref& subject) const {
         if (m.type != json_value::kind::array)
@@ -703,64 +768,100 @@ private:
 
     // ---- nodes ----
 
-    /// What resolving a node's names needs beside its description (which goes straight into
-    /// graph_spec::nodes, at the same index).
-    struct raw_node {
-        std::vector<named_ref> inputs, outputs;
-        subject_ref subject;
-        uint32_t name_line = 0;  ///< the line of its "name" (node_spec::line is the node's)
-    };
-
-    raw_node read_node(const json_value& n, std::size_t index) {
-        raw_node r;
-        node_spec& spec = g_.nodes.emplace_back();
+    void read_node(const json_value& n, std::size_t index) {
+        node_spec& spec = node_;
+        spec.name.clear();
+        spec.op.clear();
+        spec.domain.clear();
+        spec.inputs.clear();
+        spec.outputs.clear();
+        spec.attributes.clear();
         spec.line = line_of(n);
-        r.subject = subject_ref(subject_ref::kind::node, {}, index);
+        subject_ref subject(subject_ref::kind::node, {}, index);
         if (n.type != json_value::kind::object)
-            fail(&n, r.subject, "must be an object, not " + kind_of(n));
+            fail(&n, subject, "must be an object, not " + kind_of(n));
         static constexpr std::array<std::string_view, 6> keys{"name",   "op",      "domain",
                                                               "inputs", "outputs", "attributes"};
         const auto [member, unknown_key] = keyed_members(n, keys);
         const json_value* name = member[0];
-        if (!name) fail(&n, r.subject, "missing 'name'");
-        spec.name = require_string(*name, r.subject, "name");
-        r.subject.name = name->string;
-        if (unknown_key) check_keys(n, r.subject, keys);
+        if (!name) fail(&n, subject, "missing 'name'");
+        spec.name = require_string(*name, subject, "name");
+        subject.name = name->string;
+        if (unknown_key) check_keys(n, subject, keys);
         const json_value* op = member[1];
-        if (!op) fail(&n, r.subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
-        spec.op = require_string(*op, r.subject, "op");
+        if (!op) fail(&n, subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
+        spec.op = require_string(*op, subject, "op");
         if (const json_value* m = member[2])
-            spec.domain = require_string(*m, r.subject, "domain", true);
-        if (const json_value* m = member[3]) r.inputs = read_node_names(*m, r, "inputs");
+            spec.domain = require_string(*m, subject, "domain", true);
+        node_in_.clear();
+        node_out_.clear();
+        if (const json_value* m = member[3]) read_node_names(*m, subject, "inputs", node_in_);
         const json_value* out = member[4];
-        if (!out) fail(&n, r.subject, "missing 'outputs' (an array of tensor names)");
-        r.outputs = read_node_names(*out, r, "outputs");
-        if (r.outputs.empty()) fail(out, r.subject, "'outputs' must name at least one tensor");
-        for (const named_ref& o : r.outputs)
+        if (!out) fail(&n, subject, "missing 'outputs' (an array of tensor names)");
+        read_node_names(*out, subject, "outputs", node_out_);
+        if (node_out_.empty()) fail(out, subject, "'outputs' must name at least one tensor");
+        for (const named_ref& o : node_out_)
             if (o.name.empty())
-                fail_at(o.offset, r.subject,
+                fail_at(o.offset, subject,
                         "output names must not be empty (only inputs can be omitted)");
-        if (const json_value* m = member[5]) read_attributes(*m, spec, r.subject);
-        r.name_line = name->line;
-        return r;
+        if (const json_value* m = member[5]) read_attributes(*m, spec, subject);
+        const auto [first_line, fresh] = node_lines_.emplace(name->string, spec.line);
+        if (!fresh)
+            fail(name, subject,
+                 "duplicate node name (first at line " + std::to_string(first_line) + ")");
+        resolve(spec, subject, index);
+        node_names_.push_back(name->string);
+        node_lines_v_.push_back(spec.line);
+        sink_.node(spec);
     }
 
-    std::vector<named_ref> read_node_names(const json_value& m, const raw_node& r,
-                                           const std::string& key) const {
+    /// The node's names as tensor indices. A name no tensor has yet declares one; an input no
+    /// node has produced yet is checked once all are read (check_open_inputs()).
+    void resolve(node_spec& spec, const subject_ref& subject, std::size_t index) {
+        const auto n = static_cast<uint32_t>(index);
+        for (const named_ref& in : node_in_) {
+            if (in.name.empty()) {
+                spec.inputs.push_back(NNERGY_NO_TENSOR);
+                continue;
+            }
+            const auto [id, fresh] = tensor_named(in.name);
+            spec.inputs.push_back(id);
+            node_inputs_.push_back(id);
+            if (producer_[id] == NNERGY_NO_NODE && !(tensor_flags_[id] & (initializer | input)))
+                open_inputs_.push_back({id, n, in.offset, fresh, in.name});
+        }
+        input_start_.push_back(static_cast<uint32_t>(node_inputs_.size()));
+        for (const named_ref& o : node_out_) {
+            const uint32_t id = tensor_named(o.name).first;
+            if (tensor_flags_[id] & initializer)
+                fail_at(o.offset, subject, "output " + quote_name(o.name) + " is an initializer");
+            if (const uint32_t first = producer_[id]; first != NNERGY_NO_NODE)
+                fail_at(o.offset, subject,
+                        "output " + quote_name(o.name) + " is already produced by node " +
+                            node_where(first));
+            if (tensor_flags_[id] & input)
+                for (const auto& [t, offset] : graph_input_offsets_)
+                    if (t == id)
+                        fail_at(offset, subject_ref(subject_ref::kind::graph_input, o.name),
+                                "is also produced by node " + quote_name(spec.name));
+            producer_[id] = n;
+            spec.outputs.push_back(id);
+        }
+    }
+
+    void read_node_names(const json_value& m, const subject_ref& subject, const char* key,
+                         std::vector<named_ref>& out) const {
         if (m.type != json_value::kind::array)
-            fail(&m, r.subject,
-                 "'" + key + "' must be an array of tensor names, not " + kind_of(m));
-        std::vector<named_ref> out;
-        out.reserve(size(m));
+            fail(&m, subject,
+                 std::string("'") + key + "' must be an array of tensor names, not " + kind_of(m));
         for (std::size_t k = 0; k < size(m); ++k) {
             const json_value& v = at(m, k);
             if (v.type != json_value::kind::string)
-                fail(&v, r.subject,
-                     "'" + key + "' must be an array of tensor names; element " +
+                fail(&v, subject,
+                     std::string("'") + key + "' must be an array of tensor names; element " +
                          std::to_string(k) + " is " + kind_of(v));
-            out.push_back({v.string, v.offset, name_map::hash(v.string)});
+            out.push_back({v.string, v.offset});
         }
-        return out;
     }
 
     void read_attributes(const json_value& m, node_spec& spec, const subject_ref& subject) const {
@@ -908,192 +1009,84 @@ private:
     // ---- references ----
 
     std::string node_where(uint32_t n) const {
-        const node_spec& s = g_.nodes[n];
-        return quote_name(s.name) + (s.line ? " (line " + std::to_string(s.line) + ")" : "");
+        return quote_name(node_names_[n]) +
+               (node_lines_v_[n] ? " (line " + std::to_string(node_lines_v_[n]) + ")" : "");
     }
 
-    /// Turns names into tensor indices. Each reference costs one lookup (the tables are far
-    /// larger than the caches on big graphs, so lookups, not arithmetic, set the pace): tensors
-    /// that only nodes declare are added at their first reference, as they come, and what can
-    /// only be judged once every producer is known is checked afterwards, from plain arrays.
-    /// Calls `body(k, hash)` for k in [0, count), `hash` being that of `name_at(k)`, while the
-    /// slot of the name a few positions later is being fetched from memory.
-    template <class NameAt, class Body>
-    static void for_each_hashed(std::size_t count, const name_map& map, NameAt&& name_at,
-                                Body&& body) {
-        constexpr std::size_t ahead = 8;
-        std::array<std::size_t, ahead> hashes{};
-        for (std::size_t k = 0; k < std::min(count, ahead); ++k) {
-            hashes[k] = name_map::hash(name_at(k));
-            map.prefetch(hashes[k]);
-        }
-        for (std::size_t k = 0; k < count; ++k) {
-            const std::size_t h = hashes[k % ahead];
-            if (k + ahead < count) {
-                hashes[k % ahead] = name_map::hash(name_at(k + ahead));
-                map.prefetch(hashes[k % ahead]);
-            }
-            body(k, h);
-        }
-    }
-
-    /// Declared tensors' and nodes' names, each checked for a duplicate.
-    void register_names(const std::vector<raw_node>& raw) {
-        for_each_hashed(
-            g_.tensors.size(), tensor_ids_,
-            [&](std::size_t k) -> std::string_view { return g_.tensors[k].name; },
-            [&](std::size_t k, std::size_t h) {
-                const auto [first, fresh] =
-                    tensor_ids_.emplace(g_.tensors[k].name, h, static_cast<uint32_t>(k));
-                if (!fresh)
-                    fail_at_line(declared_name_lines_[k],
-                                 subject_ref(subject_ref::kind::tensor, g_.tensors[k].name, k),
-                                 "duplicate tensor name (first declared at line " +
-                                     std::to_string(g_.tensors[first].line) + ")");
-            });
-        name_map node_lines;
-        node_lines.reserve(raw.size());
-        for_each_hashed(
-            raw.size(), node_lines,
-            [&](std::size_t n) -> std::string_view { return g_.nodes[n].name; },
-            [&](std::size_t n, std::size_t h) {
-                const auto [first_line, fresh] =
-                    node_lines.emplace(g_.nodes[n].name, h, g_.nodes[n].line);
-                if (!fresh)
-                    fail_at_line(
-                        raw[n].name_line, raw[n].subject,
-                        "duplicate node name (first at line " + std::to_string(first_line) + ")");
-            });
-    }
-
-    void resolve(std::vector<raw_node>& raw, const std::vector<named_ref>& inputs,
-                 const std::vector<named_ref>& outputs) {
-        register_names(raw);
-        std::vector<uint32_t> producer(g_.tensors.size(), NNERGY_NO_NODE);
-        // Inputs that named no declared tensor, in order: a node must produce each.
-        struct first_use {
-            uint32_t tensor, node;
-            uint32_t offset;
-        };
-        std::vector<first_use> undeclared_inputs;
-        auto tensor_named = [&](const named_ref& ref) {
-            const std::string_view name = ref.name;
-            const auto id = static_cast<uint32_t>(g_.tensors.size());
-            const auto [found, fresh] = tensor_ids_.emplace(name, ref.hash, id);
-            if (fresh) {
-                tensor_spec t;
-                t.name = std::string(name);
-                g_.tensors.push_back(std::move(t));
-                producer.push_back(NNERGY_NO_NODE);
-            }
-            return std::pair<uint32_t, bool>{found, fresh};
-        };
-        constexpr std::size_t ahead = 4;  // nodes whose names are fetched ahead of their turn
-        auto prefetch_names = [&](std::size_t n) {
-            if (n >= raw.size()) return;
-            for (const named_ref& ref : raw[n].inputs) tensor_ids_.prefetch(ref.hash);
-            for (const named_ref& ref : raw[n].outputs) tensor_ids_.prefetch(ref.hash);
-        };
-        for (std::size_t n = 0; n < ahead; ++n) prefetch_names(n);
-        for (std::size_t n = 0; n < raw.size(); ++n) {
-            prefetch_names(n + ahead);
-            raw_node& r = raw[n];
-            node_spec& spec = g_.nodes[n];
-            spec.inputs.reserve(r.inputs.size());
-            for (const named_ref& in : r.inputs) {
-                if (in.name.empty()) {
-                    spec.inputs.push_back(NNERGY_NO_TENSOR);
-                    continue;
-                }
-                const auto [id, fresh] = tensor_named(in);
-                if (fresh) undeclared_inputs.push_back({id, static_cast<uint32_t>(n), in.offset});
-                spec.inputs.push_back(id);
-            }
-            spec.outputs.reserve(r.outputs.size());
-            for (const named_ref& o : r.outputs) {
-                const uint32_t id = tensor_named(o).first;
-                if (g_.tensors[id].initializer)
-                    fail_at(o.offset, r.subject,
-                            "output " + quote_name(o.name) + " is an initializer");
-                if (const uint32_t first = producer[id]; first != NNERGY_NO_NODE)
-                    fail_at(o.offset, r.subject,
-                            "output " + quote_name(o.name) + " is already produced by node " +
-                                quote_name(g_.nodes[first].name) +
-                                (g_.nodes[first].line
-                                     ? " (line " + std::to_string(g_.nodes[first].line) + ")"
-                                     : ""));
-                producer[id] = static_cast<uint32_t>(n);
-                spec.outputs.push_back(id);
-            }
-        }
-        for (const first_use& u : undeclared_inputs)
-            if (producer[u.tensor] == NNERGY_NO_NODE)
-                fail_at(u.offset, raw[u.node].subject,
-                        "input " + quote_name(g_.tensors[u.tensor].name) +
-                            " is not declared in 'tensors' and no node produces it");
-
-        std::vector<bool> is_graph_input(g_.tensors.size(), false);
+    void add_graph_inputs(const std::vector<named_ref>& inputs) {
         for (const named_ref& in : inputs) {
             const uint32_t* id = tensor_ids_.find(in.name);
-            if (!id || !g_.tensors[*id].declared)
+            if (!id)
                 fail_at(in.offset, "",
                         "graph input " + quote_name(in.name) +
                             " is not declared in 'tensors' (inputs need a dtype and a shape)");
-            const tensor_spec& t = g_.tensors[*id];
             const subject_ref subject(subject_ref::kind::graph_input, in.name);
-            if (is_graph_input[*id]) fail_at(in.offset, subject, "listed twice in 'inputs'");
-            is_graph_input[*id] = true;
-            if (t.initializer)
+            uint8_t& flags = tensor_flags_[*id];
+            if (flags & input) fail_at(in.offset, subject, "listed twice in 'inputs'");
+            flags |= input;
+            if (flags & initializer)
                 fail_at(in.offset, subject,
                         "is an initializer; list only activations in 'inputs' (initializers are "
                         "found through \"initializer\": true)");
-            if (t.dtype == NNERGY_DTYPE_UNDEFINED)
+            if (!(flags & typed))
                 fail_at(in.offset, subject, "needs a 'dtype' in its 'tensors' entry");
-            if (!t.shape) fail_at(in.offset, subject, "needs a 'shape' in its 'tensors' entry");
-            if (producer[*id] != NNERGY_NO_NODE)
-                fail_at(in.offset, subject,
-                        "is also produced by node " + quote_name(g_.nodes[producer[*id]].name));
-            g_.inputs.push_back(*id);
+            if (!(flags & shaped))
+                fail_at(in.offset, subject, "needs a 'shape' in its 'tensors' entry");
+            graph_input_offsets_.emplace_back(*id, in.offset);
+            sink_.input(*id);
         }
+    }
 
-        for (std::size_t n = 0; n < raw.size(); ++n) {
-            const raw_node& r = raw[n];
-            for (std::size_t k = 0; k < r.inputs.size(); ++k) {
-                const uint32_t id = g_.nodes[n].inputs[k];
-                if (id == NNERGY_NO_TENSOR || producer[id] != NNERGY_NO_NODE ||
-                    g_.tensors[id].initializer || is_graph_input[id])
-                    continue;
-                fail_at(r.inputs[k].offset, r.subject,
-                        "input " + quote_name(r.inputs[k].name) +
-                            " is neither a graph input, an initializer, nor produced by a node");
-            }
+    /// Inputs that were not produced when their node was read must have been produced since.
+    void check_open_inputs() const {
+        for (const open_input& u : open_inputs_) {
+            if (producer_[u.tensor] != NNERGY_NO_NODE) continue;
+            const subject_ref subject(subject_ref::kind::node, node_names_[u.node], u.node);
+            const std::string_view name = u.name;
+            if (u.undeclared)
+                fail_at(u.offset, subject,
+                        "input " + quote_name(name) +
+                            " is not declared in 'tensors' and no node produces it");
+            fail_at(u.offset, subject,
+                    "input " + quote_name(name) +
+                        " is neither a graph input, an initializer, nor produced by a node");
         }
+    }
 
-        std::vector<bool> is_graph_output(g_.tensors.size(), false);
+    void add_graph_outputs(const std::vector<named_ref>& outputs) {
+        std::vector<bool> listed(tensor_flags_.size(), false);
         for (const named_ref& o : outputs) {
             const subject_ref subject(subject_ref::kind::graph_output, o.name);
             const uint32_t* id = tensor_ids_.find(o.name);
             if (!id)
                 fail_at(o.offset, subject,
                         "is neither declared in 'tensors' nor produced by a node");
-            if (is_graph_output[*id]) fail_at(o.offset, subject, "listed twice in 'outputs'");
-            is_graph_output[*id] = true;
-            const tensor_spec& t = g_.tensors[*id];
-            if (producer[*id] == NNERGY_NO_NODE && !is_graph_input[*id] && !t.initializer)
+            if (listed[*id]) fail_at(o.offset, subject, "listed twice in 'outputs'");
+            listed[*id] = true;
+            if (producer_[*id] == NNERGY_NO_NODE && !(tensor_flags_[*id] & (input | initializer)))
                 fail_at(o.offset, subject, "is declared but no node produces it");
-            g_.outputs.push_back(*id);
+            sink_.output(*id);
         }
-        check_acyclic(producer);
     }
 
     /// Kahn's algorithm; on a cycle, names its nodes in order, with their lines.
-    void check_acyclic(const std::vector<uint32_t>& producer) const {
-        const std::size_t n_nodes = g_.nodes.size();
+    void check_acyclic() const {
+        const std::vector<uint32_t>& producer = producer_;
+        const std::size_t n_nodes = node_names_.size();
+        auto inputs_of = [&](uint32_t n) {
+            struct span {
+                const uint32_t *b, *e;
+                const uint32_t* begin() const noexcept { return b; }
+                const uint32_t* end() const noexcept { return e; }
+            };
+            return span{node_inputs_.data() + input_start_[n],
+                        node_inputs_.data() + input_start_[n + 1]};
+        };
         std::vector<std::size_t> pending(n_nodes, 0);
         std::vector<std::vector<uint32_t>> consumers(n_nodes);
         for (uint32_t n = 0; n < n_nodes; ++n)
-            for (uint32_t t : g_.nodes[n].inputs)
-                if (t != NNERGY_NO_TENSOR && producer[t] != NNERGY_NO_NODE) {
+            for (uint32_t t : inputs_of(n))
+                if (producer[t] != NNERGY_NO_NODE) {
                     ++pending[n];
                     consumers[producer[t]].push_back(n);
                 }
@@ -1119,9 +1112,8 @@ private:
             index_in_path[cur] = path.size();
             path.push_back(cur);
             uint32_t next = NNERGY_NO_NODE;
-            for (uint32_t t : g_.nodes[cur].inputs)
-                if (t != NNERGY_NO_TENSOR && producer[t] != NNERGY_NO_NODE &&
-                    pending[producer[t]]) {
+            for (uint32_t t : inputs_of(cur))
+                if (producer[t] != NNERGY_NO_NODE && pending[producer[t]]) {
                     next = producer[t];
                     break;
                 }
@@ -1136,120 +1128,148 @@ private:
         std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
         std::string chain;
         for (uint32_t n : cycle) chain += node_where(n) + " -> ";
-        chain += quote_name(g_.nodes[cycle.empty() ? start : cycle.front()].name);
-        fail_at_line(g_.nodes[cycle.empty() ? start : cycle.front()].line, "",
-                     "the nodes form a cycle: " + chain);
+        const uint32_t first = cycle.empty() ? start : cycle.front();
+        chain += quote_name(node_names_[first]);
+        fail_at_line(node_lines_v_[first], "", "the nodes form a cycle: " + chain);
     }
 };
 
 }  // namespace detail
 
-/// Reads a document, in place: `file` names it in messages. Throws parse_error.
-inline graph_spec parse_graph(std::string_view text, std::string_view file) {
-    return detail::reader(file).read(text);
-}
-
 namespace detail {
-/// Frees a string's memory (assigning an empty one may keep it).
-inline void release(std::string& s) {
-    s.clear();
-    s.shrink_to_fit();
-}
+
+/// Keeps what the reader hands over as a graph_spec.
+struct spec_sink {
+    graph_spec& g;
+    void graph_name(std::string_view name) { g.name = name; }
+    void metadata(std::string_view key, std::string_view value) {
+        g.metadata.emplace_back(key, value);
+    }
+    void reserve(std::size_t tensors, std::size_t nodes) {
+        g.tensors.reserve(tensors);
+        g.nodes.reserve(nodes);
+    }
+    void tensor(const tensor_spec& t) { g.tensors.push_back(t); }
+    void node(const node_spec& n) { g.nodes.push_back(n); }
+    void input(uint32_t t) { g.inputs.push_back(t); }
+    void output(uint32_t t) { g.outputs.push_back(t); }
+};
+
+/// Feeds what the reader hands over into a builder with the interface of
+/// nnergy::sdk::graph_builder as it comes: no description of the whole graph is kept beside
+/// the graph built. Errors the builder raises are rethrown as parse_error naming the file, line
+/// and tensor or node.
+template <class Builder>
+class builder_sink {
+public:
+    builder_sink(Builder& b, std::string_view file, std::string_view fallback_name)
+        : b_(b), file_(file), fallback_name_(fallback_name) {}
+
+    void graph_name(std::string_view name) {
+        // The ABI names a graph by its metadata "name", set first.
+        guard([] { return std::string("graph: "); }, 0,
+              [&] { b_.metadata("name", name.empty() ? fallback_name_ : name); });
+    }
+    void metadata(std::string_view key, std::string_view value) {
+        guard([] { return std::string("graph: "); }, 0, [&] { b_.metadata(key, value); });
+    }
+    void reserve(std::size_t tensors, std::size_t nodes) {
+        guard([] { return std::string("graph: "); }, 0, [&] { b_.reserve(tensors, nodes); });
+        ids_.reserve(tensors);
+    }
+    void tensor(const tensor_spec& t) {
+        guard([&] { return "tensor " + quote_name(t.name) + ": "; }, t.line,
+              [&] {
+                  dim_values_.clear();
+                  dim_symbols_.clear();
+                  if (t.shape)
+                      for (const dim_spec& d : *t.shape) {
+                          dim_values_.push_back(d.value);
+                          dim_symbols_.push_back({d.symbol.data(), d.symbol.size()});
+                      }
+                  const uint32_t id =
+                      b_.add_tensor(t.name, t.dtype, t.shape.has_value(), dim_values_.size(),
+                                    dim_values_.data(), dim_symbols_.data());
+                  if (t.initializer) b_.set_initializer(id);
+                  if (t.constant) b_.set_constant(id);
+                  if (t.values) b_.set_initializer_values(id, *t.values);
+                  ids_.push_back(id);
+              });
+    }
+    void node(const node_spec& n) {
+        guard(
+            [&] {
+                return "node " + quote_name(n.name) + " (index " + std::to_string(nodes_) + "): ";
+            },
+            n.line,
+            [&] {
+                const uint32_t id = b_.add_node(n.name, n.op, n.domain, map(n.inputs, inputs_),
+                                                map(n.outputs, outputs_));
+                for (const attr_spec& a : n.attributes)
+                    std::visit([&](const auto& v) { b_.attr(id, a.name, v); }, a.value);
+                if (n.line) b_.source_line(id, n.line);
+            });
+        ++nodes_;
+    }
+    void input(uint32_t t) {
+        guard([] { return std::string("graph inputs: "); }, 0, [&] { b_.add_input(ids_[t]); });
+    }
+    void output(uint32_t t) {
+        guard([] { return std::string("graph outputs: "); }, 0, [&] { b_.add_output(ids_[t]); });
+    }
+
+private:
+    Builder& b_;
+    std::string_view file_, fallback_name_;
+    std::vector<uint32_t> ids_;  ///< the builder's index of each tensor
+    std::size_t nodes_ = 0;
+    // Reused from one tensor or node to the next.
+    std::vector<int64_t> dim_values_;
+    std::vector<nnergy_string_view> dim_symbols_;
+    std::vector<uint32_t> inputs_, outputs_;
+
+    const std::vector<uint32_t>& map(const std::vector<uint32_t>& v, std::vector<uint32_t>& out) {
+        out.clear();
+        for (uint32_t t : v) out.push_back(t == NNERGY_NO_TENSOR ? NNERGY_NO_TENSOR : ids_[t]);
+        return out;
+    }
+    /// Runs `f`; a builder's error becomes a parse_error, `what()` and `line` saying where
+    /// (formatted only then).
+    template <class What, class F>
+    void guard(const What& what, uint32_t line, F&& f) {
+        try {
+            f();
+        } catch (const parse_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            std::string m(file_);
+            if (line) m += ":" + std::to_string(line);
+            m += ": ";
+            m += what();
+            throw parse_error(m + e.what());
+        }
+    }
+};
+
 }  // namespace detail
 
-/// Feeds a description into a graph builder with the interface of nnergy::sdk::graph_builder,
-/// releasing each tensor's and node's own memory once handed over (so that the description and
-/// the graph built from it are not both whole at once). The graph's name is passed as metadata
-/// "name", first, which is how the ABI names graphs. Errors the builder raises are rethrown as
-/// parse_error naming the file and node.
+/// Reads a document into a description of the whole graph (for tests and tools): `file` names
+/// it in messages. Throws parse_error.
+inline graph_spec parse_graph(std::string_view text, std::string_view file) {
+    graph_spec g;
+    detail::spec_sink sink{g};
+    detail::reader<detail::spec_sink>(file, sink).read(text);
+    return g;
+}
+
+/// Reads a document straight into a builder with the interface of nnergy::sdk::graph_builder,
+/// one tensor and one node at a time. A graph without a "name" gets `fallback_name`. Throws
+/// parse_error; the builder's graph is then incomplete, to be discarded.
 template <class Builder>
-void build_graph(graph_spec&& g, std::string_view file, std::string_view fallback_name,
-                 Builder& b) {
-    // What is being added, for messages; formatted only on failure.
-    enum class stage { graph, tensor, inputs, node, outputs } at = stage::graph;
-    std::size_t index = 0;
-    auto where = [&] {
-        std::string m(file);
-        uint32_t line = at == stage::tensor ? g.tensors[index].line
-                        : at == stage::node ? g.nodes[index].line
-                                            : 0;
-        if (line) m += ":" + std::to_string(line);
-        m += ": ";
-        switch (at) {
-            case stage::graph:
-                return m + "graph: ";
-            case stage::tensor:
-                return m + "tensor " + detail::quote_name(g.tensors[index].name) + ": ";
-            case stage::inputs:
-                return m + "graph inputs: ";
-            case stage::node:
-                return m + "node " + detail::quote_name(g.nodes[index].name) + " (index " +
-                       std::to_string(index) + "): ";
-            case stage::outputs:
-                return m + "graph outputs: ";
-        }
-        return m;
-    };
-    try {
-        b.reserve(g.tensors.size(), g.nodes.size());
-        b.metadata("name", g.name.empty() ? fallback_name : std::string_view(g.name));
-        for (const auto& [k, v] : g.metadata) b.metadata(k, v);
-        std::vector<uint32_t> ids;
-        ids.reserve(g.tensors.size());
-        at = stage::tensor;
-        // Dimensions are handed over as arrays, reused from one tensor to the next.
-        std::vector<int64_t> dim_values;
-        std::vector<nnergy_string_view> dim_symbols;
-        for (index = 0; index < g.tensors.size(); ++index) {
-            tensor_spec& t = g.tensors[index];
-            dim_values.clear();
-            dim_symbols.clear();
-            if (t.shape)
-                for (const dim_spec& d : *t.shape) {
-                    dim_values.push_back(d.value);
-                    dim_symbols.push_back({d.symbol.data(), d.symbol.size()});
-                }
-            uint32_t id = b.add_tensor(t.name, t.dtype, t.shape.has_value(), dim_values.size(),
-                                       dim_values.data(), dim_symbols.data());
-            if (t.initializer) b.set_initializer(id);
-            if (t.constant) b.set_constant(id);
-            if (t.values) b.set_initializer_values(id, *t.values);
-            ids.push_back(id);
-            detail::release(t.name);
-            t.shape.reset();
-            t.values.reset();
-        }
-        std::vector<uint32_t> inputs, outputs;  // reused: one allocation for the whole graph
-        auto map = [&](const std::vector<uint32_t>& v,
-                       std::vector<uint32_t>& out) -> const std::vector<uint32_t>& {
-            out.clear();
-            for (uint32_t t : v) out.push_back(t == NNERGY_NO_TENSOR ? NNERGY_NO_TENSOR : ids[t]);
-            return out;
-        };
-        at = stage::inputs;
-        for (uint32_t t : g.inputs) b.add_input(ids[t]);
-        at = stage::node;
-        for (index = 0; index < g.nodes.size(); ++index) {
-            node_spec& n = g.nodes[index];
-            uint32_t id =
-                b.add_node(n.name, n.op, n.domain, map(n.inputs, inputs), map(n.outputs, outputs));
-            for (const attr_spec& a : n.attributes)
-                std::visit([&](const auto& v) { b.attr(id, a.name, v); }, a.value);
-            if (n.line) b.source_line(id, n.line);
-            detail::release(n.name);
-            detail::release(n.op);
-            detail::release(n.domain);
-            n.inputs = {};
-            n.outputs = {};
-            n.attributes = {};
-        }
-        at = stage::outputs;
-        for (uint32_t t : g.outputs) b.add_output(ids[t]);
-    } catch (const parse_error&) {
-        throw;
-    } catch (const std::exception& e) {
-        throw parse_error(where() + e.what());
-    }
+void read_graph(std::string_view text, std::string_view file, std::string_view fallback_name,
+                Builder& b) {
+    detail::builder_sink<Builder> sink(b, file, fallback_name);
+    detail::reader<detail::builder_sink<Builder>>(file, sink).read(text);
 }
 
 }  // namespace nnergy::json_graph

@@ -37,18 +37,17 @@ std::string read_text(const std::filesystem::path& p) {
     return s.str();
 }
 
-// What the plugin does, minus loading the library: parse, then feed the host's own builder
+// What the plugin does, minus loading the library: read straight into the host's own builder
 // (nnergy_host_api, the functions a plugin calls), then finalize as load_model does.
 nnergy::graph load_text(const std::string& text, const std::string& file = "test.json") {
     nnergy::sdk::detail::api_slot() = nnergy::host_api();
-    jg::graph_spec spec = jg::parse_graph(text, file);
     nnergy::graph g;
     g.source_path = file;
     nnergy_graph_builder b;
     b.target = &g;
     b.file = file;
     nnergy::sdk::graph_builder builder(&b);
-    jg::build_graph(std::move(spec), file, std::filesystem::path(file).stem().string(), builder);
+    jg::read_graph(text, file, std::filesystem::path(file).stem().string(), builder);
     g.finalize();
     return g;
 }
@@ -540,7 +539,7 @@ TEST_CASE("the host takes a frontend's storage hint, and ignores one beyond any 
     builder.reserve(300, 100);
     CHECK(g.tensors.capacity() >= 300);
     CHECK(g.nodes.capacity() >= 100);
-    // The reader's hint is exact: declared and implicit tensors, and the nodes.
+    // The reader's hint: the declared tensors and one per node (its output), and the nodes.
     const std::string text = R"({"schema": "nnergy.graph/1", "inputs": ["x"], "outputs": ["z"],
       "tensors": [{"name": "x", "dtype": "float32", "shape": [2]}],
       "nodes": [{"name": "a", "op": "Relu", "inputs": ["x"], "outputs": ["y"]},
@@ -577,6 +576,32 @@ TEST_CASE("json graph reader: undeclared tensors are declared where first used",
             "nodes": [{"name": "a", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]})",
         "dir/my_model.json");
     CHECK(unnamed.name == "my_model");
+}
+
+TEST_CASE("json graph reader: the tensor list may follow the nodes", "[json_graph]") {
+    // Declared tensors are read first wherever their list stands: the same graph, the same
+    // indices, and errors still point at the right lines.
+    const std::string nodes =
+        R"("nodes": [{"name": "b", "op": "Relu", "inputs": ["t"], "outputs": ["y"]},
+                {"name": "a", "op": "Relu", "inputs": ["x"], "outputs": ["t"]}])";
+    const std::string tensors = R"("tensors": [{"name": "x", "dtype": "float32", "shape": [2]}])";
+    const std::string head = R"({"schema": "nnergy.graph/1", "inputs": ["x"], "outputs": ["y"],)";
+    const jg::graph_spec first =
+        jg::parse_graph(head + "\n" + tensors + ",\n" + nodes + "}", "a.json");
+    const jg::graph_spec last =
+        jg::parse_graph(head + "\n" + nodes + ",\n" + tensors + "}", "b.json");
+    REQUIRE(last.tensors.size() == 3);
+    for (std::size_t t = 0; t < 3; ++t) CHECK(last.tensors[t].name == first.tensors[t].name);
+    CHECK(last.tensors[0].line == 4);
+    REQUIRE(last.nodes.size() == 2);
+    CHECK(last.nodes[0].inputs == first.nodes[0].inputs);
+    CHECK(last.nodes[1].outputs == first.nodes[1].outputs);
+    CHECK(last.nodes[1].line == 3);
+    expect_rejected(head + "\n" + nodes + ",\n" +
+                        R"("tensors": [{"name": "x", "dtype": "float32", "shape": [2]},
+                                       {"name": "x", "dtype": "float32", "shape": [2]}]})",
+                    {"bad.json:5: tensor 'x' (index 1 of 'tensors'): duplicate tensor name "
+                     "(first declared at line 4)"});
 }
 
 TEST_CASE("json graph reader: never crashes on damaged input", "[json_graph]") {

@@ -11,6 +11,9 @@
 /// several GB/s.
 #pragma once
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <simdjson.h>
 
 #include <algorithm>
@@ -75,33 +78,6 @@ private:
 };
 
 namespace detail {
-/// What a byte means to the parser's scanning loops, looked up rather than compared in turn.
-enum byte_kind : uint8_t {
-    plain,
-    blank,
-    newline,
-    quote,
-    backslash,
-    opening,
-    closing,
-    comma,
-    control
-};
-inline constexpr std::array<uint8_t, 256> byte_kinds = [] {
-    std::array<uint8_t, 256> t{};
-    for (int c = 0; c < 0x20; ++c) t[c] = control;
-    t[' '] = t['\t'] = t['\r'] = blank;
-    t['\n'] = newline;
-    t['"'] = quote;
-    t['\\'] = backslash;
-    t['['] = t['{'] = opening;
-    t[']'] = t['}'] = closing;
-    t[','] = comma;
-    return t;
-}();
-inline byte_kind kind_of_byte(char c) noexcept {
-    return static_cast<byte_kind>(byte_kinds[static_cast<unsigned char>(c)]);
-}
 /// Bytes that end the plain part of a string: its closing quote, an escape, a control character.
 inline constexpr std::array<bool, 256> plain_string_ends = [] {
     std::array<bool, 256> t{};
@@ -113,14 +89,24 @@ inline bool ends_plain_string(char c) noexcept {
     return plain_string_ends[static_cast<unsigned char>(c)];
 }
 
-// Eight bytes at a time: names are most of a graph's text. A mask's lowest set bit marks the
-// first byte that matches (higher bits may be spurious, which the callers never look at).
+// The scanning loops look at sixteen bytes at a time (SSE2, which every x86-64 has), or eight
+// (other 64-bit little-endian machines), then finish byte by byte: names are most of a graph's
+// text. In each mask the lowest set bit marks the first byte that matches.
+#if defined(__SSE2__)
+inline constexpr std::ptrdiff_t scan_width = 16;
+inline __m128i bytes_equal(__m128i x, char c) noexcept {
+    return _mm_cmpeq_epi8(x, _mm_set1_epi8(c));
+}
+#else
+inline constexpr std::ptrdiff_t scan_width =
+    sizeof(void*) == 8 && std::endian::native == std::endian::little ? 8 : 0;
 inline uint64_t load8(const char* p) noexcept {
     uint64_t v;
     std::memcpy(&v, p, 8);
     return v;
 }
 inline constexpr uint64_t every_byte = 0x0101010101010101u, high_bits = 0x8080808080808080u;
+// Exact for the lowest matching byte; bits above it may be spurious (never looked at).
 inline uint64_t bytes_equal(uint64_t x, unsigned char b) noexcept {
     const uint64_t y = x ^ (every_byte * b);
     return (y - every_byte) & ~y & high_bits;
@@ -128,21 +114,49 @@ inline uint64_t bytes_equal(uint64_t x, unsigned char b) noexcept {
 inline uint64_t bytes_below(uint64_t x, unsigned char n) noexcept {
     return (x - every_byte * n) & ~x & high_bits;
 }
+#endif
+
 /// The first of [p, e) that is a quote, a backslash or (with `controls`) a control character;
 /// e if none.
 template <bool controls>
 inline const char* find_string_stop(const char* p, const char* e) noexcept {
-    if constexpr (sizeof(void*) == 8 && std::endian::native == std::endian::little) {
+#if defined(__SSE2__)
+    for (; e - p >= scan_width; p += scan_width) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i m = _mm_or_si128(bytes_equal(x, '"'), bytes_equal(x, '\\'));
+        if constexpr (controls)  // unsigned x <= 0x1f
+            m = _mm_or_si128(
+                m, _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f)));
+        if (const int bits = _mm_movemask_epi8(m)) return p + std::countr_zero(unsigned(bits));
+    }
+#else
+    if constexpr (scan_width == 8)
         for (; e - p >= 8; p += 8) {
             const uint64_t x = load8(p);
             uint64_t m = bytes_equal(x, '"') | bytes_equal(x, '\\');
             if constexpr (controls) m |= bytes_below(x, 0x20);
             if (m) return p + std::countr_zero(m) / 8;
         }
-    }
+#endif
     for (; p != e; ++p)
         if (*p == '"' || *p == '\\' || (controls && ends_plain_string(*p))) return p;
     return e;
+}
+
+/// What a byte means to stepping over a list, looked up rather than compared in turn (lists are
+/// dense with structure: a search ahead for the next bracket or comma costs more than it skips).
+enum byte_kind : uint8_t { other, quote, opening, closing, comma, newline };
+inline constexpr std::array<uint8_t, 256> byte_kinds = [] {
+    std::array<uint8_t, 256> t{};
+    t['"'] = quote;
+    t['['] = t['{'] = opening;
+    t[']'] = t['}'] = closing;
+    t[','] = comma;
+    t['\n'] = newline;
+    return t;
+}();
+inline byte_kind kind_of_byte(char c) noexcept {
+    return static_cast<byte_kind>(byte_kinds[static_cast<unsigned char>(c)]);
 }
 }  // namespace detail
 
@@ -789,7 +803,7 @@ private:
         uint32_t lines = 0;
         for (; p != e; ++p) {
             const detail::byte_kind k = detail::kind_of_byte(*p);
-            if (k <= detail::blank) continue;
+            if (k == detail::other) continue;
             if (k == detail::quote) {
                 for (p = detail::find_string_stop<false>(p + 1, e); p != e && *p == '\\';)
                     p = e - p > 2 ? detail::find_string_stop<false>(p + 2, e) : e;
@@ -800,7 +814,7 @@ private:
                 if (--level == 0) break;
             } else if (k == detail::comma) {
                 commas += level == 1;
-            } else if (k == detail::newline) {
+            } else {
                 ++lines;
             }
         }

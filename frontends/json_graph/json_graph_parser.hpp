@@ -115,52 +115,56 @@ namespace detail {
 /// over (hash, value, name) slots, so a name costs no allocation of its own.
 class name_map {
 public:
+    /// Names are at most this long (16 MiB - 1): a slot keeps a name's size in 24 bits.
+    static constexpr std::size_t longest_name = (std::size_t{1} << 24) - 1;
+
     void reserve(std::size_t n) {
         std::size_t want = 16;
         while (want < 2 * n) want *= 2;
         if (want > slots_.size()) rehash(want);
     }
-    static std::size_t hash(std::string_view name) noexcept {
-        return std::hash<std::string_view>{}(name);
+    /// The value held for `name`, or null.
+    const uint32_t* find(std::string_view name) const noexcept {
+        if (slots_.empty() || name.size() > longest_name) return nullptr;
+        const slot& s = slots_[probe(hash(name), name)];
+        return s.data ? &s.value : nullptr;
     }
-    /// Asks for the slot where `hash` starts probing to be brought into the cache: on graphs
-    /// whose tables outgrow the caches, a lookup is a memory access, and issuing it a few names
-    /// ahead hides its latency.
-    void prefetch(std::size_t h) const noexcept {
-        if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
-    }
-    /// The value held for `name` (whose hash is `h`), or null.
-    const uint32_t* find(std::string_view name, std::size_t h) const noexcept {
-        if (slots_.empty()) return nullptr;
-        const slot& s = slots_[probe(h, name)];
-        return s.used ? &s.value : nullptr;
-    }
-    const uint32_t* find(std::string_view name) const noexcept { return find(name, hash(name)); }
-    /// Adds `name` with `value` unless it is there; returns its value and whether it was added.
-    std::pair<uint32_t, bool> emplace(std::string_view name, std::size_t h, uint32_t value) {
+    /// Adds `name` (at most longest_name bytes) with `value` unless it is there; returns its
+    /// value and whether it was added.
+    std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
         if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+        const std::size_t h = hash(name);
         slot& s = slots_[probe(h, name)];
-        if (s.used) return {s.value, false};
-        s = slot{h, name, value, true};
+        if (s.data) return {s.value, false};
+        // An empty name still needs a non-null pointer to mark the slot used.
+        s = slot{name.empty() ? "" : name.data(), size_and_tag(name.size(), h), value};
         ++count_;
         return {value, true};
     }
-    std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
-        return emplace(name, hash(name), value);
-    }
 
 private:
+    // Sixteen bytes: on large graphs the tables outgrow the caches and every lookup is a memory
+    // access, so a slot keeps only where the name is, its size and eight bits of its hash (a
+    // name is read only when those match), and the value.
     struct slot {
-        std::size_t hash = 0;
-        std::string_view name;
+        const char* data = nullptr;  ///< null: the slot is empty
+        uint32_t size_tag = 0;       ///< the name's size, and the hash's top byte above it
         uint32_t value = 0;
-        bool used = false;
     };
-    /// The slot holding `name`, else the empty slot where it would go.
+    static std::size_t hash(std::string_view name) noexcept {
+        return std::hash<std::string_view>{}(name);
+    }
+    static uint32_t size_and_tag(std::size_t size, std::size_t h) noexcept {
+        return static_cast<uint32_t>(size) |
+               (static_cast<uint32_t>(h >> (8 * sizeof(std::size_t) - 8)) << 24);
+    }
+    /// The slot holding `name` (hash `h`), else the empty slot where it would go.
     std::size_t probe(std::size_t h, std::string_view name) const noexcept {
         const std::size_t mask = slots_.size() - 1;
+        const uint32_t key = size_and_tag(name.size(), h);
         std::size_t at = h & mask;
-        while (slots_[at].used && !(slots_[at].hash == h && slots_[at].name == name))
+        while (slots_[at].data && !(slots_[at].size_tag == key &&
+                                    std::string_view(slots_[at].data, name.size()) == name))
             at = (at + 1) & mask;
         return at;
     }
@@ -169,9 +173,9 @@ private:
         slots_.assign(size, slot{});
         const std::size_t mask = size - 1;
         for (const slot& s : old)
-            if (s.used) {
-                std::size_t at = s.hash & mask;
-                while (slots_[at].used) at = (at + 1) & mask;
+            if (s.data) {
+                std::size_t at = hash({s.data, s.size_tag & longest_name}) & mask;
+                while (slots_[at].data) at = (at + 1) & mask;
                 slots_[at] = s;
             }
     }
@@ -459,6 +463,17 @@ private:
         }
     }
 
+    /// Names are keys of the reader's tables, which keep their sizes in 24 bits. `what()`
+    /// names the value in the message.
+    template <class What>
+    void check_name_size(const json_value& v, const subject_ref& subject, const What& what) const {
+        if (v.string.size() > name_map::longest_name)
+            fail(&v, subject,
+                 what() + " is " + std::to_string(v.string.size()) +
+                     " bytes long; names are at most " + std::to_string(name_map::longest_name) +
+                     " bytes");
+    }
+
     std::string require_string(const json_value& m, const subject_ref& subject,
                                const std::string& key, bool allow_empty = false) const {
         if (m.type != json_value::kind::string)
@@ -633,6 +648,7 @@ private:
         const json_value* name = member[0];
         if (!name) fail(&t, subject, "missing 'name'");
         spec.name = require_string(*name, subject, "name");
+        check_name_size(*name, subject, [] { return std::string("'name'"); });
         subject.name = name->string;
         if (unknown_key) check_keys(t, subject, keys);
         const auto [first, fresh] =
@@ -786,6 +802,7 @@ private:
         const json_value* name = member[0];
         if (!name) fail(&n, subject, "missing 'name'");
         spec.name = require_string(*name, subject, "name");
+        check_name_size(*name, subject, [] { return std::string("'name'"); });
         subject.name = name->string;
         if (unknown_key) check_keys(n, subject, keys);
         const json_value* op = member[1];
@@ -860,6 +877,9 @@ private:
                 fail(&v, subject,
                      std::string("'") + key + "' must be an array of tensor names; element " +
                          std::to_string(k) + " is " + kind_of(v));
+            check_name_size(v, subject, [&] {
+                return "element " + std::to_string(k) + " of '" + std::string(key) + "'";
+            });
             out.push_back({v.string, v.offset});
         }
     }

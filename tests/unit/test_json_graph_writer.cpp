@@ -578,6 +578,46 @@ TEST_CASE("json graph reader: undeclared tensors are declared where first used",
     CHECK(unnamed.name == "my_model");
 }
 
+TEST_CASE("json graph reader: the name table finds every name, and refuses none it holds",
+          "[json_graph]") {
+    jg::detail::name_map names;
+    // Grows from empty (no reserve); names that differ in their last byte, share a size, are
+    // empty, or are prefixes of one another.
+    std::vector<std::string> held;
+    for (int i = 0; i < 20000; ++i) held.push_back("layer." + std::to_string(i) + ".weight");
+    held.push_back("");
+    held.push_back("layer.1");
+    held.push_back("layer.1.weigh");
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        const auto [value, fresh] = names.emplace(held[i], static_cast<uint32_t>(i));
+        REQUIRE(fresh);
+        REQUIRE(value == i);
+    }
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        const uint32_t* v = names.find(held[i]);
+        REQUIRE(v);
+        REQUIRE(*v == i);
+        CHECK_FALSE(names.emplace(held[i], 7).second);  // the first value stays
+    }
+    CHECK(*names.find(held[5]) == 5);
+    for (const char* absent : {"layer.20000.weight", "layer.1.weights", "layer.", " "})
+        CHECK(names.find(absent) == nullptr);
+    CHECK(names.find(std::string(jg::detail::name_map::longest_name + 1, 'a')) == nullptr);
+}
+
+TEST_CASE("json graph reader: names longer than the tables hold are refused", "[json_graph]") {
+    const std::string too_long(jg::detail::name_map::longest_name + 1, 'a');
+    expect_rejected(R"({"schema": "nnergy.graph/1", "outputs": ["y"], "tensors": [{"name": ")" +
+                        too_long + R"(", "dtype": "float32", "shape": [1]}], "nodes": []})",
+                    {"bad.json:1: tensor at index 0 of 'tensors': 'name' is 16777216 bytes long; "
+                     "names are at most 16777215 bytes"});
+    expect_rejected(R"({"schema": "nnergy.graph/1", "outputs": ["y"], "nodes": [
+        {"name": "r", "op": "Relu", "inputs": [")" +
+                        too_long + R"("], "outputs": ["y"]}]})",
+                    {"bad.json:2: node 'r' (index 0): element 0 of 'inputs' is 16777216 bytes "
+                     "long"});
+}
+
 TEST_CASE("json graph reader: the tensor list may follow the nodes", "[json_graph]") {
     // Declared tensors are read first wherever their list stands: the same graph, the same
     // indices, and errors still point at the right lines.

@@ -263,10 +263,11 @@ inline std::string kind_of(const json_value& j) {
 
 /// Reads a document into `Sink`, one tensor and one node at a time, as they are read and
 /// checked: sink.graph_name(name or ""), metadata(key, value), reserve(tensors, nodes),
-/// tensor(tensor_spec) returning its index (declared tensors first, then those nodes declare by
-/// naming them, in order of first mention), node(node_spec with resolved indices), input(t) and
-/// output(t). What can be judged only once every node is read (an input no node produces, a
-/// cycle) is checked afterwards from compact arrays; the sink's work is then discarded.
+/// tensor(tensor_spec), whose index is the number of tensors before it (declared tensors first,
+/// then those nodes declare by naming them, in order of first mention), node(node_spec with
+/// resolved indices, its index), input(t) and output(t). What can be judged only once every node is
+/// read (an input no node produces, a cycle) is checked afterwards from compact arrays; the sink's
+/// work is then discarded.
 template <class Sink>
 class reader {
 public:
@@ -356,8 +357,8 @@ private:
     };
     std::vector<open_input> open_inputs_;
     std::vector<std::pair<uint32_t, uint32_t>> graph_input_offsets_;  ///< (tensor, offset)
-    tensor_spec tensor_;  ///< the tensor being read (its storage reused)
-    node_spec node_;      ///< the node being read
+    tensor_spec tensor_;                                              ///< the tensor being read
+    node_spec node_;  ///< the node being read (its strings' and lists' storage reused)
     std::vector<named_ref> node_in_, node_out_;
 
     // ---- access ----
@@ -829,7 +830,7 @@ private:
         resolve(spec, subject, index);
         node_names_.push_back(name->string);
         node_lines_v_.push_back(spec.line);
-        sink_.node(spec);
+        sink_.node(spec, index);
     }
 
     /// The node's names as tensor indices. A name no tensor has yet declares one; an input no
@@ -1170,7 +1171,7 @@ struct spec_sink {
         g.nodes.reserve(nodes);
     }
     void tensor(const tensor_spec& t) { g.tensors.push_back(t); }
-    void node(const node_spec& n) { g.nodes.push_back(n); }
+    void node(const node_spec& n, std::size_t) { g.nodes.push_back(n); }
     void input(uint32_t t) { g.inputs.push_back(t); }
     void output(uint32_t t) { g.outputs.push_back(t); }
 };
@@ -1216,10 +1217,10 @@ public:
                   ids_.push_back(id);
               });
     }
-    void node(const node_spec& n) {
+    void node(const node_spec& n, std::size_t index) {
         guard(
             [&] {
-                return "node " + quote_name(n.name) + " (index " + std::to_string(nodes_) + "): ";
+                return "node " + quote_name(n.name) + " (index " + std::to_string(index) + "): ";
             },
             n.line,
             [&] {
@@ -1229,7 +1230,6 @@ public:
                     std::visit([&](const auto& v) { b_.attr(id, a.name, v); }, a.value);
                 if (n.line) b_.source_line(id, n.line);
             });
-        ++nodes_;
     }
     void input(uint32_t t) {
         guard([] { return std::string("graph inputs: "); }, 0, [&] { b_.add_input(ids_[t]); });
@@ -1242,7 +1242,6 @@ private:
     Builder& b_;
     std::string_view file_, fallback_name_;
     std::vector<uint32_t> ids_;  ///< the builder's index of each tensor
-    std::size_t nodes_ = 0;
     // Reused from one tensor or node to the next.
     std::vector<int64_t> dim_values_;
     std::vector<nnergy_string_view> dim_symbols_;

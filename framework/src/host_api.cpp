@@ -10,9 +10,58 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
+#include <unordered_map>
+
+namespace nnergy::detail {
+
+const std::string pooled_name::empty_;
+
+namespace {
+
+struct text_hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
+};
+using name_index =
+    std::unordered_map<std::string_view, const std::string*, text_hash, std::equal_to<>>;
+
+struct name_pool {
+    std::mutex lock;
+    std::deque<std::string> names;  // a deque never moves its strings
+    name_index index;
+};
+
+}  // namespace
+
+pooled_name pooled_name::of(std::string_view text) {
+    if (text.empty()) return pooled_name();
+    // Each thread first asks its own copy of the index, which needs no lock.
+    thread_local name_index seen;
+    if (auto it = seen.find(text); it != seen.end()) return pooled_name(it->second);
+    // Never destroyed: names may be looked at until the very end of the process.
+    static name_pool& pool = *new name_pool;
+    const std::string* pooled;
+    {
+        std::lock_guard<std::mutex> hold(pool.lock);
+        if (auto it = pool.index.find(text); it != pool.index.end()) {
+            pooled = it->second;
+        } else {
+            pooled = &pool.names.emplace_back(text);
+            pool.index.emplace(*pooled, pooled);
+        }
+    }
+    seen.emplace(*pooled, pooled);
+    return pooled_name(pooled);
+}
+
+}  // namespace nnergy::detail
 
 namespace nnergy {
 namespace {
@@ -518,8 +567,11 @@ void api_mapping_add_level(nnergy_mapping* m, nnergy_string_view level, double b
                            double bandwidth) noexcept {
     if (!m) return;
     try {
+        const size_t position = m->levels.size();
         nnergy_mapping::level& l = m->levels.grow(4);
-        if (l.name != sv(level)) l.name.assign(sv(level));  // a reused level usually has it
+        // A reused level usually has its name already.
+        if (!(l.name == sv(level)))
+            l.name = nnergy_mapping::name::at<nnergy_mapping::level>(sv(level), position);
         l.bytes = bytes;
         l.bandwidth_bytes_per_s = bandwidth;
     } catch (...) {
@@ -542,7 +594,7 @@ size_t api_mapping_level_count(const nnergy_mapping* m) noexcept {
 void api_mapping_level(const nnergy_mapping* m, size_t i, nnergy_string_view* level, double* bytes,
                        double* bandwidth) noexcept {
     if (!m || i >= m->levels.size()) return;
-    if (level) *level = to_sv(m->levels[i].name);
+    if (level) *level = to_sv(m->levels[i].name.view());
     if (bytes) *bytes = m->levels[i].bytes;
     if (bandwidth) *bandwidth = m->levels[i].bandwidth_bytes_per_s;
 }
@@ -552,6 +604,7 @@ void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnerg
     if (!m || !(count >= 0) || !std::isfinite(count)) return;
     try {
         using placed = nnergy::detail::unique_list<nnergy_mapping::event>::placed;
+        const size_t position = m->events.size();
         auto [e, how] = m->events.place(
             [&](const nnergy_mapping::event& x) {
                 return nnergy::modeling::same_text(x.name, sv(event)) &&
@@ -563,8 +616,9 @@ void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnerg
             return;
         }
         if (how == placed::fresh) {
-            e.category.assign(sv(category));
-            e.name.assign(sv(event));
+            struct category_tag;
+            e.category = nnergy_mapping::name::at<category_tag>(sv(category), position);
+            e.name = nnergy_mapping::name::at<nnergy_mapping::event>(sv(event), position);
         }
         e.count = count;
     } catch (...) {
@@ -576,8 +630,8 @@ size_t api_mapping_event_count(const nnergy_mapping* m) noexcept {
 void api_mapping_event(const nnergy_mapping* m, size_t i, nnergy_string_view* category,
                        nnergy_string_view* event, double* count) noexcept {
     if (!m || i >= m->events.size()) return;
-    if (category) *category = to_sv(m->events[i].category);
-    if (event) *event = to_sv(m->events[i].name);
+    if (category) *category = to_sv(m->events[i].category.view());
+    if (event) *event = to_sv(m->events[i].name.view());
     if (count) *count = m->events[i].count;
 }
 

@@ -181,7 +181,7 @@ report_value mapping_document(const nnergy_mapping& m) {
     levels.reserve(m.levels.size());
     for (const auto& l : m.levels) {
         report_value x = report_value::object();
-        x.set("level", report_value::of(l.name));
+        x.set("level", report_value::of(l.name.view()));
         x.set("bytes", number(l.bytes));
         x.set("bandwidth_bytes_per_s", number(l.bandwidth_bytes_per_s));
         levels.push(std::move(x));
@@ -191,8 +191,8 @@ report_value mapping_document(const nnergy_mapping& m) {
         report_value events = report_value::array();
         for (const auto& e : m.events) {
             report_value x = report_value::object();
-            x.set("category", report_value::of(e.category));
-            x.set("event", report_value::of(e.name));
+            x.set("category", report_value::of(e.category.view()));
+            x.set("event", report_value::of(e.name.view()));
             x.set("count", number(e.count));
             events.push(std::move(x));
         }

@@ -3,6 +3,8 @@
 // (NNERGY_MAP_TOTALS_ONLY), reuses its mappings and results from one evaluation to the next,
 // and the memory estimator reuses what it derived from a graph it has seen (ABI 1.5
 // identities). None of that may change a total.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
@@ -14,6 +16,7 @@
 #include <nnergy/framework/registry.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -145,15 +148,16 @@ TEST_CASE("a graph or partition built by hand has no identity; a copy keeps it",
     CHECK(b != a);
 }
 
-TEST_CASE("a reused keyed list keeps each key once whatever order it is refilled in",
-          "[evaluate]") {
-    nnergy::detail::keyed_list<double> list;
+TEMPLATE_TEST_CASE("a reused keyed list keeps each key once whatever order it is refilled in",
+                   "[evaluate]", std::string, nnergy::detail::pooled_name) {
+    nnergy::detail::keyed_list<double, TestType> list;
     auto fill = [&](std::initializer_list<std::pair<const char*, double>> kv) {
         list.clear();
         for (const auto& [k, v] : kv) list.set(k, v, 4);
     };
     auto contents = [&] {
-        std::vector<std::pair<std::string, double>> out(list.begin(), list.end());
+        std::vector<std::pair<std::string, double>> out;
+        for (const auto& [k, v] : list) out.emplace_back(std::string_view(k), v);
         return out;
     };
     using kv = std::vector<std::pair<std::string, double>>;
@@ -181,4 +185,42 @@ TEST_CASE("a reused keyed list keeps each key once whatever order it is refilled
     CHECK(contents() == kv{{"c", 6}, {"b", 5}});
     fill({{"c", 1}, {"b", 2}, {"x", 3}, {"b", 4}});
     CHECK(contents() == kv{{"c", 1}, {"b", 4}, {"x", 3}});
+}
+
+struct pooled_test_tag;
+
+TEST_CASE("a pooled name is stored once for the process, whichever thread asks", "[evaluate]") {
+    using nnergy::detail::pooled_name;
+    const pooled_name empty;
+    CHECK(empty.view().empty());
+    CHECK(pooled_name::of("").view().data() == empty.view().data());
+
+    const std::string text = "memory.dram_read";
+    const pooled_name a = pooled_name::of(text);
+    CHECK(a == text);
+    CHECK(a.view().data() != text.data());  // a copy of its own, not the caller's bytes
+    CHECK(pooled_name::of(std::string(text)).view().data() == a.view().data());
+    CHECK(pooled_name::of("memory.dram_write").view().data() != a.view().data());
+
+    // Other threads get the very same copy, also when they ask at the same time.
+    std::vector<const char*> seen(8, nullptr);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < seen.size(); ++t)
+        threads.emplace_back([&seen, t] {
+            for (int i = 0; i < 100; ++i) pooled_name::of(fmt::format("thread-name-{}", i % 10));
+            seen[t] = pooled_name::of("memory.dram_read").view().data();
+        });
+    for (auto& th : threads) th.join();
+    for (const char* p : seen) CHECK(p == a.view().data());
+    CHECK(pooled_name::of("thread-name-3").view().data() ==
+          pooled_name::of(std::string("thread-name-") + "3").view().data());
+
+    // A hint that matches is returned as is; one that does not is replaced by the lookup.
+    pooled_name hint = pooled_name::of("launch");
+    CHECK(pooled_name::of("launch", hint).view().data() == hint.view().data());
+    const pooled_name other = pooled_name::of("dma", hint);
+    CHECK(other == "dma");
+    CHECK(hint.view().data() == other.view().data());
+    CHECK(pooled_name::at<pooled_test_tag>("dma", 3).view().data() == other.view().data());
+    CHECK(pooled_name::at<pooled_test_tag>("dma", 1000).view().data() == other.view().data());
 }

@@ -128,17 +128,59 @@ private:
     size_t trusted_ = 0;
 };
 
-/// A short list of (key, value) pairs, each key once, in the order first set.
-template <class V>
-class keyed_list : public unique_list<std::pair<std::string, V>> {
+/// A name stored once for the whole process: the keys, levels and event names of mappings.
+/// Every kernel of every run uses the same few dozen of them, so a kernel keeps a pointer (8
+/// bytes) where a string of its own cost 32 bytes and often an allocation. The pool only grows,
+/// by the distinct names plugins use, and never moves a name.
+class pooled_name {
+public:
+    constexpr pooled_name() noexcept : text_(&empty_) {}
+    /// The pooled copy of `text`; thread-safe.
+    static pooled_name of(std::string_view text);
+    /// The same, where `hint` is the name the caller expects (the one last placed at the same
+    /// position of the same kind of list on this thread): plugins set their keys in a fixed
+    /// order, so the hint usually saves the lookup. The hint is updated.
+    static pooled_name of(std::string_view text, pooled_name& hint) {
+        if (!modeling::same_text(hint.view(), text)) hint = of(text);
+        return hint;
+    }
+    /// Like of(text, hint), with a hint per position of the list kind `Tag`.
+    template <class Tag>
+    static pooled_name at(std::string_view text, size_t position) {
+        constexpr size_t hinted = 64;
+        thread_local pooled_name hints[hinted];
+        return position < hinted ? of(text, hints[position]) : of(text);
+    }
+    std::string_view view() const noexcept { return *text_; }
+    operator std::string_view() const noexcept { return *text_; }
+    friend bool operator==(pooled_name a, std::string_view b) noexcept {
+        return modeling::same_text(a.view(), b);
+    }
+
+private:
+    explicit pooled_name(const std::string* text) noexcept : text_(text) {}
+    static const std::string empty_;
+    const std::string* text_;
+};
+
+/// A short list of (key, value) pairs, each key once, in the order first set. K is
+/// std::string or pooled_name.
+template <class V, class K = std::string>
+class keyed_list : public unique_list<std::pair<K, V>> {
 public:
     /// Sets `key` to `value`; `first` is the room made on the first insertion, sized to what the
     /// list usually holds.
     template <class T>
     void set(std::string_view key, T&& value, size_t first) {
+        const size_t position = this->size();
         auto [kv, how] = this->place(
             [key](const auto& item) { return modeling::same_text(item.first, key); }, first);
-        if (how == unique_list<std::pair<std::string, V>>::placed::fresh) kv.first.assign(key);
+        if (how == unique_list<std::pair<K, V>>::placed::fresh) {
+            if constexpr (std::is_same_v<K, pooled_name>)
+                kv.first = pooled_name::at<keyed_list>(key, position);
+            else
+                kv.first.assign(key);
+        }
         if constexpr (std::is_same_v<V, std::string>) {
             // A reused text usually has its value already (a unit, a bottleneck).
             if (kv.second != value) kv.second = std::forward<T>(value);
@@ -156,17 +198,18 @@ public:
 }  // namespace nnergy::detail
 
 struct nnergy_mapping {
+    using name = nnergy::detail::pooled_name;
     struct level {
-        std::string name;
+        nnergy::detail::pooled_name name;
         double bytes = 0;
         double bandwidth_bytes_per_s = 0;
     };
-    nnergy::detail::keyed_list<double> numbers;
-    nnergy::detail::keyed_list<std::string> texts;
+    nnergy::detail::keyed_list<double, name> numbers;
+    nnergy::detail::keyed_list<std::string, name> texts;
     nnergy::detail::reusable_list<level> levels;
     struct event {
-        std::string category;
-        std::string name;
+        nnergy::detail::pooled_name category;
+        nnergy::detail::pooled_name name;
         double count = 0;
     };
     nnergy::detail::unique_list<event> events;  ///< each (category, name) once
@@ -218,7 +261,7 @@ struct nnergy_results {
     /// Per key id, a bit per kernel: the kernels that have set it.
     std::vector<std::vector<uint64_t>> key_kernels;
     std::vector<std::vector<std::pair<uint32_t, double>>> kernel_numbers;
-    std::vector<nnergy::detail::keyed_list<std::string>> kernel_texts;
+    std::vector<nnergy::detail::keyed_list<std::string, nnergy::detail::pooled_name>> kernel_texts;
     nnergy::detail::keyed_list<double> totals;
     nnergy::detail::keyed_list<std::string> total_texts;
 

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reads an ONNX ModelProto into a graph builder (docs/onnx.md).
 //
-// Initializers are scanned field by field straight from the file: only their name, element type,
-// dims and element counts are kept, and weight bytes are skipped, so memory stays bounded by the
-// graph structure, not by the size of the weights. Everything else in the file is small and is
-// parsed with the ONNX protobuf classes.
+// The file is mapped, not read, and decoded by onnx_proto.hpp. Of the initializers only the name,
+// element type, dims and element counts are kept, and weight bytes are passed over, so memory
+// stays bounded by the graph structure, not by the size of the weights.
 #ifndef NNERGY_FRONTENDS_ONNX_READER_HPP
 #define NNERGY_FRONTENDS_ONNX_READER_HPP
 
 #include <fcntl.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <nnergy/plugin.h>
-#include <onnx/onnx_pb.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +33,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "onnx_proto.hpp"
 
 namespace nnergy::onnx_frontend {
 
@@ -225,51 +224,52 @@ inline std::vector<int64_t> decode_raw_ints(const std::string& raw, int32_t data
 
 /// The value of a one-element tensor attribute (ConstantOfShape's fill value), when it is an
 /// integer or a float32/float64 nnergy can read; nullopt otherwise.
-inline std::optional<std::variant<int64_t, double>> scalar_value(const onnx::TensorProto& t) {
-    for (int64_t d : t.dims())
+inline std::optional<std::variant<int64_t, double>> scalar_value(const proto::tensor& t) {
+    for (int64_t d : t.dims)
         if (d != 1) return std::nullopt;
-    const std::string& raw = t.raw_data();
     auto raw_unsigned = [&](std::size_t width) -> std::optional<uint64_t> {
-        if (raw.size() != width) return std::nullopt;
+        if (t.raw.size() != width || t.raw_size != width) return std::nullopt;
         uint64_t u = 0;
         for (std::size_t b = 0; b < width; ++b)
-            u |= static_cast<uint64_t>(static_cast<unsigned char>(raw[b])) << (8 * b);
+            u |= static_cast<uint64_t>(static_cast<unsigned char>(t.raw[b])) << (8 * b);
         return u;
     };
-    switch (t.data_type()) {
-        case onnx::TensorProto::INT64:
-            if (t.has_raw_data()) {
+    auto count = [&](int field) {
+        auto it = t.typed_counts.find(field);
+        return it == t.typed_counts.end() ? uint64_t{0} : it->second;
+    };
+    enum : int32_t { FLOAT = 1, UINT8 = 2, INT8 = 3, UINT16 = 4, INT16 = 5, INT32 = 6, INT64 = 7 };
+    enum : int32_t { BOOL = 9, DOUBLE = 11 };
+    switch (t.data_type) {
+        case INT64:
+            if (t.has_raw) {
                 if (auto u = raw_unsigned(8)) return static_cast<int64_t>(*u);
                 return std::nullopt;
             }
-            if (t.int64_data_size() == 1) return static_cast<int64_t>(t.int64_data(0));
+            // int32_data and int64_data share `ints`: only int64_data may hold the value.
+            if (count(7) == 1 && count(5) == 0) return t.ints[0];
             return std::nullopt;
-        case onnx::TensorProto::INT32:
-        case onnx::TensorProto::INT16:
-        case onnx::TensorProto::INT8:
-        case onnx::TensorProto::UINT16:
-        case onnx::TensorProto::UINT8:
-        case onnx::TensorProto::BOOL: {
-            const int32_t type = t.data_type();
-            const std::size_t width =
-                type == onnx::TensorProto::INT32                                        ? 4
-                : type == onnx::TensorProto::INT16 || type == onnx::TensorProto::UINT16 ? 2
-                                                                                        : 1;
-            if (t.has_raw_data()) {
+        case INT32:
+        case INT16:
+        case INT8:
+        case UINT16:
+        case UINT8:
+        case BOOL: {
+            const int32_t type = t.data_type;
+            const std::size_t width = type == INT32 ? 4 : type == INT16 || type == UINT16 ? 2 : 1;
+            if (t.has_raw) {
                 auto u = raw_unsigned(width);
                 if (!u) return std::nullopt;
-                const bool is_signed = type == onnx::TensorProto::INT32 ||
-                                       type == onnx::TensorProto::INT16 ||
-                                       type == onnx::TensorProto::INT8;
+                const bool is_signed = type == INT32 || type == INT16 || type == INT8;
                 const int shift = static_cast<int>(64 - 8 * width);
                 return is_signed ? static_cast<int64_t>(*u << shift) >> shift
                                  : static_cast<int64_t>(*u);
             }
-            if (t.int32_data_size() == 1) return static_cast<int64_t>(t.int32_data(0));
+            if (count(5) == 1 && count(7) == 0) return t.ints[0];
             return std::nullopt;
         }
-        case onnx::TensorProto::FLOAT:
-            if (t.has_raw_data()) {
+        case FLOAT:
+            if (t.has_raw) {
                 auto u = raw_unsigned(4);
                 if (!u) return std::nullopt;
                 float f;
@@ -277,366 +277,263 @@ inline std::optional<std::variant<int64_t, double>> scalar_value(const onnx::Ten
                 std::memcpy(&f, &bits, sizeof f);
                 return static_cast<double>(f);
             }
-            if (t.float_data_size() == 1) return static_cast<double>(t.float_data(0));
+            if (count(4) == 1) return static_cast<double>(t.first_float);
             return std::nullopt;
-        case onnx::TensorProto::DOUBLE:
-            if (t.has_raw_data()) {
+        case DOUBLE:
+            if (t.has_raw) {
                 auto u = raw_unsigned(8);
                 if (!u) return std::nullopt;
                 double f;
                 std::memcpy(&f, &*u, sizeof f);
                 return f;
             }
-            if (t.double_data_size() == 1) return t.double_data(0);
+            if (count(10) == 1) return t.first_double;
             return std::nullopt;
         default:
             return std::nullopt;
     }
 }
 
-/// Summary of a parsed TensorProto (Constant `value` attributes; these are small).
-inline tensor_summary summarize(const onnx::TensorProto& t) {
+/// What is kept of a decoded TensorProto (an initializer, or a Constant's `value`).
+inline tensor_summary summarize(const proto::tensor& t) {
     tensor_summary s;
-    s.name = t.name();
-    s.data_type = t.data_type();
-    s.dims.assign(t.dims().begin(), t.dims().end());
-    s.external = t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0;
-    s.has_raw = t.has_raw_data();
-    s.raw_size = t.raw_data().size();
-    s.typed_counts[4] = static_cast<uint64_t>(t.float_data_size());
-    s.typed_counts[5] = static_cast<uint64_t>(t.int32_data_size());
-    s.typed_counts[6] = static_cast<uint64_t>(t.string_data_size());
-    s.typed_counts[7] = static_cast<uint64_t>(t.int64_data_size());
-    s.typed_counts[10] = static_cast<uint64_t>(t.double_data_size());
-    s.typed_counts[11] = static_cast<uint64_t>(t.uint64_data_size());
+    s.name = t.name;
+    s.data_type = t.data_type;
+    s.dims = t.dims;
+    s.external = t.external;
+    s.has_raw = t.has_raw;
+    s.raw_size = t.raw_size;
+    s.typed_counts = t.typed_counts;
     if (s.data_type == 6 || s.data_type == 7) {
-        std::vector<int64_t> v;
-        if (s.has_raw)
-            v = decode_raw_ints(t.raw_data(), s.data_type);
-        else if (s.data_type == 7)
-            v.assign(t.int64_data().begin(), t.int64_data().end());
-        else
-            v.assign(t.int32_data().begin(), t.int32_data().end());
-        if (v.size() <= max_value_elements) {
-            s.small_values = std::move(v);
+        if (t.has_raw && t.raw_size <= proto::tensor::max_kept_raw) {
+            s.small_values = decode_raw_ints(t.raw, s.data_type);
+            s.values_complete = true;
+        } else if (!t.has_raw && t.ints_complete) {
+            s.small_values = t.ints;
             s.values_complete = true;
         }
     }
     return s;
 }
 
-// ---- streaming protobuf reading -------------------------------------------------------------
+// ---- reading the file -----------------------------------------------------------------------
 
 namespace detail {
 
-namespace pio = google::protobuf::io;
+/// The model's own level of the file, read with the messages its failures deserve: where the
+/// file ends early, and where its bytes are no protobuf at all. What lies inside the model's
+/// fields is decoded afterwards (proto::decode).
+class top_level {
+public:
+    top_level(std::string_view bytes, const std::string& file)
+        : bytes_(bytes), file_(file), limit_(bytes.size()) {}
 
-enum wire : uint32_t {
-    varint = 0,
-    fixed64 = 1,
-    length = 2,
-    group_start = 3,
-    group_end = 4,
-    fixed32 = 5
-};
-
-/// Reading position and the failure messages of one file.
-struct stream {
-    pio::CodedInputStream& in;
-    std::string file;
-    uint64_t file_size;
-
-    uint64_t remaining() const {
-        const auto pos = static_cast<uint64_t>(in.CurrentPosition());
-        return pos < file_size ? file_size - pos : 0;
+    std::size_t position() const noexcept { return at_; }
+    std::string_view span(std::size_t from) const noexcept {
+        return bytes_.substr(from, at_ - from);
     }
+
     [[noreturn]] void truncated(std::string_view where) const {
-        throw read_error(file + ": truncated ONNX file: it ends inside " + std::string(where) +
-                         " (at byte " + std::to_string(in.CurrentPosition()) + " of " +
-                         std::to_string(file_size) + ")");
+        throw read_error(file_ + ": truncated ONNX file: it ends inside " + std::string(where) +
+                         " (at byte " + std::to_string(at_) + " of " +
+                         std::to_string(bytes_.size()) + ")");
     }
-    [[noreturn]] void invalid(std::string_view where) const {
-        throw read_error(file + ": not an ONNX model: invalid protobuf data in " +
-                         std::string(where) + " at byte " + std::to_string(in.CurrentPosition()));
+    [[noreturn]] void invalid(std::string_view where, std::size_t at) const {
+        throw read_error(file_ + ": not an ONNX model: invalid protobuf data in " +
+                         std::string(where) + " at byte " + std::to_string(at));
+    }
+    [[noreturn]] void invalid(std::string_view where) const { invalid(where, at_); }
+
+    /// The next tag of the message that ends at the current limit; false at its end.
+    bool next_tag(uint32_t& tag, std::string_view where) {
+        if (at_ == limit_) return false;
+        const std::size_t start = at_;
+        const uint64_t t = varint(where);
+        if (t > UINT32_MAX || (t >> 3) == 0) invalid(where, start);
+        tag = static_cast<uint32_t>(t);
+        return true;
     }
     /// A length prefix, checked against what is left of the file and of the enclosing message.
     uint32_t length_prefix(std::string_view where) {
-        uint32_t n = 0;
-        if (!in.ReadVarint32(&n)) {
-            if (remaining() == 0) truncated(where);
-            invalid(where);
+        const std::size_t start = at_;
+        const uint64_t n = varint(where);
+        if (n > bytes_.size() - at_)
+            throw read_error(file_ + ": truncated ONNX file: " + std::string(where) + " (" +
+                             std::to_string(n) + " bytes from byte " + std::to_string(at_) +
+                             ") runs past its end (" + std::to_string(bytes_.size()) + " bytes)");
+        if (n > limit_ - at_) invalid(where, start);
+        return static_cast<uint32_t>(n);
+    }
+    /// The next `n` bytes (within the current message), which are passed over.
+    std::string_view take(std::size_t n, std::string_view where) {
+        if (n > limit_ - at_) {
+            at_ = limit_;
+            truncated(where);
         }
-        if (n > remaining())
-            throw read_error(file + ": truncated ONNX file: " + std::string(where) + " (" +
-                             std::to_string(n) + " bytes from byte " +
-                             std::to_string(in.CurrentPosition()) + ") runs past its end (" +
-                             std::to_string(file_size) + " bytes)");
-        if (static_cast<int64_t>(n) > in.BytesUntilLimit() && in.BytesUntilLimit() >= 0)
-            invalid(where);
-        return n;
+        const std::string_view s = bytes_.substr(at_, n);
+        at_ += n;
+        return s;
     }
-    void skip(uint32_t n, std::string_view where) {
-        if (!in.Skip(static_cast<int>(n))) truncated(where);
-    }
-    uint64_t read_varint(std::string_view where) {
-        uint64_t v = 0;
-        if (!in.ReadVarint64(&v)) {
-            if (remaining() == 0) truncated(where);
-            invalid(where);
-        }
-        return v;
-    }
-    /// Copies one field (tag already read) into `out`, for the generated parser to read later.
-    void copy_field(uint32_t tag, pio::CodedOutputStream& out, std::string_view where) {
-        out.WriteVarint32(tag);
-        switch (tag & 7u) {
-            case varint:
-                out.WriteVarint64(read_varint(where));
-                return;
-            case fixed64: {
-                uint64_t v = 0;
-                if (!in.ReadLittleEndian64(&v)) truncated(where);
-                out.WriteLittleEndian64(v);
-                return;
-            }
-            case fixed32: {
-                uint32_t v = 0;
-                if (!in.ReadLittleEndian32(&v)) truncated(where);
-                out.WriteLittleEndian32(v);
-                return;
-            }
-            case length: {
-                const uint32_t n = length_prefix(where);
-                std::string bytes;
-                if (!in.ReadString(&bytes, static_cast<int>(n))) truncated(where);
-                out.WriteVarint32(n);
-                out.WriteString(bytes);
-                return;
-            }
-            default:
-                invalid(where);
-        }
-    }
-    /// Skips one field (tag already read).
+    /// Passes over one field (its tag already read).
     void skip_field(uint32_t tag, std::string_view where) {
         switch (tag & 7u) {
-            case varint:
-                read_varint(where);
+            case proto::varint:
+                varint(where);
                 return;
-            case fixed64:
-                skip(8, where);
+            case proto::fixed64:
+                take(8, where);
                 return;
-            case fixed32:
-                skip(4, where);
+            case proto::fixed32:
+                take(4, where);
                 return;
-            case length:
-                skip(length_prefix(where), where);
+            case proto::length:
+                take(length_prefix(where), where);
                 return;
             default:
                 invalid(where);
         }
     }
-    /// Reads tags of the current message until its end; false at the end. A tag of 0 before the
-    /// end of the file or message is corrupt data.
-    bool next_tag(uint32_t& tag, std::string_view where) {
-        tag = in.ReadTag();
-        if (tag != 0) return true;
-        if (in.BytesUntilLimit() > 0 && remaining() == 0) truncated(where);
-        if (in.BytesUntilLimit() == -1 ? remaining() != 0 : in.BytesUntilLimit() != 0)
-            invalid(where);
-        return false;
+    /// Reads within the next `n` bytes until end_message(); returns the enclosing limit.
+    std::size_t begin_message(std::size_t n) noexcept {
+        const std::size_t outer = limit_;
+        limit_ = at_ + n;
+        return outer;
     }
+    void end_message(std::size_t outer) noexcept { limit_ = outer; }
+
+private:
+    uint64_t varint(std::string_view where) {
+        const std::size_t start = at_;
+        uint64_t v = 0;
+        for (int shift = 0; shift < 70; shift += 7) {
+            if (at_ == limit_) {
+                if (limit_ == bytes_.size()) truncated(where);
+                invalid(where, start);
+            }
+            const auto b = static_cast<uint8_t>(bytes_[at_++]);
+            if (shift < 64) v |= static_cast<uint64_t>(b & 0x7Fu) << shift;
+            if (b < 0x80) return v;
+        }
+        invalid(where, start);
+    }
+
+    std::string_view bytes_;
+    const std::string& file_;
+    std::size_t at_ = 0;
+    std::size_t limit_;
 };
-
-/// Reads a repeated scalar field, packed or not, counting its entries and calling `value` with
-/// each integer (varint fields) while `want_values` holds.
-template <class F>
-uint64_t read_repeated(stream& s, uint32_t tag, bool is_varint, uint32_t fixed_width,
-                       std::string_view where, F&& value) {
-    const uint32_t wt = tag & 7u;
-    if (wt == length) {
-        const uint32_t n = s.length_prefix(where);
-        if (!is_varint) {
-            if (n % fixed_width != 0) s.invalid(where);
-            s.skip(n, where);
-            return n / fixed_width;
-        }
-        const int limit = s.in.PushLimit(static_cast<int>(n));
-        uint64_t count = 0;
-        while (s.in.BytesUntilLimit() > 0) {
-            value(s.read_varint(where));
-            ++count;
-        }
-        s.in.PopLimit(limit);
-        return count;
-    }
-    if (is_varint && wt == varint) {
-        value(s.read_varint(where));
-        return 1;
-    }
-    if (!is_varint &&
-        ((fixed_width == 4 && wt == fixed32) || (fixed_width == 8 && wt == fixed64))) {
-        s.skip(fixed_width, where);
-        return 1;
-    }
-    s.invalid(where);
-}
-
-/// Scans one TensorProto (the stream limited to it) without keeping its data.
-inline tensor_summary scan_tensor(stream& s, std::size_t index) {
-    tensor_summary t;
-    std::vector<int64_t> ints;  // int32_data / int64_data values, kept while few
-    bool too_many = false;
-    std::string raw_small;
-    const std::string where = "initializer " + std::to_string(index);
-    auto keep = [&](int64_t v) {
-        if (ints.size() < max_value_elements)
-            ints.push_back(v);
-        else
-            too_many = true;
-    };
-    uint32_t tag = 0;
-    while (s.next_tag(tag, where)) {
-        const uint32_t field = tag >> 3;
-        switch (field) {
-            case 1:  // dims
-                read_repeated(s, tag, true, 0, where,
-                              [&](uint64_t v) { t.dims.push_back(static_cast<int64_t>(v)); });
-                break;
-            case 2:  // data_type
-                if ((tag & 7u) != varint) s.invalid(where);
-                t.data_type = static_cast<int32_t>(s.read_varint(where));
-                break;
-            case 4:
-                t.typed_counts[4] += read_repeated(s, tag, false, 4, where, [](uint64_t) {});
-                break;
-            case 10:
-                t.typed_counts[10] += read_repeated(s, tag, false, 8, where, [](uint64_t) {});
-                break;
-            case 5:  // int32_data: int32 values are stored sign-extended as 64-bit varints
-                t.typed_counts[5] += read_repeated(s, tag, true, 0, where, [&](uint64_t v) {
-                    keep(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v))));
-                });
-                break;
-            case 7:
-                t.typed_counts[7] += read_repeated(
-                    s, tag, true, 0, where, [&](uint64_t v) { keep(static_cast<int64_t>(v)); });
-                break;
-            case 11:
-                t.typed_counts[11] += read_repeated(s, tag, true, 0, where, [](uint64_t) {});
-                break;
-            case 6:  // string_data
-                if ((tag & 7u) != length) s.invalid(where);
-                s.skip(s.length_prefix(where), where);
-                ++t.typed_counts[6];
-                break;
-            case 8: {  // name
-                if ((tag & 7u) != length) s.invalid(where);
-                const uint32_t n = s.length_prefix(where);
-                if (!s.in.ReadString(&t.name, static_cast<int>(n))) s.truncated(where);
-                break;
-            }
-            case 9: {  // raw_data: only a small one is read, for shape constants
-                if ((tag & 7u) != length) s.invalid(where);
-                const uint32_t n = s.length_prefix(where);
-                t.has_raw = true;
-                t.raw_size = n;
-                if (n <= max_value_elements * 8) {
-                    if (!s.in.ReadString(&raw_small, static_cast<int>(n))) s.truncated(where);
-                } else {
-                    raw_small.clear();
-                    s.skip(n, where);
-                }
-                break;
-            }
-            case 13:  // external_data
-                t.external = true;
-                s.skip_field(tag, where);
-                break;
-            case 14:  // data_location
-                if ((tag & 7u) != varint) s.invalid(where);
-                if (s.read_varint(where) == 1) t.external = true;
-                break;
-            default:
-                s.skip_field(tag, where);
-        }
-    }
-    if (t.data_type == 6 || t.data_type == 7) {
-        if (t.has_raw && t.raw_size <= max_value_elements * 8) {
-            t.small_values = decode_raw_ints(raw_small, t.data_type);
-            t.values_complete = true;
-        } else if (!t.has_raw && !too_many) {
-            t.small_values = std::move(ints);
-            t.values_complete = true;
-        }
-    }
-    return t;
-}
 
 }  // namespace detail
 
 /// A model as read: every part except the initializers' data.
 struct model_data {
-    onnx::ModelProto model;  ///< without its graph
-    onnx::GraphProto graph;  ///< without its initializers
+    proto::model model;  ///< without its graph
+    proto::graph graph;  ///< without its initializers
     std::vector<tensor_summary> initializers;
     bool has_graph = false;
 };
 
-/// Reads a model from a stream over a file of `file_size` bytes. `file` names it in messages.
-inline model_data read_model(google::protobuf::io::ZeroCopyInputStream& raw, uint64_t file_size,
-                             const std::string& file) {
-    namespace pio = google::protobuf::io;
-    if (file_size > static_cast<uint64_t>(INT_MAX))
-        throw read_error(file + ": " + std::to_string(file_size) +
+/// Reads a model from the bytes of a file; `file` names it in messages. Nothing of the result
+/// refers to `bytes`.
+inline model_data read_model(std::string_view bytes, const std::string& file) {
+    if (bytes.size() > static_cast<uint64_t>(INT_MAX))
+        throw read_error(file + ": " + std::to_string(bytes.size()) +
                          " bytes is more than the 2 GiB a protobuf file can hold (ONNX keeps "
                          "larger weights in external data files)");
-    pio::CodedInputStream in(&raw);
-    in.SetTotalBytesLimit(INT_MAX);
-    detail::stream s{in, file, file_size};
+    detail::top_level s(bytes, file);
     model_data m;
-    std::string model_rest, graph_rest;
-    {
-        pio::StringOutputStream model_sink(&model_rest);
-        pio::CodedOutputStream model_out(&model_sink);
-        uint32_t tag = 0;
-        while (s.next_tag(tag, "the model")) {
-            if ((tag >> 3) != 7) {
-                s.copy_field(tag, model_out, "the model");
-                continue;
-            }
-            if ((tag & 7u) != detail::length) s.invalid("the model");
-            if (m.has_graph) s.invalid("the model (a second graph)");
-            m.has_graph = true;
-            const uint32_t n = s.length_prefix("the graph");
-            const int limit = in.PushLimit(static_cast<int>(n));
-            pio::StringOutputStream graph_sink(&graph_rest);
-            pio::CodedOutputStream graph_out(&graph_sink);
-            uint32_t gtag = 0;
-            while (s.next_tag(gtag, "the graph")) {
-                if ((gtag >> 3) == 5 && (gtag & 7u) == detail::length) {
-                    const std::size_t index = m.initializers.size();
-                    const uint32_t len = s.length_prefix("initializer " + std::to_string(index));
-                    const int tl = in.PushLimit(static_cast<int>(len));
-                    m.initializers.push_back(detail::scan_tensor(s, index));
-                    in.PopLimit(tl);
-                } else {
-                    s.copy_field(gtag, graph_out, "the graph");
-                }
-            }
-            in.PopLimit(limit);
+    // The fields of the model and of its graph other than the graph and the initializers, in
+    // file order: decoded once the file is known to be whole.
+    std::vector<std::string_view> model_fields, graph_fields;
+    uint32_t tag = 0;
+    for (std::size_t start = 0; s.next_tag(tag, "the model"); start = s.position()) {
+        if ((tag >> 3) != 7) {
+            s.skip_field(tag, "the model");
+            model_fields.push_back(s.span(start));
+            continue;
         }
+        if ((tag & 7u) != proto::length) s.invalid("the model");
+        if (m.has_graph) s.invalid("the model (a second graph)");
+        m.has_graph = true;
+        const std::size_t outer = s.begin_message(s.length_prefix("the graph"));
+        uint32_t gtag = 0;
+        for (std::size_t gstart = s.position(); s.next_tag(gtag, "the graph");
+             gstart = s.position()) {
+            if ((gtag >> 3) == 5 && (gtag & 7u) == proto::length) {
+                const std::size_t index = m.initializers.size();
+                const std::string where = "initializer " + std::to_string(index);
+                const std::size_t at = s.position();
+                const std::string_view data = s.take(s.length_prefix(where), where);
+                proto::tensor t;
+                try {
+                    proto::decode(data, t);
+                } catch (const proto::malformed&) {
+                    s.invalid(where, at);
+                }
+                m.initializers.push_back(summarize(t));
+            } else {
+                s.skip_field(gtag, "the graph");
+                graph_fields.push_back(s.span(gstart));
+            }
+        }
+        s.end_message(outer);
     }
-    if (static_cast<uint64_t>(in.CurrentPosition()) != file_size) s.invalid("the model");
-    if (!m.model.ParseFromString(model_rest) ||
-        (m.has_graph && !m.graph.ParseFromString(graph_rest)))
+    try {
+        for (std::string_view f : model_fields)
+            proto::for_each_field(
+                f, [&](proto::wire& w, uint32_t t) { return proto::decode_field(w, t, m.model); });
+        for (std::string_view f : graph_fields)
+            proto::for_each_field(
+                f, [&](proto::wire& w, uint32_t t) { return proto::decode_field(w, t, m.graph); });
+    } catch (const proto::malformed&) {
         throw read_error(file + ": not an ONNX model: its fields do not match onnx.ModelProto");
-    if (!m.model.has_ir_version() || !m.has_graph)
+    }
+    if (!m.model.ir_version || !m.has_graph)
         throw read_error(file + ": not an ONNX model: no " +
-                         std::string(m.model.has_ir_version() ? "graph" : "ir_version") +
+                         std::string(m.model.ir_version ? "graph" : "ir_version") +
                          " field (is it a different protobuf message?)");
     return m;
 }
+
+/// A file's bytes, mapped rather than read: the weights an ONNX file holds are passed over, and
+/// pages never touched are never read from disk.
+class mapped_file {
+public:
+    explicit mapped_file(const std::string& file) {
+        const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw read_error(file + ": cannot open: " + std::strerror(errno),
+                             errno == ENOENT ? NNERGY_CODE_NOT_FOUND : NNERGY_CODE_IO_ERROR);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) {
+            const int e = errno;
+            ::close(fd);
+            throw read_error(file + ": cannot read its size: " + std::strerror(e),
+                             NNERGY_CODE_IO_ERROR);
+        }
+        size_ = static_cast<std::size_t>(st.st_size);
+        if (size_ > 0) {
+            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p == MAP_FAILED) {
+                const int e = errno;
+                ::close(fd);
+                throw read_error(file + ": cannot read: " + std::strerror(e), NNERGY_CODE_IO_ERROR);
+            }
+            data_ = static_cast<const char*>(p);
+        }
+        ::close(fd);
+    }
+    ~mapped_file() {
+        if (data_) ::munmap(const_cast<char*>(data_), size_);
+    }
+    mapped_file(const mapped_file&) = delete;
+    mapped_file& operator=(const mapped_file&) = delete;
+    std::string_view bytes() const noexcept { return {data_ ? data_ : "", size_}; }
+
+private:
+    const char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 /// Reads a model file.
 inline model_data read_model_file(const std::string& file) {
@@ -646,19 +543,8 @@ inline model_data read_model_file(const std::string& file) {
         throw read_error(file + ": no such file", NNERGY_CODE_NOT_FOUND);
     if (std::filesystem::is_directory(st))
         throw read_error(file + ": is a directory, not an ONNX file");
-    const std::uintmax_t size = std::filesystem::file_size(file, ec);
-    if (ec)
-        throw read_error(file + ": cannot read its size: " + ec.message(), NNERGY_CODE_IO_ERROR);
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        throw read_error(file + ": cannot open: " + std::strerror(errno), NNERGY_CODE_IO_ERROR);
-    google::protobuf::io::FileInputStream raw(fd);
-    raw.SetCloseOnDelete(true);
-    model_data m = read_model(raw, size, file);
-    if (raw.GetErrno() != 0)
-        throw read_error(file + ": read error: " + std::strerror(raw.GetErrno()),
-                         NNERGY_CODE_IO_ERROR);
-    return m;
+    const mapped_file mapped(file);
+    return read_model(mapped.bytes(), file);
 }
 
 // ---- building the graph ---------------------------------------------------------------------
@@ -680,50 +566,6 @@ inline constexpr std::size_t max_inlined_nodes = 250'000;
 /// lengthens every name inside it, and exporters nest a module path a few levels deep.
 inline constexpr std::size_t max_function_depth = 64;
 
-namespace detail {
-
-/// Calls `f` with the bytes of every length-delimited entry of field `number`, whether the
-/// linked ONNX classes know the field (newer ONNX) or keep it among the unknown fields (ONNX
-/// 1.12 predates FunctionProto.attribute_proto, value_info and overload, NodeProto.overload).
-template <class F>
-void for_each_extra_field(const google::protobuf::Message& m, int number, F&& f) {
-    const auto* field = m.GetDescriptor()->FindFieldByNumber(number);
-    const auto* reflection = m.GetReflection();
-    if (field) {
-        if (field->is_repeated()) {
-            for (int i = 0; i < reflection->FieldSize(m, field); ++i)
-                f(field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE
-                      ? reflection->GetRepeatedMessage(m, field, i).SerializeAsString()
-                      : reflection->GetRepeatedString(m, field, i));
-        } else if (reflection->HasField(m, field)) {
-            f(reflection->GetString(m, field));
-        }
-        return;
-    }
-    const google::protobuf::UnknownFieldSet& unknown = reflection->GetUnknownFields(m);
-    for (int i = 0; i < unknown.field_count(); ++i) {
-        const google::protobuf::UnknownField& u = unknown.field(i);
-        if (u.number() == number &&
-            u.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
-            f(u.length_delimited());
-    }
-}
-
-/// The last value of a string field that the linked ONNX classes may not know.
-inline std::string extra_string(const google::protobuf::Message& m, int number) {
-    std::string s;
-    for_each_extra_field(m, number, [&](const std::string& v) { s = v; });
-    return s;
-}
-
-}  // namespace detail
-
-/// FunctionProto.overload and NodeProto.overload (IR 10).
-inline std::string function_overload(const onnx::FunctionProto& f) {
-    return detail::extra_string(f, 13);
-}
-inline std::string node_overload(const onnx::NodeProto& n) { return detail::extra_string(n, 8); }
-
 /// "domain::name" or "domain::name:overload", for messages.
 inline std::string function_label(std::string_view domain, std::string_view name,
                                   std::string_view overload) {
@@ -734,10 +576,10 @@ inline std::string function_label(std::string_view domain, std::string_view name
 
 /// The graph's nodes with every call of a model-local function replaced by the function's body.
 struct inlined_graph {
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    std::vector<proto::node> nodes;
     /// Declared types of the tensors inside function bodies (FunctionProto.value_info, IR 10),
     /// under their names after inlining.
-    std::vector<onnx::ValueInfoProto> value_info;
+    std::vector<proto::value_info> value_info;
 };
 
 /// Expands the model's functions (ModelProto.functions) into the nodes of its graph:
@@ -748,27 +590,25 @@ struct inlined_graph {
 /// default-domain opset, which a function's own import must equal.
 class function_inliner {
 public:
-    function_inliner(const onnx::ModelProto& model, const std::string& file,
+    function_inliner(const proto::model& model, const std::string& file,
                      std::optional<int64_t> opset)
         : file_(file) {
-        for (const onnx::FunctionProto& f : model.functions()) {
-            const std::string overload = function_overload(f);
-            const std::string label =
-                function_label(normalize_domain(f.domain()), f.name(), overload);
-            if (f.name().empty())
-                throw read_error(file + ": a function of domain '" + f.domain() + "' has no name");
+        for (const proto::function& f : model.functions) {
+            const std::string overload = f.overload;
+            const std::string label = function_label(normalize_domain(f.domain), f.name, overload);
+            if (f.name.empty())
+                throw read_error(file + ": a function of domain '" + f.domain + "' has no name");
             if (!functions_
-                     .emplace(key{std::string(normalize_domain(f.domain())), f.name(), overload},
-                              &f)
+                     .emplace(key{std::string(normalize_domain(f.domain)), f.name, overload}, &f)
                      .second)
                 throw read_error(file + ": function " + quote_name(label) +
                                  " is defined twice (ONNX requires (domain, name, overload) to "
                                  "be unique)");
-            domains_.insert(std::string(normalize_domain(f.domain())));
-            for (const auto& o : f.opset_import())
-                if (normalize_domain(o.domain()).empty() && opset && o.version() != *opset)
+            domains_.insert(std::string(normalize_domain(f.domain)));
+            for (const auto& o : f.opset_import)
+                if (normalize_domain(o.domain).empty() && opset && o.version != *opset)
                     throw read_error(file + ": function " + quote_name(label) + " imports opset " +
-                                     std::to_string(o.version()) +
+                                     std::to_string(o.version) +
                                      " of the default ONNX domain but the model imports " +
                                      std::to_string(*opset) +
                                      " (its operators would be read at the model's versions)");
@@ -778,38 +618,37 @@ public:
     /// Whether the model holds functions at all.
     bool empty() const noexcept { return functions_.empty(); }
 
-    inlined_graph run(const onnx::GraphProto& g) {
+    inlined_graph run(const proto::graph& g) {
         inlined_graph out;
         out_ = &out;
         // The size of the result is known before anything is copied: a blow-up is refused at
         // once, naming the call that causes it.
         std::size_t total = 0;
-        for (int i = 0; i < g.node_size(); ++i) {
-            const onnx::NodeProto& n = g.node(i);
-            const onnx::FunctionProto* f = find(n);
+        for (const proto::node& n : g.nodes) {
+            const proto::function* f = find(n);
             const std::size_t size = f ? 1 + expanded_size(*f) : 1;
             total = std::min(total + size, max_inlined_nodes + 1);
             if (total > max_inlined_nodes)
-                throw read_error(file_ + ": inlining the model's functions makes more than " +
-                                 std::to_string(max_inlined_nodes) + " nodes and calls (at node " +
-                                 quote_name(n.name().empty() ? n.op_type() : n.name()) +
-                                 (f ? ", a call of " + quote_name(function_label(
-                                                           normalize_domain(f->domain()), f->name(),
-                                                           function_overload(*f)))
-                                    : std::string()) +
-                                 "): the functions call each other too often");
+                throw read_error(
+                    file_ + ": inlining the model's functions makes more than " +
+                    std::to_string(max_inlined_nodes) + " nodes and calls (at node " +
+                    quote_name(n.name.empty() ? n.op_type : n.name) +
+                    (f ? ", a call of " + quote_name(function_label(normalize_domain(f->domain),
+                                                                    f->name, f->overload))
+                       : std::string()) +
+                    "): the functions call each other too often");
         }
-        for (int i = 0; i < g.node_size(); ++i) {
-            const onnx::NodeProto& n = g.node(i);
-            std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
-            if (const onnx::FunctionProto* f = find(n)) {
+        for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+            const proto::node& n = g.nodes[i];
+            std::string name = n.name.empty() ? n.op_type + "_" + std::to_string(i) : n.name;
+            if (const proto::function* f = find(n)) {
                 expand(n, name, *f);
                 continue;
             }
             check_not_missing(n, name);
-            onnx::NodeProto* copy = add_node();
-            *copy = n;
-            copy->set_name(name);
+            proto::node& copy = add_node();
+            copy = n;
+            copy.name = std::move(name);
         }
         out_ = nullptr;
         return out;
@@ -825,7 +664,7 @@ private:
 
     /// Nodes and calls that one call of `f` expands into, at most max_inlined_nodes + 1. A
     /// recursive call counts as one: expanding it is refused with the function chain.
-    std::size_t expanded_size(const onnx::FunctionProto& f) {
+    std::size_t expanded_size(const proto::function& f) {
         auto known = sizes_.find(&f);
         if (known != sizes_.end()) return known->second;
         sizes_[&f] = 1;  // while in progress: a recursive call
@@ -834,65 +673,65 @@ private:
         // The descent is bounded too: a chain thousands of functions deep would exhaust the stack
         // before its depth is known.
         if (++descent_ > max_function_depth) depth = max_function_depth + 1;
-        for (const onnx::NodeProto& b : f.node()) {
+        for (const proto::node& b : f.nodes) {
             if (depth > max_function_depth) break;
-            const onnx::FunctionProto* inner = find(b);
+            const proto::function* inner = find(b);
             size = std::min(size + 1 + (inner ? expanded_size(*inner) : 0), max_inlined_nodes + 1);
             if (inner) depth = std::max(depth, depths_[inner] + 1);
         }
         --descent_;
         // The depth is kept per function, so a chain measured in parts is still measured whole.
         if (depth > max_function_depth)
-            throw read_error(file_ + ": functions nest more than " +
-                             std::to_string(max_function_depth) + " calls deep (function " +
-                             quote_name(function_label(normalize_domain(f.domain()), f.name(),
-                                                       function_overload(f))) +
-                             " calls functions " + std::to_string(depth - 1) + " levels deep)");
+            throw read_error(
+                file_ + ": functions nest more than " + std::to_string(max_function_depth) +
+                " calls deep (function " +
+                quote_name(function_label(normalize_domain(f.domain), f.name, f.overload)) +
+                " calls functions " + std::to_string(depth - 1) + " levels deep)");
         depths_[&f] = depth;
         sizes_[&f] = size;
         return size;
     }
 
-    const onnx::FunctionProto* find(const onnx::NodeProto& n) const {
+    const proto::function* find(const proto::node& n) const {
         if (functions_.empty()) return nullptr;
-        auto it = functions_.find(
-            key{std::string(normalize_domain(n.domain())), n.op_type(), node_overload(n)});
+        auto it =
+            functions_.find(key{std::string(normalize_domain(n.domain)), n.op_type, n.overload});
         return it == functions_.end() ? nullptr : it->second;
     }
 
-    std::string chain_text(const onnx::FunctionProto* last = nullptr) const {
+    std::string chain_text(const proto::function* last = nullptr) const {
         std::string s;
-        for (const onnx::FunctionProto* f : chain_)
+        for (const proto::function* f : chain_)
             s += (s.empty() ? "" : " -> ") +
-                 function_label(normalize_domain(f->domain()), f->name(), function_overload(*f));
+                 function_label(normalize_domain(f->domain), f->name, f->overload);
         if (last)
-            s += (s.empty() ? "" : " -> ") + function_label(normalize_domain(last->domain()),
-                                                            last->name(), function_overload(*last));
+            s += (s.empty() ? "" : " -> ") +
+                 function_label(normalize_domain(last->domain), last->name, last->overload);
         return s;
     }
-    std::string where(const std::string& node_name, const onnx::NodeProto& n) const {
+    std::string where(const std::string& node_name, const proto::node& n) const {
         std::string s = file_ + ": node " + quote_name(node_name) + " (" +
-                        (n.domain().empty() ? "" : n.domain() + ".") + n.op_type();
+                        (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
         if (!chain_.empty()) s += ", in function " + chain_text();
         return s + ")";
     }
 
     /// A node of a domain that holds the model's functions must name one of them: an exporter's
     /// function domain has no operators of its own, so the node could not be counted.
-    void check_not_missing(const onnx::NodeProto& n, const std::string& name) const {
-        const std::string_view d = normalize_domain(n.domain());
+    void check_not_missing(const proto::node& n, const std::string& name) const {
+        const std::string_view d = normalize_domain(n.domain);
         if (d.empty() || !domains_.count(std::string(d))) return;
-        const std::string overload = node_overload(n);
-        throw read_error(where(name, n) + ": domain '" + n.domain() +
+        const std::string overload = n.overload;
+        throw read_error(where(name, n) + ": domain '" + n.domain +
                          "' holds the model's functions, but none is named " +
-                         quote_name(n.op_type()) +
+                         quote_name(n.op_type) +
                          (overload.empty() ? "" : " with overload " + quote_name(overload)) +
                          " (the function body is missing)");
     }
 
-    onnx::NodeProto* add_node() {
+    proto::node& add_node() {
         if (++work_ > max_inlined_nodes) throw_too_large();
-        return out_->nodes.Add();
+        return out_->nodes.emplace_back();
     }
     [[noreturn]] void throw_too_large() const {
         throw read_error(file_ + ": inlining the model's functions makes more than " +
@@ -902,23 +741,21 @@ private:
 
     /// Replaces `call` (already renamed into its caller's scope, named `call_name`) by the body
     /// of `f`.
-    void expand(const onnx::NodeProto& call, const std::string& call_name,
-                const onnx::FunctionProto& f) {
-        for (const onnx::FunctionProto* c : chain_)
+    void expand(const proto::node& call, const std::string& call_name, const proto::function& f) {
+        for (const proto::function* c : chain_)
             if (c == &f)
-                throw read_error(where(call_name, call) + ": calls function " +
-                                 quote_name(function_label(normalize_domain(f.domain()), f.name(),
-                                                           function_overload(f))) +
-                                 " recursively (function chain " + chain_text(&f) + ")");
+                throw read_error(
+                    where(call_name, call) + ": calls function " +
+                    quote_name(function_label(normalize_domain(f.domain), f.name, f.overload)) +
+                    " recursively (function chain " + chain_text(&f) + ")");
         if (++work_ > max_inlined_nodes) throw_too_large();
-        const std::string label =
-            function_label(normalize_domain(f.domain()), f.name(), function_overload(f));
-        if (call.input_size() > f.input_size() || call.output_size() > f.output_size())
+        const std::string label = function_label(normalize_domain(f.domain), f.name, f.overload);
+        if (call.input.size() > f.input.size() || call.output.size() > f.output.size())
             throw read_error(where(call_name, call) + ": calls function " + quote_name(label) +
-                             " with " + std::to_string(call.input_size()) + " inputs and " +
-                             std::to_string(call.output_size()) + " outputs, but it declares " +
-                             std::to_string(f.input_size()) + " and " +
-                             std::to_string(f.output_size()));
+                             " with " + std::to_string(call.input.size()) + " inputs and " +
+                             std::to_string(call.output.size()) + " outputs, but it declares " +
+                             std::to_string(f.input.size()) + " and " +
+                             std::to_string(f.output.size()));
 
         // A unique prefix per call site, even where two nodes share a name.
         std::string prefix = call_name;
@@ -927,12 +764,12 @@ private:
         prefix += "/";
 
         std::map<std::string, std::string, std::less<>> formal;
-        for (int i = 0; i < f.input_size(); ++i)
-            formal[f.input(i)] = i < call.input_size() ? call.input(i) : std::string();
-        for (int i = 0; i < f.output_size(); ++i) {
+        for (std::size_t i = 0; i < f.input.size(); ++i)
+            formal[f.input[i]] = i < call.input.size() ? call.input[i] : std::string();
+        for (std::size_t i = 0; i < f.output.size(); ++i) {
             // An output the caller omits is still computed inside: it keeps a private name.
-            const bool bound = i < call.output_size() && !call.output(i).empty();
-            formal[f.output(i)] = bound ? call.output(i) : prefix + f.output(i);
+            const bool bound = i < call.output.size() && !call.output[i].empty();
+            formal[f.output[i]] = bound ? call.output[i] : prefix + f.output[i];
         }
         auto rename = [&](const std::string& t) {
             if (t.empty()) return t;
@@ -941,76 +778,69 @@ private:
         };
 
         // Attribute parameters: without a default (attribute) and with one (attribute_proto).
-        std::set<std::string, std::less<>> declared(f.attribute().begin(), f.attribute().end());
-        std::map<std::string, onnx::AttributeProto, std::less<>> defaults;
-        detail::for_each_extra_field(f, 11, [&](const std::string& bytes) {
-            onnx::AttributeProto a;
-            if (!a.ParseFromString(bytes))
-                throw read_error(file_ + ": function " + quote_name(label) +
-                                 ": an attribute default is not a valid AttributeProto");
-            declared.insert(a.name());
-            defaults[a.name()] = std::move(a);
-        });
+        std::set<std::string, std::less<>> declared(f.attribute.begin(), f.attribute.end());
+        std::map<std::string, const proto::attribute*, std::less<>> defaults;
+        for (const proto::attribute& a : f.attribute_proto) {
+            declared.insert(a.name);
+            defaults[a.name] = &a;
+        }
 
         chain_.push_back(&f);
-        for (int j = 0; j < f.node_size(); ++j) {
-            const onnx::NodeProto& b = f.node(j);
+        for (std::size_t j = 0; j < f.nodes.size(); ++j) {
+            const proto::node& b = f.nodes[j];
             // A copy keeps every field (domain, overload) but the ones renamed below.
-            onnx::NodeProto n = b;
-            n.clear_input();
-            n.clear_output();
-            n.clear_attribute();
-            n.set_name(prefix +
-                       (b.name().empty() ? b.op_type() + "_" + std::to_string(j) : b.name()));
-            for (const std::string& t : b.input()) n.add_input(rename(t));
-            for (const std::string& t : b.output()) n.add_output(rename(t));
-            for (const onnx::AttributeProto& a : b.attribute()) {
-                if (a.ref_attr_name().empty()) {
-                    *n.add_attribute() = a;
+            proto::node n;
+            n.op_type = b.op_type;
+            n.domain = b.domain;
+            n.overload = b.overload;
+            n.name = prefix + (b.name.empty() ? b.op_type + "_" + std::to_string(j) : b.name);
+            for (const std::string& t : b.input) n.input.push_back(rename(t));
+            for (const std::string& t : b.output) n.output.push_back(rename(t));
+            for (const proto::attribute& a : b.attributes) {
+                if (a.ref_attr_name.empty()) {
+                    n.attributes.push_back(a);
                     continue;
                 }
-                if (!declared.count(a.ref_attr_name()))
-                    throw read_error(where(n.name(), b) + ": attribute " + quote_name(a.name()) +
-                                     " refers to " + quote_name(a.ref_attr_name()) +
+                if (!declared.count(a.ref_attr_name))
+                    throw read_error(where(n.name, b) + ": attribute " + quote_name(a.name) +
+                                     " refers to " + quote_name(a.ref_attr_name) +
                                      ", which function " + quote_name(label) + " does not declare");
-                const onnx::AttributeProto* value = nullptr;
-                for (const onnx::AttributeProto& c : call.attribute())
-                    if (c.name() == a.ref_attr_name()) value = &c;
+                const proto::attribute* value = nullptr;
+                for (const proto::attribute& c : call.attributes)
+                    if (c.name == a.ref_attr_name) value = &c;
                 if (!value) {
-                    auto d = defaults.find(a.ref_attr_name());
-                    if (d != defaults.end()) value = &d->second;
+                    auto d = defaults.find(a.ref_attr_name);
+                    if (d != defaults.end()) value = d->second;
                 }
                 if (!value) continue;  // neither given nor defaulted: omitted (ONNX IR)
-                onnx::AttributeProto* copy = n.add_attribute();
-                *copy = *value;
-                copy->set_name(a.name());
+                proto::attribute& copy = n.attributes.emplace_back(*value);
+                copy.name = a.name;
             }
-            if (const onnx::FunctionProto* inner = find(n)) {
-                expand(n, n.name(), *inner);
+            if (const proto::function* inner = find(n)) {
+                expand(n, n.name, *inner);
                 continue;
             }
-            check_not_missing(n, n.name());
-            *add_node() = std::move(n);
+            check_not_missing(n, n.name);
+            add_node() = std::move(n);
         }
         // Declared types inside the body; the formal parameters' types are the caller's.
-        detail::for_each_extra_field(f, 12, [&](const std::string& bytes) {
-            onnx::ValueInfoProto v;
-            if (!v.ParseFromString(bytes) || formal.count(v.name())) return;
-            v.set_name(prefix + v.name());
-            out_->value_info.push_back(std::move(v));
-        });
+        for (const proto::value_info& v : f.value_info) {
+            if (formal.count(v.name)) continue;
+            proto::value_info& renamed = out_->value_info.emplace_back(v);
+            renamed.name = prefix + v.name;
+        }
         chain_.pop_back();
     }
 
     const std::string& file_;
-    std::map<key, const onnx::FunctionProto*> functions_;
+    std::map<key, const proto::function*> functions_;
     std::set<std::string, std::less<>> domains_;
     std::set<std::string, std::less<>> prefixes_;
-    std::vector<const onnx::FunctionProto*> chain_;
+    std::vector<const proto::function*> chain_;
     inlined_graph* out_ = nullptr;
     std::size_t work_ = 0;
-    std::map<const onnx::FunctionProto*, std::size_t> sizes_;
-    std::map<const onnx::FunctionProto*, std::size_t> depths_;
+    std::map<const proto::function*, std::size_t> sizes_;
+    std::map<const proto::function*, std::size_t> depths_;
     std::size_t descent_ = 0;
 };
 
@@ -1020,16 +850,16 @@ template <class Builder, class Note>
 void build_graph(const model_data& m, const std::string& file, std::string_view fallback_name,
                  Builder& b, Note&& note) {
     using dim_type = typename Builder::dim;
-    const onnx::GraphProto& g = m.graph;
+    const proto::graph& g = m.graph;
 
     // Opsets first: a newer default domain than supported is refused before anything else.
     std::optional<int64_t> opset;
     std::vector<std::pair<std::string, int64_t>> other_opsets;
-    for (const auto& o : m.model.opset_import()) {
-        if (normalize_domain(o.domain()).empty())
-            opset = o.version();
+    for (const auto& o : m.model.opset_import) {
+        if (normalize_domain(o.domain).empty())
+            opset = o.version;
         else
-            other_opsets.emplace_back(o.domain(), o.version());
+            other_opsets.emplace_back(o.domain, o.version);
     }
     if (opset && *opset > max_opset)
         throw read_error(file + ": opset " + std::to_string(*opset) +
@@ -1043,60 +873,58 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     // Calls of the model's functions are replaced by their bodies; a file without functions
     // keeps its own node list (no copy).
     inlined_graph inlined;
-    const google::protobuf::RepeatedPtrField<onnx::NodeProto>* graph_nodes = &g.node();
-    if (m.model.functions_size() > 0) {
+    const std::vector<proto::node>* graph_nodes = &g.nodes;
+    if (!m.model.functions.empty()) {
         function_inliner inliner(m.model, file, opset);
         inlined = inliner.run(g);
         graph_nodes = &inlined.nodes;
     }
-    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes = *graph_nodes;
+    const std::vector<proto::node>& nodes = *graph_nodes;
 
     if (!opset) {
         for (const auto& n : nodes)
-            if (normalize_domain(n.domain()).empty())
+            if (normalize_domain(n.domain).empty())
                 throw read_error(file +
                                  ": the model imports no opset of the default ONNX domain "
                                  "but its node " +
-                                 quote_name(n.name()) + " (" + n.op_type() + ") is of that domain");
+                                 quote_name(n.name) + " (" + n.op_type + ") is of that domain");
     }
 
     // Every tensor is a graph input, an initializer (dense or sparse) or a node's output: a
     // bound the host sizes its storage by.
-    std::size_t tensor_bound = static_cast<std::size_t>(g.input_size()) + m.initializers.size() +
-                               static_cast<std::size_t>(g.sparse_initializer_size());
-    for (const auto& n : nodes) tensor_bound += static_cast<std::size_t>(n.output_size());
+    std::size_t tensor_bound =
+        g.inputs.size() + m.initializers.size() + g.sparse_initializers.size();
+    for (const auto& n : nodes) tensor_bound += n.output.size();
     b.reserve(tensor_bound, static_cast<std::size_t>(nodes.size()));
 
-    b.metadata("name", g.name().empty() ? fallback_name : std::string_view(g.name()));
+    b.metadata("name", g.name.empty() ? fallback_name : std::string_view(g.name));
     if (opset) b.metadata("opset", std::to_string(*opset));
     for (const auto& [d, v] : other_opsets) b.metadata("opset." + d, std::to_string(v));
-    b.metadata("ir_version", std::to_string(m.model.ir_version()));
-    if (!m.model.producer_name().empty()) b.metadata("producer", m.model.producer_name());
-    if (!m.model.producer_version().empty())
-        b.metadata("producer_version", m.model.producer_version());
+    b.metadata("ir_version", std::to_string(m.model.ir_version.value_or(0)));
+    if (!m.model.producer_name.empty()) b.metadata("producer", m.model.producer_name);
+    if (!m.model.producer_version.empty()) b.metadata("producer_version", m.model.producer_version);
 
     // Declared types: graph inputs and outputs first, then value_info.
     // Hashed: exporters' tensor names share long prefixes ("/encoder/layers/..."), which
     // ordered maps compare again and again.
-    std::unordered_map<std::string, const onnx::TypeProto*> declared;
-    declared.reserve(
-        static_cast<std::size_t>(g.input_size() + g.output_size() + g.value_info_size()) +
-        inlined.value_info.size());
-    for (const auto& v : g.input()) declared.emplace(v.name(), &v.type());
-    for (const auto& v : g.output()) declared.emplace(v.name(), &v.type());
-    for (const auto& v : g.value_info()) declared.emplace(v.name(), &v.type());
-    for (const auto& v : inlined.value_info) declared.emplace(v.name(), &v.type());
+    std::unordered_map<std::string, const proto::type_proto*> declared;
+    declared.reserve(g.inputs.size() + g.outputs.size() + g.value_infos.size() +
+                     inlined.value_info.size());
+    for (const auto& v : g.inputs) declared.emplace(v.name, &v.type);
+    for (const auto& v : g.outputs) declared.emplace(v.name, &v.type);
+    for (const auto& v : g.value_infos) declared.emplace(v.name, &v.type);
+    for (const auto& v : inlined.value_info) declared.emplace(v.name, &v.type);
 
-    auto shape_of = [](const onnx::TypeProto& t) {
+    auto shape_of = [](const proto::type_proto& t) {
         std::optional<std::vector<dim_type>> shape;
-        if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return shape;
+        if (!t.tensor || !t.has_shape) return shape;
         shape.emplace();
-        for (const auto& d : t.tensor_type().shape().dim()) {
+        for (const auto& d : t.dims) {
             dim_type x;
-            if (d.has_dim_value() && d.dim_value() >= 0)
-                x.value = d.dim_value();
-            else if (d.has_dim_param() && !d.dim_param().empty())
-                x.symbol = d.dim_param();
+            if (d.value && *d.value >= 0)
+                x.value = *d.value;
+            else if (d.param && !d.param->empty())
+                x.symbol = *d.param;
             shape->push_back(std::move(x));
         }
         return shape;
@@ -1110,14 +938,14 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     };
 
     std::unordered_map<std::string, uint32_t> ids;
-    ids.reserve(m.initializers.size() + static_cast<std::size_t>(g.input_size()) +
+    ids.reserve(m.initializers.size() + g.inputs.size() +
                 2 * static_cast<std::size_t>(nodes.size()));
     auto add_declared = [&](const std::string& name, std::string_view what,
                             nnergy_dtype d = NNERGY_DTYPE_UNDEFINED) {
         auto it = declared.find(name);
         std::optional<std::vector<dim_type>> shape;
-        if (it != declared.end() && it->second->has_tensor_type()) {
-            d = dtype_checked(it->second->tensor_type().elem_type(), what, name);
+        if (it != declared.end() && it->second->tensor) {
+            d = dtype_checked(it->second->elem_type, what, name);
             shape = shape_of(*it->second);
         }
         const uint32_t id = b.add_tensor(name, d, shape);
@@ -1146,16 +974,16 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     // input: such an input is the initializer, not an input.
     std::unordered_set<std::string> initializer_names;
     for (const tensor_summary& t : m.initializers) initializer_names.insert(t.name);
-    for (const auto& s : g.sparse_initializer()) initializer_names.insert(s.values().name());
-    for (const auto& v : g.input()) {
-        if (initializer_names.count(v.name())) continue;
-        if (!v.type().has_tensor_type())
-            throw read_error(file + ": graph input " + quote_name(v.name()) +
+    for (const auto& s : g.sparse_initializers) initializer_names.insert(s.values.name);
+    for (const auto& v : g.inputs) {
+        if (initializer_names.count(v.name)) continue;
+        if (!v.type.tensor)
+            throw read_error(file + ": graph input " + quote_name(v.name) +
                              ": only tensor inputs are supported (not sequences, maps or "
                              "optionals)");
-        if (ids.count(v.name()))
-            throw read_error(file + ": graph input " + quote_name(v.name()) + " is listed twice");
-        b.add_input(add_declared(v.name(), "graph input"));
+        if (ids.count(v.name))
+            throw read_error(file + ": graph input " + quote_name(v.name) + " is listed twice");
+        b.add_input(add_declared(v.name, "graph input"));
     }
     for (std::size_t i = 0; i < m.initializers.size(); ++i) {
         const tensor_summary& t = m.initializers[i];
@@ -1165,11 +993,11 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
             throw read_error(file + ": initializer " + quote_name(t.name) + " is declared twice");
         add_constant(t, "initializer");
     }
-    for (const auto& s : g.sparse_initializer()) {
+    for (const auto& s : g.sparse_initializers) {
         tensor_summary t;
-        t.name = s.values().name();
-        t.data_type = s.values().data_type();
-        t.dims.assign(s.dims().begin(), s.dims().end());
+        t.name = s.values.name;
+        t.data_type = s.values.data_type;
+        t.dims = s.dims;
         t.external = true;  // the values tensor holds the non-zeros only: nothing to check
         if (ids.count(t.name))
             throw read_error(file + ": sparse initializer " + quote_name(t.name) +
@@ -1178,23 +1006,21 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
     }
 
     // Node names (generated where missing), and every tensor a node produces.
-    std::vector<std::string> names(static_cast<std::size_t>(nodes.size()));
+    std::vector<std::string> names(nodes.size());
     std::unordered_set<std::string> produced;
-    for (int i = 0; i < nodes.size(); ++i) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto& n = nodes[i];
-        names[static_cast<std::size_t>(i)] =
-            n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
-        for (const auto& o : n.output())
+        names[i] = n.name.empty() ? n.op_type + "_" + std::to_string(i) : n.name;
+        for (const auto& o : n.output)
             if (!o.empty()) produced.insert(o);
     }
-    auto node_where = [&](int i) {
+    auto node_where = [&](std::size_t i) {
         const auto& n = nodes[i];
-        return file + ": node " + quote_name(names[static_cast<std::size_t>(i)]) + " (index " +
-               std::to_string(i) + ", " + (n.domain().empty() ? "" : n.domain() + ".") +
-               n.op_type() + ")";
+        return file + ": node " + quote_name(names[i]) + " (index " + std::to_string(i) + ", " +
+               (n.domain.empty() ? "" : n.domain + ".") + n.op_type + ")";
     };
-    for (int i = 0; i < nodes.size(); ++i) {
-        for (const auto& in : nodes[i].input()) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        for (const auto& in : nodes[i].input) {
             if (in.empty() || ids.count(in) || produced.count(in)) continue;
             throw read_error(node_where(i) + ": input " + quote_name(in) +
                              " is not a graph input, an initializer or the output of any node");
@@ -1203,19 +1029,19 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
 
     // A Constant holding a tensor becomes an initializer: the ABI has no tensor attributes,
     // and an initializer carries the shape (and the values of small integer tensors).
-    auto is_tensor_constant = [](const onnx::NodeProto& n) {
-        return normalize_domain(n.domain()).empty() && n.op_type() == "Constant" &&
-               n.attribute_size() == 1 && n.attribute(0).name() == "value" &&
-               n.attribute(0).has_t() && n.output_size() == 1 && !n.output(0).empty();
+    auto is_tensor_constant = [](const proto::node& n) {
+        return normalize_domain(n.domain).empty() && n.op_type == "Constant" &&
+               n.attributes.size() == 1 && n.attributes[0].name == "value" && n.attributes[0].t &&
+               n.output.size() == 1 && !n.output[0].empty();
     };
     // Every node's outputs get their tensors before any node is added, so that a file whose
     // nodes are out of topological order still reads (the host orders them).
-    for (int i = 0; i < nodes.size(); ++i) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto& n = nodes[i];
         try {
             if (is_tensor_constant(n)) {
-                tensor_summary t = summarize(n.attribute(0).t());
-                t.name = n.output(0);
+                tensor_summary t = summarize(*n.attributes[0].t);
+                t.name = n.output[0];
                 if (ids.count(t.name))
                     throw read_error("output " + quote_name(t.name) + " is already declared");
                 add_constant(t, "constant");
@@ -1224,11 +1050,11 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
             // ConstantOfShape's output has its fill value's element type (the ONNX rule), which
             // the host cannot see: the ABI has no tensor attributes.
             nnergy_dtype fill_type = NNERGY_DTYPE_UNDEFINED;
-            if (normalize_domain(n.domain()).empty() && n.op_type() == "ConstantOfShape")
-                for (const auto& a : n.attribute())
-                    if (a.name() == "value" && a.has_t())
-                        fill_type = dtype_checked(a.t().data_type(), "fill value of", n.name());
-            for (const auto& o : n.output())
+            if (normalize_domain(n.domain).empty() && n.op_type == "ConstantOfShape")
+                for (const auto& a : n.attributes)
+                    if (a.name == "value" && a.t)
+                        fill_type = dtype_checked(a.t->data_type, "fill value of", n.name);
+            for (const auto& o : n.output)
                 if (!o.empty() && !ids.count(o)) add_declared(o, "tensor", fill_type);
         } catch (const read_error& e) {
             throw read_error(node_where(i) + ": " + e.what(), e.code());
@@ -1237,48 +1063,48 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
 
     std::vector<uint32_t> inputs, outputs;
     std::vector<std::string> skipped;
-    for (int i = 0; i < nodes.size(); ++i) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto& n = nodes[i];
         if (is_tensor_constant(n)) continue;
-        const std::string& name = names[static_cast<std::size_t>(i)];
+        const std::string& name = names[i];
         try {
             inputs.clear();
             outputs.clear();
-            for (const auto& in : n.input())
+            for (const auto& in : n.input)
                 inputs.push_back(in.empty() ? NNERGY_NO_TENSOR : ids.at(in));
-            for (const auto& o : n.output())
+            for (const auto& o : n.output)
                 outputs.push_back(o.empty() ? NNERGY_NO_TENSOR : ids.at(o));
             const uint32_t id =
-                b.add_node(name, n.op_type(), normalize_domain(n.domain()), inputs, outputs);
-            for (const auto& a : n.attribute()) {
-                switch (a.type()) {
-                    case onnx::AttributeProto::INT:
-                        b.attr(id, a.name(), static_cast<int64_t>(a.i()));
+                b.add_node(name, n.op_type, normalize_domain(n.domain), inputs, outputs);
+            for (const auto& a : n.attributes) {
+                switch (a.type) {
+                    case proto::attr_int:
+                        b.attr(id, a.name, a.i);
                         break;
-                    case onnx::AttributeProto::FLOAT:
-                        b.attr(id, a.name(), static_cast<double>(a.f()));
+                    case proto::attr_float:
+                        b.attr(id, a.name, static_cast<double>(a.f));
                         break;
-                    case onnx::AttributeProto::STRING:
-                        b.attr(id, a.name(), std::string_view(a.s()));
+                    case proto::attr_string:
+                        b.attr(id, a.name, std::string_view(a.s));
                         break;
-                    case onnx::AttributeProto::INTS:
-                        b.attr(id, a.name(),
-                               std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+                    case proto::attr_ints:
+                        b.attr(id, a.name, a.ints);
                         break;
-                    case onnx::AttributeProto::FLOATS:
-                        b.attr(id, a.name(),
-                               std::vector<double>(a.floats().begin(), a.floats().end()));
+                    case proto::attr_floats:
+                        b.attr(id, a.name, std::vector<double>(a.floats.begin(), a.floats.end()));
                         break;
-                    case onnx::AttributeProto::TENSOR:
+                    case proto::attr_tensor:
                         // A one-element tensor (ConstantOfShape's fill) passes as a number.
-                        if (auto v = scalar_value(a.t())) {
-                            std::visit([&](auto x) { b.attr(id, a.name(), x); }, *v);
-                            break;
+                        if (a.t) {
+                            if (auto v = scalar_value(*a.t)) {
+                                std::visit([&](auto x) { b.attr(id, a.name, x); }, *v);
+                                break;
+                            }
                         }
                         [[fallthrough]];
                     default:
-                        skipped.push_back(name + "." + a.name() + " (" +
-                                          onnx::AttributeProto::AttributeType_Name(a.type()) + ")");
+                        skipped.push_back(name + "." + a.name + " (" +
+                                          proto::attribute_type_name(a.type) + ")");
                 }
             }
         } catch (const read_error& e) {
@@ -1287,10 +1113,10 @@ void build_graph(const model_data& m, const std::string& file, std::string_view 
             throw read_error(node_where(i) + ": " + e.what());
         }
     }
-    for (const auto& v : g.output()) {
-        auto it = ids.find(v.name());
+    for (const auto& v : g.outputs) {
+        auto it = ids.find(v.name);
         if (it == ids.end())
-            throw read_error(file + ": graph output " + quote_name(v.name()) +
+            throw read_error(file + ": graph output " + quote_name(v.name) +
                              " is not produced by any node, not a graph input and not an "
                              "initializer");
         b.add_output(it->second);

@@ -134,41 +134,46 @@ report_value kernel_document(const bound_graph& g, const partition& p, uint32_t 
     const kernel& kr = p.kernels[k];
     const nnergy_kernel_stats& s = kr.stats;
     report_value o = report_value::object();
-    o.set("index", integer(k));
-    o.set("name", report_value::of(kr.name));
-    o.set("pattern", report_value::of(kr.pattern));
+    o.reserve(16);  // the members below, and the caller's mapping and metrics
+    o.add("index", integer(k));
+    o.add("name", report_value::of(kr.name));
+    o.add("pattern", report_value::of(kr.pattern));
     report_value ops = report_value::array();
     report_value nodes = report_value::array();
+    ops.reserve(kr.nodes.size());
+    nodes.reserve(kr.nodes.size());
     for (uint32_t n : kr.nodes) {
         ops.push(report_value::of(g.source->nodes[n].op_type));
         nodes.push(report_value::of(g.source->nodes[n].name));
     }
-    o.set("ops", std::move(ops));
-    o.set("nodes", std::move(nodes));
-    o.set("macs", number(s.macs));
-    o.set("flops", number(s.flops));
-    o.set("input_bytes", number(s.input_bytes));
-    o.set("output_bytes", number(s.output_bytes));
-    o.set("weight_bytes", number(s.weight_bytes));
-    o.set("arithmetic_intensity", number(s.arithmetic_intensity));
+    o.add("ops", std::move(ops));
+    o.add("nodes", std::move(nodes));
+    o.add("macs", number(s.macs));
+    o.add("flops", number(s.flops));
+    o.add("input_bytes", number(s.input_bytes));
+    o.add("output_bytes", number(s.output_bytes));
+    o.add("weight_bytes", number(s.weight_bytes));
+    o.add("arithmetic_intensity", number(s.arithmetic_intensity));
     report_value par = report_value::object();
-    par.set("batch", number(s.batch));
-    par.set("channels", number(s.channels));
-    par.set("spatial", number(s.spatial));
-    par.set("total_threads", number(s.total_threads));
-    par.set("groups", integer(s.groups));
-    par.set("depthwise", report_value::of(s.is_depthwise));
-    o.set("parallelism", std::move(par));
-    o.set("all_counted", report_value::of(s.all_counted));
+    par.reserve(6);
+    par.add("batch", number(s.batch));
+    par.add("channels", number(s.channels));
+    par.add("spatial", number(s.spatial));
+    par.add("total_threads", number(s.total_threads));
+    par.add("groups", integer(s.groups));
+    par.add("depthwise", report_value::of(s.is_depthwise));
+    o.add("parallelism", std::move(par));
+    o.add("all_counted", report_value::of(s.all_counted));
     report_value deps = report_value::array();
+    deps.reserve(kr.dependencies.size());
     for (uint32_t d : kr.dependencies) deps.push(integer(d));
-    o.set("dependencies", std::move(deps));
+    o.add("dependencies", std::move(deps));
     return o;
 }
 
 report_value mapping_document(const nnergy_mapping& m) {
     report_value o = report_value::object();
-    o.reserve(m.texts.size() + m.numbers.size() + 2);
+    o.reserve(m.texts.size() + m.numbers.size() + 2);  // and the levels and events
     // Each list's keys are distinct; a number only needs checking against the texts.
     for (const auto& [k, v] : m.texts) o.add(k, report_value::of(v));
     for (const auto& [k, v] : m.numbers) {
@@ -181,19 +186,22 @@ report_value mapping_document(const nnergy_mapping& m) {
     levels.reserve(m.levels.size());
     for (const auto& l : m.levels) {
         report_value x = report_value::object();
-        x.set("level", report_value::of(l.name.view()));
-        x.set("bytes", number(l.bytes));
-        x.set("bandwidth_bytes_per_s", number(l.bandwidth_bytes_per_s));
+        x.reserve(3);
+        x.add("level", report_value::of(l.name.view()));
+        x.add("bytes", number(l.bytes));
+        x.add("bandwidth_bytes_per_s", number(l.bandwidth_bytes_per_s));
         levels.push(std::move(x));
     }
     o.set("levels", std::move(levels));
     if (!m.events.empty()) {
         report_value events = report_value::array();
+        events.reserve(m.events.size());
         for (const auto& e : m.events) {
             report_value x = report_value::object();
-            x.set("category", report_value::of(e.category.view()));
-            x.set("event", report_value::of(e.name.view()));
-            x.set("count", number(e.count));
+            x.reserve(3);
+            x.add("category", report_value::of(e.category.view()));
+            x.add("event", report_value::of(e.name.view()));
+            x.add("count", number(e.count));
             events.push(std::move(x));
         }
         o.set("events", std::move(events));

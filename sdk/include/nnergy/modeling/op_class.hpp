@@ -180,19 +180,34 @@ public:
     static class_table read(const sdk::config_view& hw, std::string_view section,
                             const std::vector<std::string>& precisions, const Params& defaults,
                             Reader read_params) {
+        // Every key a class's table reads starts with its prefix: each class reads a view of
+        // its own values, gathered in one pass, not the whole hardware file (hundreds of
+        // values, searched once per key, class and precision).
+        const std::string tables = std::string(section) + ".kernels.";
+        auto starts_with = [](std::string_view s, std::string_view prefix) {
+            return s.substr(0, prefix.size()) == prefix;
+        };
+        std::vector<nnergy_named_value> under_tables;
+        for (const nnergy_named_value& v : hw)
+            if (starts_with(sdk::from_sv(v.name), tables)) {
+                under_tables.push_back(v);
+                under_tables.back().struct_size = sizeof(nnergy_named_value);  // this copy's
+            }
         class_table t;
+        std::vector<nnergy_named_value> own_values;
         for (op_class c : all_classes) {
-            const std::string base =
-                std::string(section) + ".kernels." + std::string(class_name(c)) + ".";
+            const std::string base = tables + std::string(class_name(c)) + ".";
+            own_values.clear();
+            for (const nnergy_named_value& v : under_tables)
+                if (starts_with(sdk::from_sv(v.name), base)) own_values.push_back(v);
+            const sdk::config_view own(own_values.data(), own_values.size());
             Params& generic = t.classes_[static_cast<size_t>(c)];
             const std::optional<op_class> general = general_class(c);
             const Params& fallback = general ? t.classes_[static_cast<size_t>(*general)] : defaults;
-            generic = read_params(hw, base, fallback);
-            for (const nnergy_named_value& v : hw) {
-                const std::string_view name = sdk::from_sv(v.name);
+            generic = read_params(own, base, fallback);
+            for (const nnergy_named_value& v : own) {
                 // Its own keys: "<base><key>", not "<base><precision>.<key>".
-                if (name.substr(0, base.size()) == base &&
-                    name.find('.', base.size()) == std::string_view::npos) {
+                if (sdk::from_sv(v.name).find('.', base.size()) == std::string_view::npos) {
                     t.has_own_[static_cast<size_t>(c)] = true;
                     break;
                 }
@@ -200,12 +215,12 @@ public:
             for (const std::string& p : precisions) {
                 const std::string prefix = base + p + ".";
                 bool any = false;
-                for (const nnergy_named_value& v : hw)
-                    if (sdk::from_sv(v.name).substr(0, prefix.size()) == prefix) {
+                for (const nnergy_named_value& v : own)
+                    if (starts_with(sdk::from_sv(v.name), prefix)) {
                         any = true;
                         break;
                     }
-                if (any) t.overrides_.push_back({c, p, read_params(hw, prefix, generic)});
+                if (any) t.overrides_.push_back({c, p, read_params(own, prefix, generic)});
             }
         }
         return t;

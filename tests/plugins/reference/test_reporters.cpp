@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "fake_host.hpp"
 #include "json_reporter.hpp"
@@ -320,4 +322,34 @@ TEST_CASE("text reporter options: a bad kernels value names the key", "[text]") 
     const nnergy_create_args args = fake::create_args(cfg);
     CHECK_THROWS_WITH(nnergy::text::text_reporter{nnergy::sdk::context(args)},
                       Catch::Contains("'kernels' must be a count of kernel rows"));
+}
+
+TEST_CASE("JSON strings: every special byte at every position of every length reads back",
+          "[json]") {
+    // The literal is scanned eight bytes at a time; a byte that needs escaping or checking must
+    // be found wherever it stands in a word, and in the bytes after the last whole word.
+    const std::vector<std::string> specials = {
+        "\"", "\\", "\n", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "\xc3\xa9", "~", " "};
+    for (size_t length = 0; length <= 40; ++length)
+        for (size_t at = 0; at <= length; ++at)
+            for (const std::string& special : specials) {
+                std::string s(length, 'a');
+                for (size_t k = 0; k < length; ++k) s[k] = static_cast<char>('a' + k % 26);
+                s.insert(at, special);
+                std::string out;
+                nnergy::json::detail::append_string(out, s);
+                INFO("length " << length << ", at " << at << ", byte " << int(special[0]));
+                const ordered_json back = ordered_json::parse(out);
+                CHECK(back.get<std::string>() == s);
+            }
+    // A byte that is not UTF-8 becomes U+FFFD at any position too.
+    for (size_t at = 0; at <= 20; ++at) {
+        std::string s(20, 'x');
+        s.insert(at, "\xff");
+        std::string out;
+        nnergy::json::detail::append_string(out, s);
+        std::string want(20, 'x');
+        want.insert(at, "\xef\xbf\xbd");
+        CHECK(ordered_json::parse(out).get<std::string>() == want);
+    }
 }

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reads an ONNX ModelProto into a graph builder (docs/onnx.md).
 //
-// The file is mapped, not read, and decoded by onnx_proto.hpp. Of the initializers only the name,
-// element type, dims and element counts are kept, and weight bytes are passed over, so memory
+// The file is decoded by onnx_proto.hpp. Of the initializers only the name, element type, dims
+// and element counts are kept, and the weights of a large file are passed over unread, so memory
 // stays bounded by the graph structure, not by the size of the weights.
 #ifndef NNERGY_FRONTENDS_ONNX_READER_HPP
 #define NNERGY_FRONTENDS_ONNX_READER_HPP
 
 #include <fcntl.h>
 #include <nnergy/plugin.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,23 +319,95 @@ inline tensor_summary summarize(const proto::tensor& t) {
 
 namespace detail {
 
+/// A model file's bytes, read on demand: a small file whole, a large one through a window, so
+/// that the weights it embeds are passed over rather than read. (Mapping the file instead cost
+/// a page fault per initializer, far more than a read of the same bytes.)
+class byte_source {
+public:
+    /// Bytes already in memory (the caller keeps them).
+    explicit byte_source(std::string_view bytes) noexcept : whole_(bytes), size_(bytes.size()) {}
+    /// An open file of `size` bytes; `file` names it in messages. Files up to `whole` bytes
+    /// are read at once; larger ones through a window of `window` bytes.
+    byte_source(int fd, std::size_t size, const std::string& file, std::size_t whole = read_whole,
+                std::size_t window = window_bytes)
+        : fd_(fd), size_(size), file_(&file), window_bytes_(std::max<std::size_t>(window, 16)) {
+        if (size_ <= whole) {
+            owned_.resize(size_);
+            fill(owned_.data(), 0, size_);
+            whole_ = owned_;
+            fd_ = -1;
+        }
+    }
+
+    std::size_t size() const noexcept { return size_; }
+
+    uint8_t at(std::size_t pos) {
+        if (fd_ < 0) return static_cast<uint8_t>(whole_[pos]);
+        if (pos < window_at_ || pos >= window_at_ + window_.size()) {
+            window_.resize(std::min(window_bytes_, size_ - pos));
+            fill(window_.data(), pos, window_.size());
+            window_at_ = pos;
+        }
+        return static_cast<uint8_t>(window_[pos - window_at_]);
+    }
+    /// Bytes [pos, pos + n): a view of the file's bytes, or of `scratch` they were read into.
+    std::string_view bytes(std::size_t pos, std::size_t n, std::string& scratch) {
+        if (fd_ < 0) return whole_.substr(pos, n);
+        if (pos >= window_at_ && pos + n <= window_at_ + window_.size())
+            return std::string_view(window_).substr(pos - window_at_, n);
+        scratch.resize(n);
+        fill(scratch.data(), pos, n);
+        return scratch;
+    }
+
+    static constexpr std::size_t read_whole = std::size_t{8} << 20;
+    /// Enough for most nodes' fields; small, as each initializer of a large file costs one.
+    static constexpr std::size_t window_bytes = std::size_t{16} << 10;
+
+private:
+    void fill(char* out, std::size_t pos, std::size_t n) const {
+        while (n > 0) {
+            const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(pos));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0)
+                throw read_error(*file_ + ": read error: " +
+                                     (got < 0 ? std::strerror(errno) : "the file shrank"),
+                                 NNERGY_CODE_IO_ERROR);
+            out += got;
+            pos += static_cast<std::size_t>(got);
+            n -= static_cast<std::size_t>(got);
+        }
+    }
+
+    std::string_view whole_;
+    std::string owned_;
+    int fd_ = -1;
+    std::size_t size_ = 0;
+    const std::string* file_ = nullptr;
+    std::size_t window_bytes_ = window_bytes;
+    std::string window_;
+    std::size_t window_at_ = 0;
+};
+
 /// The model's own level of the file, read with the messages its failures deserve: where the
 /// file ends early, and where its bytes are no protobuf at all. What lies inside the model's
 /// fields is decoded afterwards (proto::decode).
 class top_level {
 public:
-    top_level(std::string_view bytes, const std::string& file)
-        : bytes_(bytes), file_(file), limit_(bytes.size()) {}
+    top_level(byte_source& bytes, const std::string& file)
+        : bytes_(bytes), file_(file), size_(bytes.size()), limit_(bytes.size()) {}
 
     std::size_t position() const noexcept { return at_; }
-    std::string_view span(std::size_t from) const noexcept {
-        return bytes_.substr(from, at_ - from);
+    /// The bytes from `from` to the position, copied.
+    std::string copy_from(std::size_t from) {
+        std::string scratch;
+        const std::string_view s = bytes_.bytes(from, at_ - from, scratch);
+        return std::string(s);
     }
 
     [[noreturn]] void truncated(std::string_view where) const {
         throw read_error(file_ + ": truncated ONNX file: it ends inside " + std::string(where) +
-                         " (at byte " + std::to_string(at_) + " of " +
-                         std::to_string(bytes_.size()) + ")");
+                         " (at byte " + std::to_string(at_) + " of " + std::to_string(size_) + ")");
     }
     [[noreturn]] void invalid(std::string_view where, std::size_t at) const {
         throw read_error(file_ + ": not an ONNX model: invalid protobuf data in " +
@@ -357,22 +428,20 @@ public:
     uint32_t length_prefix(std::string_view where) {
         const std::size_t start = at_;
         const uint64_t n = varint(where);
-        if (n > bytes_.size() - at_)
+        if (n > size_ - at_)
             throw read_error(file_ + ": truncated ONNX file: " + std::string(where) + " (" +
                              std::to_string(n) + " bytes from byte " + std::to_string(at_) +
-                             ") runs past its end (" + std::to_string(bytes_.size()) + " bytes)");
+                             ") runs past its end (" + std::to_string(size_) + " bytes)");
         if (n > limit_ - at_) invalid(where, start);
         return static_cast<uint32_t>(n);
     }
-    /// The next `n` bytes (within the current message), which are passed over.
-    std::string_view take(std::size_t n, std::string_view where) {
+    /// Passes over the next `n` bytes (within the current message).
+    void skip(std::size_t n, std::string_view where) {
         if (n > limit_ - at_) {
             at_ = limit_;
             truncated(where);
         }
-        const std::string_view s = bytes_.substr(at_, n);
         at_ += n;
-        return s;
     }
     /// Passes over one field (its tag already read).
     void skip_field(uint32_t tag, std::string_view where) {
@@ -381,13 +450,13 @@ public:
                 varint(where);
                 return;
             case proto::fixed64:
-                take(8, where);
+                skip(8, where);
                 return;
             case proto::fixed32:
-                take(4, where);
+                skip(4, where);
                 return;
             case proto::length:
-                take(length_prefix(where), where);
+                skip(length_prefix(where), where);
                 return;
             default:
                 invalid(where);
@@ -401,27 +470,96 @@ public:
     }
     void end_message(std::size_t outer) noexcept { limit_ = outer; }
 
-private:
     uint64_t varint(std::string_view where) {
         const std::size_t start = at_;
         uint64_t v = 0;
         for (int shift = 0; shift < 70; shift += 7) {
             if (at_ == limit_) {
-                if (limit_ == bytes_.size()) truncated(where);
+                if (limit_ == size_) truncated(where);
                 invalid(where, start);
             }
-            const auto b = static_cast<uint8_t>(bytes_[at_++]);
+            const uint8_t b = bytes_.at(at_++);
             if (shift < 64) v |= static_cast<uint64_t>(b & 0x7Fu) << shift;
             if (b < 0x80) return v;
         }
         invalid(where, start);
     }
 
-    std::string_view bytes_;
+private:
+    byte_source& bytes_;
     const std::string& file_;
+    std::size_t size_;
     std::size_t at_ = 0;
     std::size_t limit_;
 };
+
+/// An initializer larger than this is read field by field: its data is passed over.
+inline constexpr std::size_t read_whole_tensor = std::size_t{64} << 10;
+
+/// Reads one large initializer (the scanner at its first field, limited to it): its data
+/// fields are counted, not read; its other fields are decoded as usual.
+inline proto::tensor read_large_tensor(top_level& s, const std::string& where) {
+    // Fields are copied into `rest` and decoded together; the data fields are summed here.
+    std::string rest;
+    uint64_t counts[16] = {};
+    bool has_raw = false;
+    uint64_t raw_size = 0;
+    uint32_t tag = 0;
+    for (std::size_t start = s.position(); s.next_tag(tag, where); start = s.position()) {
+        const uint32_t field = tag >> 3;
+        const bool data_field =
+            field == 4 || field == 5 || field == 7 || field == 9 || field == 10 || field == 11;
+        if ((tag & 7u) == proto::length && data_field) {
+            const std::size_t n = s.length_prefix(where);
+            const std::size_t at = s.position();
+            // Small ones (a few values) are decoded with the rest: they may be kept.
+            if (n <= proto::tensor::max_kept_raw) {
+                s.skip(n, where);
+                rest += s.copy_from(start);
+                continue;
+            }
+            if (field == 9) {
+                has_raw = true;
+                raw_size = n;
+            } else if (field == 4) {
+                if (n % 4 != 0) s.invalid(where, at);
+                counts[4] += n / 4;
+            } else if (field == 10) {
+                if (n % 8 != 0) s.invalid(where, at);
+                counts[10] += n / 8;
+            } else {  // packed varints: counted one by one
+                const std::size_t outer = s.begin_message(n);
+                while (s.position() < at + n) {
+                    s.varint(where);
+                    ++counts[field];
+                }
+                s.end_message(outer);
+                continue;
+            }
+            s.skip(n, where);
+            continue;
+        }
+        s.skip_field(tag, where);
+        rest += s.copy_from(start);
+    }
+    proto::tensor t;
+    try {
+        proto::decode(rest, t);
+    } catch (const proto::malformed&) {
+        s.invalid(where);
+    }
+    for (int f : {4, 5, 7, 10, 11})
+        if (counts[f] > 0) {
+            t.typed_counts[f] += counts[f];
+            if (f == 5 || f == 7) t.ints_complete = false;  // more than could be kept
+        }
+    if (has_raw) {
+        t.has_raw = true;
+        t.raw_size = raw_size;
+        t.raw.clear();
+    }
+    return t;
+}
 
 }  // namespace detail
 
@@ -433,9 +571,10 @@ struct model_data {
     bool has_graph = false;
 };
 
-/// Reads a model from the bytes of a file; `file` names it in messages. Nothing of the result
-/// refers to `bytes`.
-inline model_data read_model(std::string_view bytes, const std::string& file) {
+/// Reads a model from `bytes`, a whole file or the window onto one; `file` names it in
+/// messages. Initializers larger than `large_tensor` bytes are read field by field.
+inline model_data read_model(detail::byte_source& bytes, const std::string& file,
+                             std::size_t large_tensor = detail::read_whole_tensor) {
     if (bytes.size() > static_cast<uint64_t>(INT_MAX))
         throw read_error(file + ": " + std::to_string(bytes.size()) +
                          " bytes is more than the 2 GiB a protobuf file can hold (ONNX keeps "
@@ -444,12 +583,13 @@ inline model_data read_model(std::string_view bytes, const std::string& file) {
     model_data m;
     // The fields of the model and of its graph other than the graph and the initializers, in
     // file order: decoded once the file is known to be whole.
-    std::vector<std::string_view> model_fields, graph_fields;
+    std::vector<std::string> model_fields, graph_fields;
+    std::string scratch;
     uint32_t tag = 0;
     for (std::size_t start = 0; s.next_tag(tag, "the model"); start = s.position()) {
         if ((tag >> 3) != 7) {
             s.skip_field(tag, "the model");
-            model_fields.push_back(s.span(start));
+            model_fields.push_back(s.copy_from(start));
             continue;
         }
         if ((tag & 7u) != proto::length) s.invalid("the model");
@@ -462,27 +602,35 @@ inline model_data read_model(std::string_view bytes, const std::string& file) {
             if ((gtag >> 3) == 5 && (gtag & 7u) == proto::length) {
                 const std::size_t index = m.initializers.size();
                 const std::string where = "initializer " + std::to_string(index);
+                const std::size_t n = s.length_prefix(where);
                 const std::size_t at = s.position();
-                const std::string_view data = s.take(s.length_prefix(where), where);
+                if (n > large_tensor) {
+                    const std::size_t tensor_outer = s.begin_message(n);
+                    const proto::tensor t = detail::read_large_tensor(s, where);
+                    s.end_message(tensor_outer);
+                    m.initializers.push_back(summarize(t));
+                    continue;
+                }
+                s.skip(n, where);
                 proto::tensor t;
                 try {
-                    proto::decode(data, t);
+                    proto::decode(bytes.bytes(at, n, scratch), t);
                 } catch (const proto::malformed&) {
                     s.invalid(where, at);
                 }
                 m.initializers.push_back(summarize(t));
             } else {
                 s.skip_field(gtag, "the graph");
-                graph_fields.push_back(s.span(gstart));
+                graph_fields.push_back(s.copy_from(gstart));
             }
         }
         s.end_message(outer);
     }
     try {
-        for (std::string_view f : model_fields)
+        for (const std::string& f : model_fields)
             proto::for_each_field(
                 f, [&](proto::wire& w, uint32_t t) { return proto::decode_field(w, t, m.model); });
-        for (std::string_view f : graph_fields)
+        for (const std::string& f : graph_fields)
             proto::for_each_field(
                 f, [&](proto::wire& w, uint32_t t) { return proto::decode_field(w, t, m.graph); });
     } catch (const proto::malformed&) {
@@ -495,45 +643,11 @@ inline model_data read_model(std::string_view bytes, const std::string& file) {
     return m;
 }
 
-/// A file's bytes, mapped rather than read: the weights an ONNX file holds are passed over, and
-/// pages never touched are never read from disk.
-class mapped_file {
-public:
-    explicit mapped_file(const std::string& file) {
-        const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            throw read_error(file + ": cannot open: " + std::strerror(errno),
-                             errno == ENOENT ? NNERGY_CODE_NOT_FOUND : NNERGY_CODE_IO_ERROR);
-        struct stat st {};
-        if (::fstat(fd, &st) != 0) {
-            const int e = errno;
-            ::close(fd);
-            throw read_error(file + ": cannot read its size: " + std::strerror(e),
-                             NNERGY_CODE_IO_ERROR);
-        }
-        size_ = static_cast<std::size_t>(st.st_size);
-        if (size_ > 0) {
-            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p == MAP_FAILED) {
-                const int e = errno;
-                ::close(fd);
-                throw read_error(file + ": cannot read: " + std::strerror(e), NNERGY_CODE_IO_ERROR);
-            }
-            data_ = static_cast<const char*>(p);
-        }
-        ::close(fd);
-    }
-    ~mapped_file() {
-        if (data_) ::munmap(const_cast<char*>(data_), size_);
-    }
-    mapped_file(const mapped_file&) = delete;
-    mapped_file& operator=(const mapped_file&) = delete;
-    std::string_view bytes() const noexcept { return {data_ ? data_ : "", size_}; }
-
-private:
-    const char* data_ = nullptr;
-    std::size_t size_ = 0;
-};
+/// Reads a model from the bytes of a file held in memory.
+inline model_data read_model(std::string_view bytes, const std::string& file) {
+    detail::byte_source source(bytes);
+    return read_model(source, file);
+}
 
 /// Reads a model file.
 inline model_data read_model_file(const std::string& file) {
@@ -543,8 +657,19 @@ inline model_data read_model_file(const std::string& file) {
         throw read_error(file + ": no such file", NNERGY_CODE_NOT_FOUND);
     if (std::filesystem::is_directory(st))
         throw read_error(file + ": is a directory, not an ONNX file");
-    const mapped_file mapped(file);
-    return read_model(mapped.bytes(), file);
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw read_error(file + ": cannot open: " + std::strerror(errno), NNERGY_CODE_IO_ERROR);
+    struct closer {
+        int fd;
+        ~closer() { ::close(fd); }
+    } const close_at_end{fd};
+    struct stat info {};
+    if (::fstat(fd, &info) != 0)
+        throw read_error(file + ": cannot read its size: " + std::strerror(errno),
+                         NNERGY_CODE_IO_ERROR);
+    detail::byte_source source(fd, static_cast<std::size_t>(info.st_size), file);
+    return read_model(source, file);
 }
 
 // ---- building the graph ---------------------------------------------------------------------

@@ -3,6 +3,9 @@
 // building into a builder that records every call. Expected values come from the models that
 // tools/make_onnx_test_models.py writes (each one described there) or from models built here.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -817,5 +820,142 @@ TEST_CASE("protobuf's encoding rules: packed or not, repeated, merged, unknown, 
           tag(9, 3) + tag(8, 4), tag(8, 2) + varint(5) + varint(300)}) {
         pb::attribute x;
         CHECK_THROWS_AS(pb::decode(bad, x), pb::malformed);
+    }
+}
+
+namespace {
+
+/// Writes `bytes` to a temporary file and reads it through the file path of the reader: no
+/// whole-file read, a window of `window` bytes, initializers above `large_tensor` bytes read
+/// field by field.
+ox::model_data read_through_window(const std::string& bytes, std::size_t window,
+                                   std::size_t large_tensor) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("nnergy-onnx-window-" + std::to_string(::getpid()) + ".onnx"))
+                                 .string();
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << bytes;
+    }
+    struct remover {
+        std::string path;
+        int fd;
+        ~remover() {
+            if (fd >= 0) ::close(fd);
+            std::filesystem::remove(path);
+        }
+    } const cleanup{path, ::open(path.c_str(), O_RDONLY)};
+    REQUIRE(cleanup.fd >= 0);
+    ox::detail::byte_source source(cleanup.fd, bytes.size(), path, 0, window);
+    return ox::read_model(source, path, large_tensor);
+}
+
+void check_same_initializers(const ox::model_data& a, const ox::model_data& b) {
+    REQUIRE(a.initializers.size() == b.initializers.size());
+    for (std::size_t i = 0; i < a.initializers.size(); ++i) {
+        const ox::tensor_summary& x = a.initializers[i];
+        const ox::tensor_summary& y = b.initializers[i];
+        INFO("initializer " << x.name);
+        CHECK(x.name == y.name);
+        CHECK(x.data_type == y.data_type);
+        CHECK(x.dims == y.dims);
+        CHECK(x.external == y.external);
+        CHECK(x.has_raw == y.has_raw);
+        CHECK(x.raw_size == y.raw_size);
+        CHECK(x.values_complete == y.values_complete);
+        if (x.values_complete) CHECK(x.small_values == y.small_values);
+        for (int field : {4, 5, 6, 7, 10, 11}) {
+            auto count = [field](const ox::tensor_summary& t) {
+                auto it = t.typed_counts.find(field);
+                return it == t.typed_counts.end() ? uint64_t{0} : it->second;
+            };
+            CHECK(count(x) == count(y));
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a file read through a window reads as the same bytes held whole", "[onnx]") {
+    // Initializers of every data layout, large and small.
+    onnx::TensorProto w;
+    w.set_name("w");
+    w.set_data_type(onnx::TensorProto::FLOAT);
+    w.add_dims(4);
+    w.add_dims(1000);
+    w.set_raw_data(std::string(16000, '\x01'));
+    onnx::ModelProto m = matmul_model(w);
+    auto* g = m.mutable_graph();
+    auto* floats = g->add_initializer();
+    floats->set_name("floats");
+    floats->set_data_type(onnx::TensorProto::FLOAT);
+    floats->add_dims(3000);
+    for (int i = 0; i < 3000; ++i) floats->add_float_data(static_cast<float>(i));
+    auto* longs = g->add_initializer();
+    longs->set_name("longs");
+    longs->set_data_type(onnx::TensorProto::INT64);
+    longs->add_dims(2000);
+    for (int i = 0; i < 2000; ++i) longs->add_int64_data(-i);
+    auto* doubles = g->add_initializer();
+    doubles->set_name("doubles");
+    doubles->set_data_type(onnx::TensorProto::DOUBLE);
+    doubles->add_dims(500);
+    for (int i = 0; i < 500; ++i) doubles->add_double_data(i * 0.5);
+    auto* shape = g->add_initializer();
+    shape->set_name("shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(3);
+    for (int64_t v : {1, -1, 64}) shape->add_int64_data(v);
+
+    std::vector<std::string> models{m.SerializeAsString()};
+    for (const std::string& path : onnx_test_files()) models.push_back(read_bytes(path));
+    std::size_t compared = 0;
+    for (const std::string& bytes : models) {
+        std::optional<ox::model_data> whole;
+        try {
+            whole.emplace(ox::read_model(bytes, "whole"));
+        } catch (const ox::read_error&) {
+        }
+        for (std::size_t window : {16, 100, 4096}) {
+            INFO("window " << window << ", " << bytes.size() << " bytes");
+            std::optional<ox::model_data> windowed;
+            try {
+                windowed.emplace(read_through_window(bytes, window, 256));
+            } catch (const ox::read_error&) {
+            }
+            REQUIRE(windowed.has_value() == whole.has_value());
+            if (!whole) continue;
+            check_same_initializers(*whole, *windowed);
+            // The same graph, or the same error building it (some test files are bad).
+            auto outcome = [](const ox::model_data& d) {
+                try {
+                    return std::to_string(build(d).nodes.size()) + " nodes";
+                } catch (const ox::read_error& e) {
+                    return std::string(e.what());
+                }
+            };
+            CHECK(outcome(*whole) == outcome(*windowed));
+            ++compared;
+        }
+    }
+    CHECK(compared >= 60);
+
+    // Every prefix of a model with large initializers fails through the window as held whole.
+    const std::string& bytes = models.front();
+    for (std::size_t n = 0; n < bytes.size(); n += 97) {
+        const std::string cut = bytes.substr(0, n);
+        bool whole_failed = false, windowed_failed = false;
+        try {
+            ox::read_model(cut, "whole");
+        } catch (const ox::read_error&) {
+            whole_failed = true;
+        }
+        try {
+            read_through_window(cut, 100, 256);
+        } catch (const ox::read_error&) {
+            windowed_failed = true;
+        }
+        INFO("cut at " << n);
+        CHECK(whole_failed == windowed_failed);
     }
 }

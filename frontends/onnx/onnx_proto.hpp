@@ -265,10 +265,9 @@ inline void decode_tensor_type(std::string_view bytes, type_proto& m) {
     });
 }
 
-/// Checks the encoding of a message the reader does not look into (a sequence, map, optional
-/// or sparse tensor type), as protobuf's parser would while reading it.
-inline void check_message(std::string_view bytes, int depth) {
-    if (depth > wire::max_depth) throw malformed{};
+/// Checks the framing of the fields of a message the reader does not look into (a sequence,
+/// map, optional or sparse tensor type, a sub-graph), one level deep.
+inline void check_message(std::string_view bytes) {
     for_each_field(bytes, [](wire&, uint32_t) { return false; });
 }
 
@@ -284,7 +283,7 @@ inline void decode(std::string_view bytes, type_proto& m) {
             m.tensor = true;
             decode_tensor_type(value, m);
         } else {
-            check_message(value, 1);
+            check_message(value);
             m = type_proto{};
         }
         return true;
@@ -313,19 +312,22 @@ inline void decode(std::string_view bytes, value_info& m) {
     });
 }
 
-/// TensorProto, without its data: the shape and type, how many entries each typed field holds,
-/// a raw_data of at most `max_kept_raw` bytes, and the first entry of each typed field (a
-/// one-element tensor is an attribute's scalar).
-struct tensor {
+/// What the reader keeps of any TensorProto: its shape and type, and how its data is held.
+struct tensor_header {
     std::string name;
     int32_t data_type = 0;
     std::vector<int64_t> dims;
     bool external = false;  ///< data_location EXTERNAL or external_data entries present
     bool has_raw = false;
     uint64_t raw_size = 0;
-    std::string raw;  ///< raw_data, when at most max_kept_raw bytes
     /// Entries seen in each typed field (by field number 4, 5, 6, 7, 10, 11).
     std::map<int, uint64_t> typed_counts;
+};
+
+/// TensorProto, without its data: the header, a raw_data of at most `max_kept_raw` bytes, and
+/// the first entry of each typed field (a one-element tensor is an attribute's scalar).
+struct tensor : tensor_header {
+    std::string raw;  ///< raw_data, when at most max_kept_raw bytes
     /// int32_data or int64_data values (int32 sign-extended), at most `max_kept_ints`;
     /// ints_complete when none was left out.
     std::vector<int64_t> ints;
@@ -420,7 +422,7 @@ inline void decode(std::string_view bytes, tensor& t) {
             }
             case 13:  // external_data
                 if (!is(tag, length)) return false;
-                check_message(w.read_bytes(), 1);
+                check_message(w.read_bytes());
                 t.external = true;
                 return true;
             case 14:  // data_location: EXTERNAL is 1; a value the enum lacks leaves it unset
@@ -521,7 +523,7 @@ inline void decode(std::string_view bytes, attribute& a) {
             case 22:
             case 23:
                 if (!is(tag, length)) return false;
-                check_message(w.read_bytes(), 1);
+                check_message(w.read_bytes());
                 return true;
             default:
                 return false;
@@ -631,7 +633,7 @@ inline bool decode_field(wire& w, uint32_t tag, graph& g) {
             decode(w.read_bytes(), g.value_infos.emplace_back());
             return true;
         case 14:  // quantization_annotation
-            check_message(w.read_bytes(), 1);
+            check_message(w.read_bytes());
             return true;
         default:
             return false;
@@ -726,7 +728,7 @@ inline bool decode_field(wire& w, uint32_t tag, model& m) {
         case 14:  // metadata_props
         case 20:  // training_info
             if (!is(tag, length)) return false;
-            check_message(w.read_bytes(), 1);
+            check_message(w.read_bytes());
             return true;
         default:
             return false;

@@ -44,7 +44,7 @@ namespace nnergy::onnx_frontend {
 inline constexpr int64_t min_opset = 7;
 inline constexpr int64_t max_opset = 22;
 /// Integer initializers with at most this many elements pass their values (shape constants).
-inline constexpr uint64_t max_value_elements = 64;
+inline constexpr uint64_t max_value_elements = proto::tensor::max_kept_ints;
 
 /// A failure with the status code the host should report.
 class read_error : public std::runtime_error {
@@ -146,15 +146,7 @@ inline typed_field typed_field_of(int32_t t) noexcept {
 }
 
 /// What is kept of a tensor: its shape and type, and the values of small integer tensors.
-struct tensor_summary {
-    std::string name;
-    int32_t data_type = 0;
-    std::vector<int64_t> dims;
-    bool external = false;  ///< data_location EXTERNAL or external_data entries present
-    bool has_raw = false;
-    uint64_t raw_size = 0;
-    /// Entries seen in each typed field (by field number 4, 5, 6, 7, 10, 11).
-    std::map<int, uint64_t> typed_counts;
+struct tensor_summary : proto::tensor_header {
     /// Values of an int32/int64 tensor of at most max_value_elements entries, when present.
     std::vector<int64_t> small_values;
     bool values_complete = false;
@@ -296,13 +288,7 @@ inline std::optional<std::variant<int64_t, double>> scalar_value(const proto::te
 /// What is kept of a decoded TensorProto (an initializer, or a Constant's `value`).
 inline tensor_summary summarize(const proto::tensor& t) {
     tensor_summary s;
-    s.name = t.name;
-    s.data_type = t.data_type;
-    s.dims = t.dims;
-    s.external = t.external;
-    s.has_raw = t.has_raw;
-    s.raw_size = t.raw_size;
-    s.typed_counts = t.typed_counts;
+    static_cast<proto::tensor_header&>(s) = t;
     if (s.data_type == 6 || s.data_type == 7) {
         if (t.has_raw && t.raw_size <= proto::tensor::max_kept_raw) {
             s.small_values = decode_raw_ints(t.raw, s.data_type);
@@ -402,7 +388,8 @@ public:
     std::string copy_from(std::size_t from) {
         std::string scratch;
         const std::string_view s = bytes_.bytes(from, at_ - from, scratch);
-        return std::string(s);
+        if (s.data() != scratch.data()) scratch.assign(s);  // a view of the file or window
+        return scratch;
     }
 
     [[noreturn]] void truncated(std::string_view where) const {

@@ -88,14 +88,19 @@ class TinyTransformer(nn.Module):
         return self.decoder(x, self.pre_norm(self.encoder(x)))
 
 
-# Scripted torchvision Swin pads its windows and then branches on the padded sizes, changing a
-# list of shift sizes in place: the frontend does not read it. (Scripted nn.MultiheadAttention
-# and nn.Transformer layers branch on the inputs' rank, type, device and identity and on
-# whether gradients are on, which the frontend answers: they read.)
-NOT_SCRIPTED = {"tiny_swin"}
-# Models without an ONNX twin (none now: Swin's window padding, a pads table the exporter
-# reshapes, reverses and transposes, folds since the host folds Slice and Transpose of any rank).
-NO_ONNX = set()
+# Every model scripts. (Scripted torchvision Swin pads its windows and then branches on the
+# padded sizes, changing a list of shift sizes in place; scripted nn.MultiheadAttention and
+# nn.Transformer layers branch on the inputs' rank, type, device and identity and on whether
+# gradients are on. The frontend answers both kinds of question for the shapes given.)
+NOT_SCRIPTED = set()
+# Models without an ONNX twin: PyTorch 1.13's exporter has no symbolic for the in-place zero_
+# Swin V2 applies to the middle third of its qkv bias. (Swin V1's window padding, a pads table
+# the exporter reshapes, reverses and transposes, folds since the host folds Slice and
+# Transpose of any rank.)
+NO_ONNX = {"tiny_swin_v2"}
+# Models with work done once per forward pass whatever the batch: Swin V2 computes its relative
+# position bias with a small MLP over the window's coordinates.
+MACS_PER_PASS = {"tiny_swin_v2"}
 
 
 def models(names):
@@ -118,6 +123,13 @@ def models(names):
         "tiny_swin": (lambda: tv.swin_transformer.SwinTransformer(
             patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4],
             window_size=[7, 7], num_classes=10), [[1, 3, 56, 56]], torch.float32),
+        # torchvision's Swin V2, small: cosine attention (F.normalize, a clamped logit scale)
+        # and a relative position bias from a small MLP over log-spaced coordinates.
+        "tiny_swin_v2": (lambda: tv.swin_transformer.SwinTransformer(
+            patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4],
+            window_size=[8, 8], num_classes=10,
+            block=tv.swin_transformer.SwinTransformerBlockV2,
+            downsample_layer=tv.swin_transformer.PatchMergingV2), [[1, 3, 64, 64]], torch.float32),
         # torchvision's ViT, small: a class token expanded to the batch, nn.MultiheadAttention
         # (its fused inference op in the archive), GELU MLPs.
         "tiny_vit": (lambda: tv.vision_transformer.VisionTransformer(
@@ -135,7 +147,8 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--models",
                     default="resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,"
-                    "googlenet,tiny_alexnet,tiny_encoder,tiny_transformer,tiny_vit,tiny_swin")
+                    "googlenet,tiny_alexnet,tiny_encoder,tiny_transformer,tiny_vit,tiny_swin,"
+                    "tiny_swin_v2")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     torch.manual_seed(0)
@@ -162,6 +175,7 @@ def main():
             "input_shapes": ["x".join(str(d) for d in s) for s in shapes],
             "scripted": scripted,
             "onnx": name not in NO_ONNX,
+            "macs_per_pass": name in MACS_PER_PASS,
         })
         print("%s: %d parameters" % (name, manifest["models"][-1]["params"]))
     with open(os.path.join(args.outdir, "manifest.json"), "w") as f:

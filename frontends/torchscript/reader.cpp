@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "reader_api.h"
+#include "shape_scalars.hpp"
 
 namespace {
 
@@ -178,9 +179,11 @@ class converter {
 public:
     converter(std::string file, sdk::graph_builder& out) : file_(std::move(file)), out_(out) {}
 
-    /// `parameters`: every parameter of the model as loaded, before freezing.
+    /// `parameters`: every parameter of the model as loaded, before freezing; `device`: where
+    /// its tensors are (the meta device, unless freezing needed their data).
     void run(const torch::jit::Module& module, const std::vector<input_shape>& shapes,
-             const std::vector<std::pair<std::string, at::Tensor>>& parameters) {
+             const std::vector<std::pair<std::string, at::Tensor>>& parameters,
+             c10::Device device) {
         std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph();
         const auto inputs = graph->inputs();
         if (inputs.empty()) throw fail(file_ + ": forward() takes no self argument");
@@ -189,6 +192,19 @@ public:
         // Only branches make questions worth answering (a traced graph has none).
         const bool branches = has_branches(graph->block());
         if (branches) specialize(graph);
+        // Branches on sizes (padded window counts): the numbers the given shapes fix.
+        if (branches && has_branches(graph->block())) {
+            const nnergy::torchscript::shape_scalar_folding folding =
+                nnergy::torchscript::fold_shape_scalars(graph, module._ivalue(), evaluation_inputs_,
+                                                        device);
+            if (folding.folded > 0) {
+                torch::jit::ConstantPropagation(graph);
+                torch::jit::LowerSimpleTuples(graph);
+                torch::jit::EliminateDeadCode(graph);
+                specialize(graph);
+            }
+            unevaluated_ = folding.reason;
+        }
         // In order; where an op asks the rank of a value converted before it, the answer is a
         // constant and the branches on it fold before going on (ranks the shape analysis
         // lost are known here, from the ops converted).
@@ -218,6 +234,10 @@ public:
             }
             m += "; nothing was guessed (docs/torchscript.md lists what is read):";
             for (const auto& [what, where] : unsupported_) m += "\n  " + what + " at " + where;
+            if (!unevaluated_.empty())
+                m += "\n(the numbers its code computes from the input shapes could not be "
+                     "evaluated: " +
+                     unevaluated_ + ")";
             throw fail(m, NNERGY_CODE_UNIMPLEMENTED);
         }
         declare_outputs(*graph);
@@ -341,19 +361,6 @@ private:
         // Messages (the reasons a fast path is not taken) made of constants: libtorch's constant
         // propagation leaves variadic ops alone.
         if (k == c10::aten::format && !n.inputs().empty()) return format_constants(n);
-        // sum() of a constant list of ints (Swin: whether any window is shifted).
-        if (k == c10::aten::sum && n.inputs().size() == 1 &&
-            !n.input(0)->type()->cast<c10::TensorType>())
-            if (const std::optional<c10::IValue> list = torch::jit::toIValue(n.input(0)))
-                if (list->isIntList()) {
-                    int64_t total = 0;
-                    for (const int64_t v : list->toIntVector()) total += v;
-                    return c10::IValue(total);
-                }
-        // A copy of a constant list (Swin's window and shift sizes) is that list.
-        if (k == c10::aten::copy && n.inputs().size() == 1)
-            if (const std::optional<c10::IValue> list = torch::jit::toIValue(n.input(0)))
-                if (list->isList()) return c10::IValue(list->toList().copy());
         // all() / any() of a list of known flags built by appends (fast-path checks).
         if ((k == c10::aten::all || k == c10::aten::any) && n.inputs().size() == 1)
             return fold_flag_list(n, k == c10::aten::all);
@@ -727,6 +734,13 @@ private:
             std::vector<int64_t>& sizes = input_sizes_[v];
             for (const sdk::graph_builder::dim& d : shape_of[i]->shape)
                 sizes.push_back(d.value > 0 ? d.value : 2);
+            // The leading dimension becomes the symbol batch even where a number was given.
+            nnergy::torchscript::evaluation_input& e = evaluation_inputs_.emplace_back();
+            e.value = v;
+            e.dtype = dtypes_[v];
+            for (size_t d = 0; d < shape_of[i]->shape.size(); ++d)
+                e.sizes.push_back(
+                    d == 0 || shape_of[i]->shape[d].value <= 0 ? -1 : shape_of[i]->shape[d].value);
         }
     }
 
@@ -1382,6 +1396,16 @@ private:
             emit(n, "Clip", inputs, r0());
             return;
         }
+        if (k == aten::clamp_min || k == aten::clamp_max) {
+            need_number(n, 1, "bound");
+            const uint32_t bound = scalar_operand();
+            emit(n, "Clip",
+                 k == aten::clamp_min
+                     ? std::vector<uint32_t>{tensor(in(0)), bound, NNERGY_NO_TENSOR}
+                     : std::vector<uint32_t>{tensor(in(0)), NNERGY_NO_TENSOR, bound},
+                 r0());
+            return;
+        }
         if (k == aten::softmax || k == aten::log_softmax || k == aten::_softmax) {
             emit(n, k == aten::log_softmax ? "LogSoftmax" : "Softmax", {tensor(in(0))}, r0());
             out_.attr(last_node_, "axis", need_int(n, 1, "axis"));
@@ -1443,6 +1467,19 @@ private:
                              : k == aten::sum ? "ReduceSum"
                                               : "ReduceMax";
             emit(n, op, {tensor(in(0)), const_tensor(axes)},
+                 keep ? r0() : (r0() < 0 ? -1 : r0() - static_cast<int>(axes.size())));
+            out_.attr(last_node_, "keepdims", keep);
+            return;
+        }
+        // Vector norms over dims (F.normalize, Swin V2's cosine attention): p = 1 or 2.
+        if ((k == aten::norm && n->inputs().size() >= 4) ||
+            (k == aten::linalg_vector_norm && n->inputs().size() >= 4)) {
+            const double p = need_number(n, 1, "order p");
+            if (p != 1.0 && p != 2.0) throw skip_node{name + " of order other than 1 or 2"};
+            if (is_none(in(2))) throw skip_node{name + " over every element"};
+            std::vector<int64_t> axes = need_ints(n, 2, "axes");
+            const int64_t keep = need_int(n, 3, "keepdim flag");
+            emit(n, p == 1.0 ? "ReduceL1" : "ReduceL2", {tensor(in(0)), const_tensor(axes)},
                  keep ? r0() : (r0() < 0 ? -1 : r0() - static_cast<int>(axes.size())));
             out_.attr(last_node_, "keepdims", keep);
             return;
@@ -1711,6 +1748,10 @@ private:
             return cast_output(n, cast);
         }
 
+        if (k == prim::If || k == prim::Loop)
+            throw skip_node{name +
+                            " on a value known only when the model runs (tensor data, or a size "
+                            "left symbolic such as the batch)"};
         throw skip_node{name};
     }
 
@@ -2099,7 +2140,9 @@ private:
     std::unordered_map<const Value*, int> ranks_;
     std::unordered_map<const Value*, nnergy_dtype> input_dtypes_;         ///< inputs given shapes
     std::unordered_map<const Value*, std::vector<int64_t>> input_sizes_;  ///< symbols as 2
-    std::unordered_map<const Value*, c10::ScalarType> dtypes_;            ///< follow_dtype()
+    std::vector<nnergy::torchscript::evaluation_input> evaluation_inputs_;
+    std::string unevaluated_;  ///< why the sizes' numbers could not be folded, if they could not
+    std::unordered_map<const Value*, c10::ScalarType> dtypes_;  ///< follow_dtype()
     std::unordered_map<const Value*, c10::IValue> objects_;
     std::unordered_map<const Value*, std::string> paths_;
     std::unordered_map<const Value*, std::vector<uint32_t>> split_outputs_;
@@ -2182,12 +2225,14 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
     check_archive(file);
     torch::jit::Module module;
     std::vector<std::pair<std::string, at::Tensor>> parameters;
+    c10::Device device(c10::kCPU);
     try {
         torch::NoGradGuard no_grad;
         // Every attribute but parameters and buffers becomes a constant: the training flags
         // fold, and with them the branches of scripted code.
-        const auto load = [&](c10::optional<c10::Device> device) {
-            module = torch::jit::load(file, device);
+        const auto load = [&](c10::Device on) {
+            device = on;
+            module = torch::jit::load(file, on);
             module.eval();
             // Freezing drops what the forward pass does not read, unread parameters included.
             parameters.clear();
@@ -2201,7 +2246,7 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
             load(c10::Device(c10::kMeta));
         } catch (const c10::Error&) {
             // Freezing folds some ops (aten::equal) the meta device cannot run.
-            load(c10::nullopt);
+            load(c10::Device(c10::kCPU));
         }
     } catch (const c10::Error& e) {
         throw fail(file + ": libtorch cannot load it: " + first_line(e.what_without_backtrace()));
@@ -2210,7 +2255,7 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
     }
     converter c(file, out);
     try {
-        c.run(module, shapes, parameters);
+        c.run(module, shapes, parameters, device);
     } catch (const sdk::error&) {
         throw;
     } catch (const c10::Error& e) {

@@ -85,11 +85,22 @@ def agreement():
                 diff = abs(t["macs"] - onnx["macs"]) / onnx["macs"]
                 check(diff <= 0.005, "%s: %.0f MACs, the ONNX export %.0f (%.2f%% apart)" %
                       (path, t["macs"], onnx["macs"], 100 * diff))
-            # The batch stays symbolic: --batch 4 scales the work by 4.
+            # The batch stays symbolic: --batch 4 scales the work by 4, or, for a model with
+            # work done once per forward pass (Swin V2's position-bias MLP), adds three times
+            # what --batch 2 adds.
             t4, err = analyze(path, *(args + ["--batch", "4"]))
-            check(t4 is not None and abs(t4["macs"] - 4 * t["macs"]) <= 1e-6 * t["macs"],
-                  "%s: --batch 4 gives %s MACs, not 4 x %.0f %s" %
-                  (path, t4 and t4["macs"], t["macs"], err))
+            if m.get("macs_per_pass", False):
+                t2, err2 = analyze(path, *(args + ["--batch", "2"]))
+                per_image = t2["macs"] - t["macs"] if t2 else 0
+                check(t4 is not None and per_image > 0 and
+                      abs(t4["macs"] - t["macs"] - 3 * per_image) <= 1e-6 * t["macs"],
+                      "%s: --batch 1, 2, 4 give %.0f, %s, %s MACs, not a fixed part plus one "
+                      "per image %s %s" % (path, t["macs"], t2 and t2["macs"],
+                                           t4 and t4["macs"], err, err2))
+            else:
+                check(t4 is not None and abs(t4["macs"] - 4 * t["macs"]) <= 1e-6 * t["macs"],
+                      "%s: --batch 4 gives %s MACs, not 4 x %.0f %s" %
+                      (path, t4 and t4["macs"], t["macs"], err))
             print("%-28s params %9d  MACs %14.0f  (ONNX %s)" %
                   (os.path.basename(path), t["params"], t["macs"],
                    "%.0f" % onnx["macs"] if onnx else "no twin"))
@@ -228,6 +239,57 @@ class OnRank(torch.nn.Module):
             return torch.relu(x)
         return torch.cumsum(x, 1)
 torch.jit.script(OnRank()).save(d + "/on_rank.pt")
+class OnSize(torch.nn.Module):
+    # Branches on numbers computed from the input's size (a padding to whole windows, then the
+    # padded size): answered for the shape given.
+    def __init__(self):
+        super().__init__()
+        self.big = torch.nn.Conv2d(3, 8, 3)
+        self.small = torch.nn.Conv2d(3, 4, 1)
+    def forward(self, x):
+        pad = (7 - x.size(3) % 7) % 7
+        x = torch.nn.functional.pad(x, [0, pad, 0, pad])
+        if x.size(3) >= 14:
+            return self.big(x)
+        return self.small(x)
+torch.jit.script(OnSize()).save(d + "/on_size.pt")
+class OnBatch(torch.nn.Module):
+    # A branch on the batch, which stays symbolic: never answered (whatever batch is given).
+    def forward(self, x):
+        if x.size(0) > 64:
+            return x * 2.0
+        return x + 1.0
+torch.jit.script(OnBatch()).save(d + "/on_batch.pt")
+class ListOnData(torch.nn.Module):
+    # A list changed in a branch on the data (not taken on zeros): what it holds is known only
+    # when the model runs, so the branch on it is not answered either.
+    def forward(self, x):
+        s = [1, 2]
+        if bool(x.mean() > 0):
+            s[0] = 5
+        if s[0] > 3:
+            return x * 2.0
+        return x + 1.0
+torch.jit.script(ListOnData()).save(d + "/list_on_data.pt")
+class ShapeOnData(torch.nn.Module):
+    # A size that depends on the data (how many elements are not zero): never answered (the
+    # branch stays, and with it the nonzero, which has no mapping).
+    def forward(self, x):
+        if x.nonzero().size(0) > 3:
+            return x * 2.0
+        return x + 1.0
+torch.jit.script(ShapeOnData()).save(d + "/shape_on_data.pt")
+class LoopOnSize(torch.nn.Module):
+    # A loop as long as a dimension: its result is known for the shape given (28 for 8
+    # columns, 6 for 4), though the values in its body change every turn.
+    def forward(self, x):
+        total = 0
+        for i in range(x.size(1)):
+            total += i
+        if total > 20:
+            return torch.relu(x)
+        return torch.cumsum(x, 1)
+torch.jit.script(LoopOnSize()).save(d + "/loop_on_size.pt")
 lin = torch.jit.trace(torch.nn.Linear(8, 4), torch.randn(2, 8))
 lin.save(d + "/linear.pt")
 with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt", "w") as dst:
@@ -257,6 +319,26 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
     check(ok, "on_rank.pt, rank 3: " + err)
     expect_error(os.path.join(DIR, "on_rank.pt"), ["--input-shape", "1x8"], "on_rank.pt",
                  "aten::cumsum")
+    # Padded 16 -> 21 and 8 -> 14 take the 3x3 convolution (8 outputs of 27 MACs per pixel of
+    # 19x19 and 12x12), padded 5 -> 7 the 1x1 one (4 of 3 MACs per pixel of 7x7); the
+    # parameters of both count.
+    for size, macs in ((16, 19 * 19 * 8 * 27), (8, 12 * 12 * 8 * 27), (5, 7 * 7 * 4 * 3)):
+        ok, err = analyze(os.path.join(DIR, "on_size.pt"), "--input-shape", "1x3x%dx%d" % (size, size))
+        check(ok is not None and ok["macs"] == macs and ok["params"] == 8 * 27 + 8 + 4 * 3 + 4,
+              "on_size.pt at %dx%d: %s %s, expected %d MACs" % (size, size, ok, err, macs))
+    expect_error(os.path.join(DIR, "on_batch.pt"), ["--input-shape", "1x8"], "on_batch.pt",
+                 "prim::If on a value known only when the model runs")
+    expect_error(os.path.join(DIR, "on_batch.pt"), ["--input-shape", "1x8", "--batch", "128"],
+                 "on_batch.pt", "prim::If")
+    expect_error(os.path.join(DIR, "list_on_data.pt"), ["--input-shape", "1x8"],
+                 "list_on_data.pt", "could not be evaluated", "aten::_set_item",
+                 "in a branch taken on tensor data")
+    expect_error(os.path.join(DIR, "shape_on_data.pt"), ["--input-shape", "1x8"],
+                 "shape_on_data.pt", "aten::nonzero")
+    ok, err = analyze(os.path.join(DIR, "loop_on_size.pt"), "--input-shape", "1x8")
+    check(ok is not None, "loop_on_size.pt at 1x8: " + err)
+    expect_error(os.path.join(DIR, "loop_on_size.pt"), ["--input-shape", "1x4"],
+                 "loop_on_size.pt", "aten::cumsum")
     linear = os.path.join(DIR, "linear.pt")
     ok, err = analyze(linear, "--input-shape", "1x8")
     check(ok is not None and ok["params"] == 8 * 4 + 4, "linear.pt: %s %s" % (ok, err))

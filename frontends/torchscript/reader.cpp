@@ -6,6 +6,7 @@
 // (it keeps none): the host infers them from the input shapes, the batch dim symbolic.
 //
 // Compiled as C++17: libtorch 1.13's headers do not build as C++20 with clang 14.
+#include <c10/util/Logging.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
@@ -2214,6 +2215,14 @@ void check_archive(const std::string& file) {
 
 void read(const std::string& file, const std::vector<std::string>& shape_texts,
           sdk::graph_builder& out) {
+    // libtorch's errors carry a symbolized backtrace, which costs tens of milliseconds each; the
+    // reader reports only their messages, and meets some on purpose (an op without a meta
+    // kernel, an archive that freezes only on the CPU).
+    static const bool no_backtraces = [] {
+        c10::SetStackTraceFetcher([] { return std::string(); });
+        return true;
+    }();
+    (void)no_backtraces;
     std::vector<input_shape> shapes;
     for (const std::string& s : shape_texts) {
         try {

@@ -250,10 +250,8 @@ private:
         }
         if (changes_in_place(k) && input_from_data)
             throw evaluation_failed{where(*n) + " changes a list or shape on tensor data"};
-        // Some ops have no kernel for the meta device (convolutions and roll in libtorch 1.13):
-        // their outputs' sizes come from libtorch's shape functions, or from the op run on
-        // zeros where that is small. Each op is tried once: libtorch's errors are costly (they
-        // carry a symbolized backtrace).
+        // Some ops have no kernel for the meta device (convolutions, norms and roll in libtorch
+        // 1.13): each is tried once, then its outputs' sizes are found another way.
         std::vector<c10::IValue> outputs;
         const c10::FunctionSchema* schema = n->maybeSchema();
         const bool kernel_missing = schema && state_.no_kernel.count(schema) > 0;
@@ -267,16 +265,7 @@ private:
                 if (schema) state_.no_kernel.insert(schema);
             }
         }
-        if (kernel_missing || !error.empty()) {
-            std::optional<std::vector<c10::IValue>> shaped = from_shape_function(*n, inputs);
-            if (!shaped) shaped = like_first_input(*n, inputs);
-            if (!shaped) shaped = on_zeros(*n, inputs);
-            if (!shaped)
-                throw evaluation_failed{
-                    where(*n) + ": " +
-                    (error.empty() ? "it has no kernel for these tensors" : error)};
-            outputs = std::move(*shaped);
-        }
+        if (kernel_missing || !error.empty()) outputs = without_kernel(*n, inputs, error);
         // A number read from a tensor other than through its metadata is data.
         const bool reads_data = reads_tensor && !reads_metadata(k) && !structural(k);
         const bool shape_data = shape_from_data(*n, inputs);
@@ -369,6 +358,8 @@ private:
                 throw evaluation_failed{"attribute '" + name + "' is not readable"};
             return {object.toObjectRef().getAttr(name)};
         }
+        // Warnings the interpreter itself prints (GoogLeNet's on its auxiliary outputs).
+        if (k == c10::aten::warn) return {};
         if (k == c10::prim::RaiseException)
             throw evaluation_failed{"the model raises an exception on these input shapes"};
         if (!n.maybeOperator())
@@ -439,13 +430,135 @@ private:
         return outputs;
     }
 
+    /// The outputs of an op that did not run on these tensors (`error`: why, where it was
+    /// tried): from what is known of its kind, else libtorch's shape function for it (last:
+    /// the first use compiles all of them, about a quarter of a second), else the op run on
+    /// small zero-filled CPU tensors.
+    std::vector<c10::IValue> without_kernel(const Node& n, const std::vector<c10::IValue>& inputs,
+                                            const std::string& error) {
+        try {
+            std::optional<std::vector<c10::IValue>> shaped = convolution_output(n, inputs);
+            if (!shaped) shaped = like_first_input(n, inputs);
+            if (!shaped) shaped = attention_output(n, inputs);
+            if (!shaped) shaped = from_shape_function(n, inputs);
+            if (!shaped) shaped = on_zeros(n, inputs);
+            if (shaped) return std::move(*shaped);
+        } catch (const c10::Error& e) {
+            std::string m = e.what_without_backtrace();
+            if (const size_t nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
+            throw evaluation_failed{where(n) + ": " + m};
+        }
+        throw evaluation_failed{where(n) + ": " +
+                                (error.empty() ? "it has no kernel for these tensors" : error)};
+    }
+
+    /// A convolution's output (conv1d/2d/3d, convolution, _convolution; transposed too).
+    static std::optional<std::vector<c10::IValue>> convolution_output(
+        const Node& n, const std::vector<c10::IValue>& in) {
+        const c10::Symbol k = n.kind();
+        const bool full = k == c10::aten::_convolution || k == c10::aten::convolution;
+        if (!full && k != c10::aten::conv1d && k != c10::aten::conv2d && k != c10::aten::conv3d)
+            return std::nullopt;
+        if (in.size() < (full ? 9u : 7u) || !in[0].isTensor() || !in[1].isTensor())
+            return std::nullopt;
+        const at::Tensor& x = in[0].toTensor();
+        const at::Tensor& w = in[1].toTensor();
+        if (w.dim() < 3) return std::nullopt;
+        const size_t spatial = static_cast<size_t>(w.dim() - 2);
+        const bool batched = static_cast<size_t>(x.dim()) == spatial + 2;
+        if (!batched && static_cast<size_t>(x.dim()) != spatial + 1) return std::nullopt;
+        const auto per_dim = [&](const c10::IValue& v) -> std::optional<std::vector<int64_t>> {
+            std::vector<int64_t> d;
+            if (v.isIntList())
+                d = v.toIntVector();
+            else if (v.isInt())
+                d.push_back(v.toInt());
+            else
+                return std::nullopt;
+            if (d.size() == 1) d.assign(spatial, d[0]);
+            if (d.size() != spatial) return std::nullopt;
+            return d;
+        };
+        const auto stride = per_dim(in[3]);
+        const auto dilation = per_dim(in[5]);
+        const bool transposed = full && in[6].isBool() && in[6].toBool();
+        const auto output_padding =
+            full ? per_dim(in[7])
+                 : std::optional<std::vector<int64_t>>(std::vector<int64_t>(spatial));
+        const c10::IValue& groups_value = in[full ? 8 : 6];
+        if (!stride || !dilation || !output_padding || !groups_value.isInt()) return std::nullopt;
+        const int64_t groups = groups_value.toInt();
+        std::optional<std::vector<int64_t>> padding;
+        bool same = false;
+        if (in[4].isString()) {
+            same = in[4].toStringRef() == "same";
+            if (!same && in[4].toStringRef() != "valid") return std::nullopt;
+            padding = std::vector<int64_t>(spatial);
+        } else {
+            padding = per_dim(in[4]);
+        }
+        if (!padding) return std::nullopt;
+        std::vector<int64_t> sizes;
+        if (batched) sizes.push_back(x.size(0));
+        sizes.push_back(transposed ? w.size(1) * groups : w.size(0));
+        for (size_t d = 0; d < spatial; ++d) {
+            const int64_t input = x.size(static_cast<int64_t>(x.dim() - spatial + d));
+            const int64_t kernel = w.size(static_cast<int64_t>(2 + d));
+            const int64_t extent = (*dilation)[d] * (kernel - 1) + 1;
+            if ((*stride)[d] <= 0) return std::nullopt;
+            int64_t out = 0;
+            if (same)
+                out = input;  // PyTorch takes "same" with stride 1 only
+            else if (transposed)
+                out =
+                    (input - 1) * (*stride)[d] - 2 * (*padding)[d] + extent + (*output_padding)[d];
+            else
+                out = (input + 2 * (*padding)[d] - extent) / (*stride)[d] + 1;
+            if (out < 0) return std::nullopt;
+            sizes.push_back(out);
+        }
+        return std::vector<c10::IValue>{c10::IValue(at::empty(sizes, x.options()))};
+    }
+
+    /// nn.MultiheadAttention's fused inference op: the query's shape, and the attention
+    /// weights (averaged over heads or not) where they are asked for.
+    static std::optional<std::vector<c10::IValue>> attention_output(
+        const Node& n, const std::vector<c10::IValue>& in) {
+        if (n.kind() != sym("aten::_native_multi_head_attention") || in.size() < 12 ||
+            !in[0].isTensor() || !in[1].isTensor() || !in[4].isInt() || !in[10].isBool() ||
+            !in[11].isBool())
+            return std::nullopt;
+        const at::Tensor& query = in[0].toTensor();
+        const at::Tensor& key = in[1].toTensor();
+        if (query.dim() < 2 || key.dim() < 2) return std::nullopt;
+        std::vector<c10::IValue> out{c10::IValue(at::empty(query.sizes(), query.options()))};
+        if (!in[10].toBool()) {
+            out.emplace_back(at::Tensor());
+            return out;
+        }
+        std::vector<int64_t> weights(query.sizes().begin(), query.sizes().end() - 2);
+        if (!in[11].toBool()) weights.push_back(in[4].toInt());
+        weights.push_back(query.size(-2));
+        weights.push_back(key.size(-2));
+        out.emplace_back(at::empty(weights, query.options()));
+        return out;
+    }
+
     /// The output of an op that moves or accumulates elements within its input's shape.
     static std::optional<std::vector<c10::IValue>> like_first_input(
         const Node& n, const std::vector<c10::IValue>& inputs) {
         static const std::unordered_set<c10::Symbol> ops = [] {
             std::unordered_set<c10::Symbol> s;
-            for (const char* name : {"aten::roll", "aten::flip", "aten::fliplr", "aten::flipud",
-                                     "aten::cumsum", "aten::cumprod", "aten::tril", "aten::triu"})
+            for (const char* name :
+                 {"aten::roll", "aten::flip", "aten::fliplr", "aten::flipud", "aten::cumsum",
+                  "aten::cumprod", "aten::tril", "aten::triu", "aten::batch_norm",
+                  "aten::instance_norm", "aten::layer_norm", "aten::group_norm", "aten::relu",
+                  "aten::relu_", "aten::relu6", "aten::hardtanh", "aten::hardtanh_",
+                  "aten::hardswish", "aten::hardswish_", "aten::hardsigmoid", "aten::silu",
+                  "aten::silu_", "aten::gelu", "aten::sigmoid", "aten::tanh", "aten::dropout",
+                  "aten::clamp", "aten::clamp_min", "aten::clamp_max",
+                  // nn.TransformerEncoderLayer's fused inference op: src's shape.
+                  "aten::_transformer_encoder_layer_fwd"})
                 s.insert(sym(name));
             return s;
         }();
@@ -463,7 +576,7 @@ private:
         int64_t elements = 0;
         bool meta = false;
         const auto to_cpu = [&](const at::Tensor& t) {
-            if (!t.is_meta()) return t;
+            if (!t.defined() || !t.is_meta()) return t;
             meta = true;
             elements += t.numel();
             return at::zeros(t.sizes(), t.options().device(c10::kCPU));
@@ -489,7 +602,7 @@ private:
         n.getOperation()(stack);
         if (stack.size() != n.outputs().size()) return std::nullopt;
         for (c10::IValue& v : stack)
-            if (v.isTensor())
+            if (v.isTensor() && v.toTensor().defined())  // an output not asked for is undefined
                 v = at::empty(v.toTensor().sizes(), v.toTensor().options().device(c10::kMeta));
         return std::vector<c10::IValue>(stack.begin(), stack.end());
     }

@@ -756,7 +756,7 @@ const nnergy_value* api_value_at(const nnergy_value* v, size_t i) noexcept {
 }
 nnergy_string_view api_value_key(const nnergy_value* v, size_t i) noexcept {
     return v && v->kind == NNERGY_VALUE_OBJECT && i < v->keys.size()
-               ? to_sv(v->keys[i])
+               ? to_sv(v->keys[i].view())
                : nnergy_string_view{nullptr, 0};
 }
 const nnergy_value* api_value_get(const nnergy_value* v, nnergy_string_view key) noexcept {

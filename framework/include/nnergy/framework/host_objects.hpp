@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <nnergy/framework/host.hpp>
+#include <nnergy/framework/pooled_name.hpp>
 #include <nnergy/framework/report.hpp>
 #include <nnergy/modeling/text.hpp>
 #include <optional>
@@ -126,41 +127,6 @@ public:
 
 private:
     size_t trusted_ = 0;
-};
-
-/// A name stored once for the whole process: the keys, levels and event names of mappings.
-/// Every kernel of every run uses the same few dozen of them, so a kernel keeps a pointer (8
-/// bytes) where a string of its own cost 32 bytes and often an allocation. The pool only grows,
-/// by the distinct names plugins use, and never moves a name.
-class pooled_name {
-public:
-    constexpr pooled_name() noexcept : text_(&empty_) {}
-    /// The pooled copy of `text`; thread-safe.
-    static pooled_name of(std::string_view text);
-    /// The same, where `hint` is the name the caller expects (the one last placed at the same
-    /// position of the same kind of list on this thread): plugins set their keys in a fixed
-    /// order, so the hint usually saves the lookup. The hint is updated.
-    static pooled_name of(std::string_view text, pooled_name& hint) {
-        if (!modeling::same_text(hint.view(), text)) hint = of(text);
-        return hint;
-    }
-    /// Like of(text, hint), with a hint per position of the list kind `Tag`.
-    template <class Tag>
-    static pooled_name at(std::string_view text, size_t position) {
-        constexpr size_t hinted = 64;
-        thread_local pooled_name hints[hinted];
-        return position < hinted ? of(text, hints[position]) : of(text);
-    }
-    std::string_view view() const noexcept { return *text_; }
-    operator std::string_view() const noexcept { return *text_; }
-    friend bool operator==(pooled_name a, std::string_view b) noexcept {
-        return modeling::same_text(a.view(), b);
-    }
-
-private:
-    explicit pooled_name(const std::string* text) noexcept : text_(text) {}
-    static const std::string empty_;
-    const std::string* text_;
 };
 
 /// A short list of (key, value) pairs, each key once, in the order first set. K is

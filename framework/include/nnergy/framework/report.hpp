@@ -7,6 +7,7 @@
 #include <nnergy/plugin.h>
 
 #include <cstdint>
+#include <nnergy/framework/pooled_name.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,9 @@ struct nnergy_value {
     int64_t int_value = 0;
     double float_value = 0;
     std::string string_value;
-    std::vector<std::string> keys;    ///< OBJECT member names, in insertion order
+    /// OBJECT member names, in insertion order: the same few hundred names in every report,
+    /// each stored once for the process.
+    std::vector<nnergy::detail::pooled_name> keys;
     std::vector<nnergy_value> items;  ///< ARRAY elements or OBJECT member values
 
     static nnergy_value object() { return make(NNERGY_VALUE_OBJECT); }

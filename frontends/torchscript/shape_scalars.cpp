@@ -48,7 +48,9 @@ bool contains_tensor(const c10::TypePtr& t) {
 
 c10::Symbol sym(const char* qualified) { return c10::Symbol::fromQualString(qualified); }
 
-/// Ops that read a tensor's metadata, never its data.
+/// Ops that read a tensor's metadata, never its data. Its device is read too (a tensor made on
+/// it is not data), but what is computed from a device is not folded (below): the
+/// evaluation's tensors are on the meta device, the model's are not.
 bool reads_metadata(c10::Symbol k) {
     static const std::unordered_set<c10::Symbol> ops = [] {
         std::unordered_set<c10::Symbol> s;
@@ -59,9 +61,8 @@ bool reads_metadata(c10::Symbol k) {
                                  "aten::is_complex",    "aten::__is__",
                                  "aten::__isnot__",     "prim::device",
                                  "prim::dtype",         "prim::layout",
-                                 "prim::is_cuda",       "prim::is_sparse",
-                                 "prim::is_quantized",  "prim::is_mkldnn",
-                                 "prim::is_meta",       "prim::is_nested",
+                                 "prim::is_sparse",     "prim::is_quantized",
+                                 "prim::is_mkldnn",     "prim::is_nested",
                                  "prim::requires_grad", "prim::isinstance"})
             s.insert(sym(name));
         return s;
@@ -243,10 +244,12 @@ private:
         inputs.reserve(n->inputs().size());
         bool input_from_data = on_data;
         bool reads_tensor = false;
+        bool reads_device = false;
         for (Value* v : n->inputs()) {
             inputs.push_back(value(v));
             input_from_data = input_from_data || from_data(v);
             reads_tensor = reads_tensor || contains_tensor(v->type());
+            reads_device = reads_device || v->type()->kind() == c10::TypeKind::DeviceObjType;
         }
         if (changes_in_place(k) && input_from_data)
             throw evaluation_failed{where(*n) + " changes a list or shape on tensor data"};
@@ -266,8 +269,10 @@ private:
             }
         }
         if (kernel_missing || !error.empty()) outputs = without_kernel(*n, inputs, error);
-        // A number read from a tensor other than through its metadata is data.
-        const bool reads_data = reads_tensor && !reads_metadata(k) && !structural(k);
+        // A number read from a tensor other than through its metadata is data; so is one
+        // computed from a device (the evaluation's is not the model's).
+        const bool reads_data =
+            (reads_tensor && !reads_metadata(k) && !structural(k)) || reads_device;
         const bool shape_data = shape_from_data(*n, inputs);
         for (size_t i = 0; i < outputs.size(); ++i) {
             Value* out = n->output(i);

@@ -149,6 +149,13 @@ bool same(const c10::IValue& a, const c10::IValue& b) {
     return false;
 }
 
+/// The first line of a libtorch error's message (the rest is libtorch's own context).
+std::string message(const c10::Error& e) {
+    std::string m = e.what_without_backtrace();
+    if (const size_t nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
+    return m;
+}
+
 std::string where(const Node& n) {
     std::string s = n.kind().toQualString();
     if (const auto range = n.sourceRange().file_line_col()) {
@@ -263,8 +270,7 @@ private:
             try {
                 outputs = execute(*n, inputs);
             } catch (const c10::Error& e) {
-                error = e.what_without_backtrace();
-                if (const size_t nl = error.find('\n'); nl != std::string::npos) error.resize(nl);
+                error = message(e);
                 if (schema) state_.no_kernel.insert(schema);
             }
         }
@@ -449,9 +455,7 @@ private:
             if (!shaped) shaped = on_zeros(n, inputs);
             if (shaped) return std::move(*shaped);
         } catch (const c10::Error& e) {
-            std::string m = e.what_without_backtrace();
-            if (const size_t nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
-            throw evaluation_failed{where(n) + ": " + m};
+            throw evaluation_failed{where(n) + ": " + message(e)};
         }
         throw evaluation_failed{where(n) + ": " +
                                 (error.empty() ? "it has no kernel for these tensors" : error)};
@@ -652,9 +656,7 @@ shape_scalar_folding fold_shape_scalars(const std::shared_ptr<torch::jit::Graph>
         result.reason = e.why;
         return result;
     } catch (const c10::Error& e) {
-        std::string m = e.what_without_backtrace();
-        if (const size_t nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
-        result.reason = m;
+        result.reason = message(e);
         return result;
     } catch (const std::exception& e) {
         result.reason = e.what();

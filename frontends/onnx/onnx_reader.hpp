@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <nnergy/dtype.hpp>
+#include <nnergy/reading/file_bytes.hpp>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -305,9 +306,10 @@ inline tensor_summary summarize(const proto::tensor& t) {
 
 namespace detail {
 
-/// A model file's bytes, read on demand: a small file whole, a large one through a window, so
-/// that the weights it embeds are passed over rather than read. (Mapping the file instead cost
-/// a page fault per initializer, far more than a read of the same bytes.)
+/// A model file's bytes, read on demand: a small file whole (mapped), a large one through a
+/// window, so that the weights it embeds are passed over rather than read. (Mapping a large file
+/// without populating it cost a page fault per initializer, far more than a read of the same
+/// bytes.)
 class byte_source {
 public:
     /// Bytes already in memory (the caller keeps them).
@@ -318,9 +320,16 @@ public:
                 std::size_t window = window_bytes)
         : fd_(fd), size_(size), file_(&file), window_bytes_(std::max<std::size_t>(window, 16)) {
         if (size_ <= whole) {
-            owned_.resize(size_);
-            fill(owned_.data(), 0, size_);
-            whole_ = owned_;
+            // Mapped where the system allows: reading copies every byte into fresh memory.
+            try {
+                owned_.emplace(fd, file);
+            } catch (const std::exception& e) {
+                throw read_error(e.what(), NNERGY_CODE_IO_ERROR);
+            }
+            whole_ = owned_->view();
+            if (whole_.size() != size_)
+                throw read_error(file + ": the file changed size while it was read",
+                                 NNERGY_CODE_IO_ERROR);
             fd_ = -1;
         }
     }
@@ -366,7 +375,7 @@ private:
     }
 
     std::string_view whole_;
-    std::string owned_;
+    std::optional<nnergy::reading::file_bytes> owned_;
     int fd_ = -1;
     std::size_t size_ = 0;
     const std::string* file_ = nullptr;

@@ -7,7 +7,8 @@
 // statistics: one kernel per node; an architecture running at its peak; latency per kernel =
 // max(flops / peak, bytes / bandwidth).
 #include <algorithm>
-#include <nnergy/reporting/validation.hpp>  // compiled as C++17 here too
+#include <nnergy/reading/file_bytes.hpp>    // compiled as C++17 here too
+#include <nnergy/reporting/validation.hpp>  // and this
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <vector>

@@ -109,12 +109,12 @@ void tensor_name_index::rehash(std::size_t slot_count) {
 
 void tensor_name_index::reserve(std::size_t n) {
     std::size_t want = 16;
-    while (want < 2 * n) want *= 2;
+    while (3 * want < 4 * n) want *= 2;
     if (want > slots_.size()) rehash(want);
 }
 
 uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t index) {
-    if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+    if (4 * (count_ + 1) > 3 * slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
     const std::string_view name = tensors[index].name;
     const uint32_t h = name_hash(name);
     slot& s = slots_[probe(tensors, h, name)];

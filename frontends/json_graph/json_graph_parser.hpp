@@ -120,7 +120,7 @@ public:
 
     void reserve(std::size_t n) {
         std::size_t want = 16;
-        while (want < 2 * n) want *= 2;
+        while (3 * want < 4 * n) want *= 2;
         if (want > slots_.size()) rehash(want);
     }
     /// The value held for `name`, or null.
@@ -132,7 +132,8 @@ public:
     /// Adds `name` (at most longest_name bytes) with `value` unless it is there; returns its
     /// value and whether it was added.
     std::pair<uint32_t, bool> emplace(std::string_view name, uint32_t value) {
-        if (2 * (count_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+        if (4 * (count_ + 1) > 3 * slots_.size())
+            rehash(std::max<std::size_t>(16, 2 * slots_.size()));
         const std::size_t h = hash(name);
         slot& s = slots_[probe(h, name)];
         if (s.data) return {s.value, false};
@@ -179,7 +180,7 @@ private:
                 slots_[at] = s;
             }
     }
-    std::vector<slot> slots_;  ///< a power of two in size, at most half full
+    std::vector<slot> slots_;  ///< a power of two in size, at most three quarters full
     std::size_t count_ = 0;
 };
 

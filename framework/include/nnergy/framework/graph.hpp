@@ -116,7 +116,7 @@ private:
     std::size_t probe(const std::vector<tensor>& tensors, uint32_t h,
                       std::string_view name) const noexcept;
 
-    std::vector<slot> slots_;  ///< a power of two in size, at most half full
+    std::vector<slot> slots_;  ///< a power of two in size, at most three quarters full
     std::size_t count_ = 0;
 };
 

@@ -1152,9 +1152,9 @@ int main(int argc, char** argv) {
                                     val_format, name, reg.names_of(NNERGY_KIND_REPORTER)),
                         exit_code::plugin_missing);
                 nnergy::component_instance reporter(*rep, {});
-                for (const nnergy::reporter_output& o : nnergy::run_reporter(
-                         reporter, nnergy::validation_document(result), val_output))
-                    nnergy::write_output(o.bytes, o.path, name);
+                for (nnergy::reporter_output& o : nnergy::run_reporter(
+                         reporter, nnergy::validation_document(result), val_output, true))
+                    nnergy::write_output(o, name);
             }
             bool passed = true;
             for (const nnergy::threshold_check& t : result.thresholds)

@@ -765,7 +765,10 @@ const nnergy_value* api_value_get(const nnergy_value* v, nnergy_string_view key)
 nnergy_status* api_output_write(nnergy_output* out, nnergy_string_view bytes) noexcept {
     return host_guard([&] {
         if (!out) throw error("output_write: output is NULL");
-        out->bytes.append(sv(bytes));
+        if (out->file)
+            out->file->write(sv(bytes));
+        else
+            out->bytes.append(sv(bytes));
     });
 }
 
@@ -793,6 +796,8 @@ nnergy_status* api_output_companion(nnergy_output* out, nnergy_string_view suffi
             std::filesystem::path p(out->path);
             p.replace_extension();
             companion->path = p.string() + std::string(s);
+            if (out->file && streams_to_file(companion->path))
+                companion->file = std::make_unique<pending_file>(companion->path);
         }
         *out_companion = companion.get();
         out->companions.emplace_back(std::string(s), std::move(companion));
@@ -1122,22 +1127,75 @@ bool stdout_allows_color() {
 
 }  // namespace
 
+pending_file::pending_file(std::string destination) : destination_(std::move(destination)) {}
+
+pending_file::~pending_file() {
+    if (!file_) return;
+    std::fclose(file_);
+    if (!committed_) std::remove(temporary_.c_str());
+}
+
+void pending_file::open() {
+    // Beside the destination, so that putting it in place is a rename within one file system;
+    // exclusive, so that another file of that name is never written over.
+    temporary_ = fmt::format("{}.partial-{}", destination_, ::getpid());
+    file_ = std::fopen(temporary_.c_str(), "wbx");
+    if (!file_)
+        throw error(
+            fmt::format("cannot write report file '{}': {}", destination_, std::strerror(errno)));
+}
+
+void pending_file::write(std::string_view bytes) {
+    if (!file_) open();
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+        throw error(
+            fmt::format("error writing report file '{}': {}", destination_, std::strerror(errno)));
+}
+
+void pending_file::commit() {
+    if (!file_) open();
+    const bool flushed = std::fflush(file_) == 0;
+    const int flush_errno = errno;
+    std::fclose(file_);
+    file_ = nullptr;
+    if (!flushed || std::rename(temporary_.c_str(), destination_.c_str()) != 0) {
+        const int e = flushed ? errno : flush_errno;
+        std::remove(temporary_.c_str());
+        throw error(
+            fmt::format("error writing report file '{}': {}", destination_, std::strerror(e)));
+    }
+    committed_ = true;
+}
+
+bool streams_to_file(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::symlink_status(path, ec);
+    if (ec) return ec == std::errc::no_such_file_or_directory;
+    return st.type() == std::filesystem::file_type::not_found ||
+           st.type() == std::filesystem::file_type::regular;
+}
+
 std::vector<reporter_output> run_reporter(component_instance& reporter,
-                                          const ::nnergy_value& report, const std::string& output) {
+                                          const ::nnergy_value& report, const std::string& output,
+                                          bool stream_files) {
     const component_entry& e = reporter.entry();
     auto vtbl = static_cast<const nnergy_reporter_vtbl*>(e.vtbl);
     nnergy_output out;
-    if (output.empty() || output == "-")
+    if (output.empty() || output == "-") {
         out.allows_color = stdout_allows_color();
-    else
+    } else {
         out.path = output;
+        if (stream_files && streams_to_file(output))
+            out.file = std::make_unique<pending_file>(output);
+    }
     nnergy_status* s =
         call_plugin(e, "report", [&] { return vtbl->report(reporter.self(), &report, &out); });
     if (s) fail(e, "report", s);
     std::vector<reporter_output> written;
-    written.push_back({out.path, std::move(out.bytes)});
+    written.push_back({out.path, std::move(out.bytes), std::move(out.file)});
     for (auto& [suffix, companion] : out.companions)
-        written.push_back({companion->path, std::move(companion->bytes)});
+        written.push_back(
+            {companion->path, std::move(companion->bytes), std::move(companion->file)});
     return written;
 }
 

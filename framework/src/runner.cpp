@@ -224,6 +224,16 @@ void write_output(const std::string& bytes, const std::string& output, const std
     spdlog::info("wrote {}", output);
 }
 
+void write_output(reporter_output& output, const std::string& who) {
+    if (!output.file) return write_output(output.bytes, output.path, who);
+    try {
+        output.file->commit();
+    } catch (const error& e) {
+        throw error(fmt::format("{}: {}", who, e.what()));
+    }
+    spdlog::info("wrote {}", output.path);
+}
+
 config_values partitioner_config_for_runtime(const config_values& partitioner_config,
                                              const config_values& runtime,
                                              const std::string& profile,
@@ -584,10 +594,9 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         component_instance reporter(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir);
         clock.lap("open reporter");
         std::vector<reporter_output> outputs =
-            run_reporter(reporter, doc, spec.reporters[r].output);
+            run_reporter(reporter, doc, spec.reporters[r].output, true);
         clock.lap("format");
-        for (const reporter_output& o : outputs)
-            write_output(o.bytes, o.path, rep_entries[r]->name);
+        for (reporter_output& o : outputs) write_output(o, rep_entries[r]->name);
         clock.lap("write");
     }
     return doc;

@@ -14,6 +14,7 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/host_objects.hpp>
+#include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/registry.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <string>
@@ -454,6 +455,64 @@ void write_text(const fs::path& p, const std::string& text) {
 }
 
 }  // namespace
+
+TEST_CASE("a streamed report file appears whole once its reporter succeeded", "[abi][sdk]") {
+    nnergy::registry r;
+    REQUIRE(r.load(NNERGY_ABI_SDK_PLUGIN));
+    nnergy::component_instance reporter(require_component(r, "test.sdk.reporter"), {});
+    nnergy_value doc = nnergy_value::object();
+    doc.set("schema", nnergy_value::of("nnergy.report/1"));
+    doc.set("runs", nnergy_value::array())
+        .push(nnergy_value::object())
+        .set("kernels", nnergy_value::array())
+        .push(nnergy_value::object());
+    temp_dir dir;
+    const std::string file = (dir.path / "report.txt").string();
+    const auto entries = [&] {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir.path))
+            names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+
+    // Written as it goes, into a file beside the destination; in place only when committed.
+    std::vector<nnergy::reporter_output> outputs =
+        nnergy::run_reporter(reporter, doc, file, /*stream_files=*/true);
+    REQUIRE(outputs.size() == 2);
+    REQUIRE(outputs[0].file);
+    REQUIRE(outputs[1].file);
+    CHECK(outputs[0].bytes.empty());
+    CHECK_FALSE(fs::exists(file));
+    for (nnergy::reporter_output& o : outputs) nnergy::write_output(o, "test.sdk.reporter");
+    CHECK(entries() == std::vector<std::string>{"report-count.txt", "report.txt"});
+    CHECK(read_text(file) == "schema=nnergy.report/1 kernels=1\npath=" + file + " color=0\n");
+    CHECK(read_text(dir.path / "report-count.txt") == "kernels=1\n");
+
+    // A reporter that fails after writing leaves the earlier files as they were, and nothing
+    // of its own.
+    nnergy_value failing = doc;
+    failing.set("bad_suffix", nnergy_value::of(true));
+    CHECK_THROWS_WITH(nnergy::run_reporter(reporter, failing, file, true),
+                      Contains("must be non-empty and hold no path separator"));
+    CHECK(entries() == std::vector<std::string>{"report-count.txt", "report.txt"});
+    CHECK(read_text(dir.path / "report-count.txt") == "kernels=1\n");
+
+    // A destination that cannot be written is named.
+    CHECK_THROWS_WITH(
+        nnergy::run_reporter(reporter, doc, (dir.path / "no/such/dir.txt").string(), true),
+        Contains("cannot write report file '" + (dir.path / "no/such/dir.txt").string() + "'"));
+
+    // Something that is not a regular file (a device, a link) is written in place at the end.
+    CHECK_FALSE(nnergy::streams_to_file("/dev/null"));
+    fs::create_symlink(file, dir.path / "link.txt");
+    CHECK_FALSE(nnergy::streams_to_file((dir.path / "link.txt").string()));
+    CHECK(nnergy::streams_to_file((dir.path / "new.txt").string()));
+    std::vector<nnergy::reporter_output> held =
+        nnergy::run_reporter(reporter, doc, (dir.path / "link.txt").string(), true);
+    CHECK_FALSE(held[0].file);
+    CHECK_FALSE(held[0].bytes.empty());
+}
 
 TEST_CASE("the catalog keeps what each library offers and opens it only when used",
           "[abi][loader][catalog]") {

@@ -146,7 +146,22 @@ inline void newline(std::string& out, int indent, int depth) {
     out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
 }
 
-inline void append_value(std::string& out, const sdk::value_view& v, int indent, int depth) {
+/// Where text goes while it is written: at each member or element boundary, text beyond
+/// `flush_bytes` is handed to `writer` (when there is one) and the buffer reused, so a report of
+/// any size costs the reporter a buffer's worth of memory.
+struct text_flush {
+    sdk::output_writer* writer = nullptr;
+    static constexpr size_t flush_bytes = size_t{1} << 16;
+    void operator()(std::string& out) const {
+        if (writer && out.size() >= flush_bytes) {
+            writer->write(out);
+            out.clear();
+        }
+    }
+};
+
+inline void append_value(std::string& out, const sdk::value_view& v, int indent, int depth,
+                         const text_flush& flush) {
     switch (v.kind()) {
         case NNERGY_VALUE_NULL:
             out += "null";
@@ -179,7 +194,8 @@ inline void append_value(std::string& out, const sdk::value_view& v, int indent,
                     append_string(out, v.key(i));
                     out += indent < 0 ? ":" : ": ";
                 }
-                append_value(out, v.at(i), indent, depth + 1);
+                append_value(out, v.at(i), indent, depth + 1, flush);
+                flush(out);
             }
             newline(out, indent, depth);
             out += object ? '}' : ']';
@@ -210,9 +226,19 @@ inline std::string render(const sdk::value_view& doc, int indent = 2) {
     // copied several times, each time into memory the process had not touched yet. About 45
     // bytes per value at indent 2; room reserved and not written costs nothing.
     out.reserve(std::max<size_t>(size_t{1} << 16, detail::count_values(doc) * 64));
-    detail::append_value(out, doc, indent, 0);
+    detail::append_value(out, doc, indent, 0, detail::text_flush{});
     out += '\n';
     return out;
+}
+
+/// The same, written to `writer` a piece at a time.
+inline void render(const sdk::value_view& doc, int indent, sdk::output_writer& writer) {
+    std::string out;
+    // A value's own text (a long string) may carry a piece beyond the flush size.
+    out.reserve(2 * detail::text_flush::flush_bytes);
+    detail::append_value(out, doc, indent, 0, detail::text_flush{&writer});
+    out += '\n';
+    writer.write(out);
 }
 
 class json_reporter : public sdk::reporter {
@@ -228,7 +254,7 @@ public:
     }
 
     void report(const sdk::value_view& doc, sdk::output_writer& out) override {
-        out.write(render(doc, indent_));
+        render(doc, indent_, out);
     }
 
 private:

@@ -4,12 +4,14 @@
 /// calls that drive each kind of component.
 #pragma once
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <nnergy/framework/partition.hpp>
 #include <nnergy/framework/registry.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nnergy {
@@ -113,16 +115,51 @@ void run_estimator(const component_instance& estimator, const component_instance
                    const std::vector<nnergy_mapping>& mappings, nnergy_dtype precision,
                    nnergy_results& out, uint64_t flags = 0);
 
-/// Bytes a reporter wrote to one output; an empty path is standard output.
+/// A report file written as the reporter produces it: into a temporary file beside it, put in
+/// its place by commit() once the reporter has succeeded and removed otherwise, so that a
+/// failing reporter leaves an earlier file as it was. A report held whole in memory until the
+/// end costs its size twice over (the reporter's text and the host's copy): hundreds of
+/// megabytes for a graph of a million nodes.
+class pending_file {
+public:
+    explicit pending_file(std::string destination);
+    pending_file(const pending_file&) = delete;
+    pending_file& operator=(const pending_file&) = delete;
+    ~pending_file();
+    /// Appends; throws nnergy::error naming the destination when it cannot be written.
+    void write(std::string_view bytes);
+    /// Puts the file in place (an empty one when nothing was written); throws nnergy::error
+    /// naming it on failure.
+    void commit();
+    const std::string& destination() const noexcept { return destination_; }
+
+private:
+    void open();
+    std::string destination_;
+    std::string temporary_;
+    std::FILE* file_ = nullptr;
+    bool committed_ = false;
+};
+
+/// Whether a report file at `path` can be streamed through a temporary file beside it: a regular
+/// file or none yet. A device, pipe or link (-o /dev/stdout) is written in place at the end.
+bool streams_to_file(const std::string& path);
+
+/// What a reporter wrote to one output; an empty path is standard output. A streamed file's
+/// bytes are in `file`, not in `bytes`.
 struct reporter_output {
     std::string path;
     std::string bytes;
+    std::unique_ptr<pending_file> file;
 };
 
 /// Runs a reporter over a report document. `output` is the file it writes ("-" or empty:
 /// standard output). Returns its own output first, then the companions it opened (ABI 1.4)
-/// in the order it opened them; nothing is written to disk here.
+/// in the order it opened them. Nothing is written to disk unless `stream_files`: then the
+/// files (not standard output) are written as the reporter goes, in temporary files that
+/// write_output (pipeline.hpp) puts in place.
 std::vector<reporter_output> run_reporter(component_instance& reporter,
-                                          const ::nnergy_value& report, const std::string& output);
+                                          const ::nnergy_value& report, const std::string& output,
+                                          bool stream_files = false);
 
 }  // namespace nnergy

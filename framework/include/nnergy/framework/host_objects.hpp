@@ -246,8 +246,9 @@ struct nnergy_results {
 };
 
 struct nnergy_output {
-    std::string bytes;
-    std::string path;           ///< empty: standard output
+    std::string bytes;                           ///< what was written, unless it streams to `file`
+    std::string path;                            ///< empty: standard output
+    std::unique_ptr<nnergy::pending_file> file;  ///< a file written as it goes
     bool allows_color = false;  ///< standard output on a colour terminal, NO_COLOR unset
     /// Companion outputs (since ABI 1.4) by suffix, in the order they were opened.
     std::vector<std::pair<std::string, std::unique_ptr<nnergy_output>>> companions;

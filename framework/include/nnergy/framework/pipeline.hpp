@@ -181,5 +181,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
 /// Writes report bytes to `output` (a file; "-" or empty: standard output). Throws
 /// nnergy::error naming `who` and the file when it cannot be written.
 void write_output(const std::string& bytes, const std::string& output, const std::string& who);
+/// Writes what run_reporter returned: puts a streamed file in place, else writes the bytes.
+void write_output(reporter_output& output, const std::string& who);
 
 }  // namespace nnergy

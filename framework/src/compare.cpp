@@ -12,14 +12,15 @@ namespace {
 std::optional<double> number_at(const report_value* obj, std::string_view key) {
     if (!obj) return std::nullopt;
     const report_value* v = obj->get(key);
-    if (!v || (v->kind != NNERGY_VALUE_FLOAT && v->kind != NNERGY_VALUE_INT)) return std::nullopt;
-    return v->float_value;
+    if (!v || (v->kind() != NNERGY_VALUE_FLOAT && v->kind() != NNERGY_VALUE_INT))
+        return std::nullopt;
+    return v->float_value();
 }
 
 std::string text_at(const report_value* obj, std::string_view key) {
     if (!obj) return {};
     const report_value* v = obj->get(key);
-    return v && v->kind == NNERGY_VALUE_STRING ? v->string_value : std::string();
+    return v ? std::string(v->string_value()) : std::string();
 }
 
 }  // namespace
@@ -61,7 +62,7 @@ std::vector<compared_device> read_compared(const report_value& doc) {
     std::vector<compared_device> out;
     const report_value* runs = doc.get("runs");
     if (!runs) return out;
-    for (const report_value& run : runs->items) {
+    for (const report_value& run : runs->items()) {
         compared_device d;
         const report_value* arch = run.get("architecture");
         d.hardware = text_at(arch, "hardware");
@@ -75,7 +76,7 @@ std::vector<compared_device> read_compared(const report_value& doc) {
         d.peak_memory_bytes = number_at(t, "peak_memory_bytes");
         double compute = 0, memory = 0, overhead = 0;
         if (const report_value* kernels = run.get("kernels"))
-            for (const report_value& k : kernels->items) {
+            for (const report_value& k : kernels->items()) {
                 const report_value* m = k.get("metrics");
                 const double l = number_at(m, "latency_s").value_or(0);
                 const std::string b = text_at(m, "bottleneck");

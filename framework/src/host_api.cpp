@@ -725,38 +725,29 @@ void api_results_set_total_text(nnergy_results* r, nnergy_string_view key,
 // ---- report documents ----
 
 nnergy_value_kind api_value_kind(const nnergy_value* v) noexcept {
-    return v ? v->kind : NNERGY_VALUE_NULL;
+    return v ? v->kind() : NNERGY_VALUE_NULL;
 }
-bool api_value_bool(const nnergy_value* v) noexcept {
-    return v && v->kind == NNERGY_VALUE_BOOL && v->bool_value;
-}
+bool api_value_bool(const nnergy_value* v) noexcept { return v && v->bool_value(); }
 int64_t api_value_int(const nnergy_value* v) noexcept {
     if (!v) return 0;
-    if (v->kind == NNERGY_VALUE_INT) return v->int_value;
-    if (v->kind == NNERGY_VALUE_FLOAT && std::isfinite(v->float_value) &&
-        std::fabs(v->float_value) < 9.2e18)
-        return static_cast<int64_t>(v->float_value);
+    if (v->kind() == NNERGY_VALUE_INT) return v->int_value();
+    const double f = v->float_value();
+    if (v->kind() == NNERGY_VALUE_FLOAT && std::isfinite(f) && std::fabs(f) < 9.2e18)
+        return static_cast<int64_t>(f);
     return 0;
 }
-double api_value_float(const nnergy_value* v) noexcept {
-    if (!v) return 0;
-    if (v->kind == NNERGY_VALUE_FLOAT || v->kind == NNERGY_VALUE_INT) return v->float_value;
-    return 0;
-}
+double api_value_float(const nnergy_value* v) noexcept { return v ? v->float_value() : 0; }
 nnergy_string_view api_value_string(const nnergy_value* v) noexcept {
-    return v && v->kind == NNERGY_VALUE_STRING ? to_sv(v->string_value)
-                                               : nnergy_string_view{nullptr, 0};
+    return v && v->kind() == NNERGY_VALUE_STRING ? to_sv(v->string_value())
+                                                 : nnergy_string_view{nullptr, 0};
 }
-size_t api_value_size(const nnergy_value* v) noexcept {
-    return v && (v->kind == NNERGY_VALUE_ARRAY || v->kind == NNERGY_VALUE_OBJECT) ? v->items.size()
-                                                                                  : 0;
-}
+size_t api_value_size(const nnergy_value* v) noexcept { return v ? v->items().size() : 0; }
 const nnergy_value* api_value_at(const nnergy_value* v, size_t i) noexcept {
-    return v && i < v->items.size() ? &v->items[i] : nullptr;
+    return v && i < v->items().size() ? &v->items()[i] : nullptr;
 }
 nnergy_string_view api_value_key(const nnergy_value* v, size_t i) noexcept {
-    return v && v->kind == NNERGY_VALUE_OBJECT && i < v->keys.size()
-               ? to_sv(v->keys[i].view())
+    return v && v->kind() == NNERGY_VALUE_OBJECT && i < v->items().size()
+               ? to_sv(v->items()[i].key())
                : nnergy_string_view{nullptr, 0};
 }
 const nnergy_value* api_value_get(const nnergy_value* v, nnergy_string_view key) noexcept {

@@ -586,7 +586,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         }
     }
     // The first run's totals at the top level, so single-architecture users find them directly.
-    doc.set("totals", runs.items.empty() ? report_value::object() : *runs.items[0].get("totals"));
+    doc.set("totals",
+            runs.items().empty() ? report_value::object() : *runs.items()[0].get("totals"));
     doc.set("runs", std::move(runs));
 
     clock.lap("report");

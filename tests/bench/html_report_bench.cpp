@@ -172,8 +172,8 @@ int run(int argc, char** argv) {
     }
     const nnergy::report_value* runs = doc.get("runs");
     const nnergy::report_value* kernel_list =
-        runs && !runs->items.empty() ? runs->items[0].get("kernels") : nullptr;
-    const size_t kernel_count = kernel_list ? kernel_list->items.size() : 0;
+        runs && !runs->items().empty() ? runs->items()[0].get("kernels") : nullptr;
+    const size_t kernel_count = kernel_list ? kernel_list->items().size() : 0;
 
     nnergy::component_instance reporter(*entry, {});
     std::vector<double> times;

@@ -7,47 +7,70 @@
 #include <nnergy/plugin.h>
 
 #include <cstdint>
+#include <new>
 #include <nnergy/framework/pooled_name.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 /// Defined in the global namespace: it is the host's definition of the ABI's opaque type.
+///
+/// Reports hold hundreds of thousands of values (a 10k-node graph's has 370,000), so a value
+/// is kept small: 56 bytes, its text or its members sharing one place (a value is one or the
+/// other), and an object member carrying its own name (pooled: the same few hundred names in
+/// every report) instead of its object keeping a list of names beside its members.
 struct nnergy_value {
-    nnergy_value_kind kind = NNERGY_VALUE_NULL;
-    bool bool_value = false;
-    int64_t int_value = 0;
-    double float_value = 0;
-    std::string string_value;
-    /// OBJECT member names, in insertion order: the same few hundred names in every report,
-    /// each stored once for the process.
-    std::vector<nnergy::detail::pooled_name> keys;
-    std::vector<nnergy_value> items;  ///< ARRAY elements or OBJECT member values
+    nnergy_value() noexcept {}
+    nnergy_value(const nnergy_value& other);
+    nnergy_value(nnergy_value&& other) noexcept;
+    nnergy_value& operator=(const nnergy_value& other);
+    nnergy_value& operator=(nnergy_value&& other) noexcept;
+    ~nnergy_value() { destroy(); }
 
     static nnergy_value object() { return make(NNERGY_VALUE_OBJECT); }
     static nnergy_value array() { return make(NNERGY_VALUE_ARRAY); }
     static nnergy_value of(bool v) {
         nnergy_value x = make(NNERGY_VALUE_BOOL);
-        x.bool_value = v;
+        x.bool_ = v;
         return x;
     }
     static nnergy_value of(int64_t v) {
         nnergy_value x = make(NNERGY_VALUE_INT);
-        x.int_value = v;
-        x.float_value = static_cast<double>(v);
+        x.number_.i = v;
         return x;
     }
     static nnergy_value of(double v) {
         nnergy_value x = make(NNERGY_VALUE_FLOAT);
-        x.float_value = v;
+        x.number_.f = v;
         return x;
     }
     static nnergy_value of(std::string_view v) {
         nnergy_value x = make(NNERGY_VALUE_STRING);
-        x.string_value = std::string(v);
+        x.storage_.text.assign(v.data(), v.size());
         return x;
     }
     static nnergy_value of(const char* v) { return of(std::string_view(v)); }
+
+    nnergy_value_kind kind() const noexcept { return kind_; }
+    bool bool_value() const noexcept { return kind_ == NNERGY_VALUE_BOOL && bool_; }
+    /// An INT's value; 0 for other kinds.
+    int64_t int_value() const noexcept { return kind_ == NNERGY_VALUE_INT ? number_.i : 0; }
+    /// A FLOAT's or an INT's value as a double; 0 for other kinds.
+    double float_value() const noexcept {
+        return kind_ == NNERGY_VALUE_FLOAT ? number_.f
+               : kind_ == NNERGY_VALUE_INT ? static_cast<double>(number_.i)
+                                           : 0.0;
+    }
+    /// A STRING's text; empty for other kinds.
+    std::string_view string_value() const noexcept {
+        return kind_ == NNERGY_VALUE_STRING ? std::string_view(storage_.text) : std::string_view();
+    }
+    /// ARRAY elements or OBJECT members (each named by its key()); empty for other kinds.
+    const std::vector<nnergy_value>& items() const noexcept {
+        return is_container() ? storage_.items : no_items_;
+    }
+    /// The name of this value as a member of an OBJECT.
+    std::string_view key() const noexcept { return key_.view(); }
 
     /// Sets (or replaces) an OBJECT member; returns it.
     nnergy_value& set(std::string_view key, nnergy_value v);
@@ -65,9 +88,37 @@ struct nnergy_value {
 private:
     static nnergy_value make(nnergy_value_kind k) {
         nnergy_value x;
-        x.kind = k;
+        x.kind_ = k;
+        if (k == NNERGY_VALUE_STRING)
+            new (&x.storage_.text) std::string();
+        else if (x.is_container())
+            new (&x.storage_.items) std::vector<nnergy_value>();
         return x;
     }
+    bool is_container() const noexcept {
+        return kind_ == NNERGY_VALUE_ARRAY || kind_ == NNERGY_VALUE_OBJECT;
+    }
+    /// Ends the text or members (the value is then NULL).
+    void destroy() noexcept;
+    /// Takes `other`'s kind and contents (this value being NULL), leaving `other` NULL.
+    void take(nnergy_value& other) noexcept;
+    /// Copies `other`'s kind and contents (this value being NULL).
+    void copy(const nnergy_value& other);
+
+    nnergy_value_kind kind_ = NNERGY_VALUE_NULL;
+    bool bool_ = false;
+    nnergy::detail::pooled_name key_;
+    union number {
+        int64_t i;
+        double f;
+    } number_{0};
+    union storage {
+        std::string text;                 ///< STRING
+        std::vector<nnergy_value> items;  ///< ARRAY, OBJECT
+        storage() noexcept {}
+        ~storage() {}
+    } storage_;
+    static const std::vector<nnergy_value> no_items_;
 };
 
 namespace nnergy {

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// The report document's value (report.hpp): one kind at a time, members named, copies and
+// moves that keep everything, including assignments from the value's own members.
+#include <catch2/catch.hpp>
+#include <nnergy/framework/report.hpp>
+#include <stdexcept>
+#include <string>
+
+using nnergy::report_value;
+
+namespace {
+
+report_value sample() {
+    report_value doc = report_value::object();
+    doc.set("name", report_value::of("a name longer than any short-string buffer holds"));
+    doc.set("count", report_value::of(int64_t{42}));
+    doc.set("share", report_value::of(0.25));
+    doc.set("ok", report_value::of(true));
+    report_value& list = doc.set("list", report_value::array());
+    for (int i = 0; i < 20; ++i) list.push(report_value::of(static_cast<int64_t>(i)));
+    doc.set("inner", report_value::object()).set("x", report_value::of("y"));
+    return doc;
+}
+
+}  // namespace
+
+TEST_CASE("report values hold one kind and read back as written", "[report]") {
+    const report_value doc = sample();
+    CHECK(sizeof(report_value) <= 56);
+    REQUIRE(doc.kind() == NNERGY_VALUE_OBJECT);
+    REQUIRE(doc.items().size() == 6);
+    CHECK(doc.items()[0].key() == "name");
+    CHECK(doc.items()[5].key() == "inner");
+    CHECK(doc.get("name")->string_value() == "a name longer than any short-string buffer holds");
+    CHECK(doc.get("count")->int_value() == 42);
+    CHECK(doc.get("count")->float_value() == 42.0);  // an integer reads as a number too
+    CHECK(doc.get("share")->float_value() == 0.25);
+    CHECK(doc.get("share")->int_value() == 0);
+    CHECK(doc.get("ok")->bool_value());
+    CHECK(doc.get("list")->items().size() == 20);
+    CHECK(doc.get("list")->items()[19].int_value() == 19);
+    CHECK(doc.get("inner")->get("x")->string_value() == "y");
+    CHECK(doc.get("missing") == nullptr);
+    // Other kinds read as nothing, never as another kind's bytes.
+    CHECK(doc.get("name")->items().empty());
+    CHECK(doc.get("list")->string_value().empty());
+    CHECK(doc.get("name")->float_value() == 0.0);
+    CHECK(nnergy::to_json(doc, -1).find("\"list\":[0,1,2") != std::string::npos);
+}
+
+TEST_CASE("report values copy, move and replace members by name", "[report]") {
+    report_value doc = sample();
+    const std::string before = nnergy::to_json(doc);
+    report_value copied = doc;
+    CHECK(nnergy::to_json(copied) == before);
+    report_value moved = std::move(copied);
+    CHECK(nnergy::to_json(moved) == before);
+    CHECK(copied.kind() == NNERGY_VALUE_NULL);  // what a move leaves behind
+
+    // Replacing a member keeps its name and place; the new kind's contents replace the old.
+    doc.set("name", report_value::array()).push(report_value::of("now a list"));
+    CHECK(doc.items()[0].key() == "name");
+    CHECK(doc.get("name")->items()[0].string_value() == "now a list");
+    CHECK(doc.get("name")->string_value().empty());
+
+    // A value assigned one of its own members (copied or moved) ends up as that member.
+    report_value outer = sample();
+    outer = *outer.get("inner");
+    CHECK(outer.get("x")->string_value() == "y");
+    report_value moving = sample();
+    moving = std::move(*moving.get("list"));
+    REQUIRE(moving.kind() == NNERGY_VALUE_ARRAY);
+    CHECK(moving.items().size() == 20);
+
+    // Members belong to objects, elements to arrays.
+    report_value number = report_value::of(1.5);
+    CHECK_THROWS_AS(number.set("x", report_value::of(true)), std::logic_error);
+    CHECK_THROWS_AS(doc.push(report_value::of(true)), std::logic_error);
+}

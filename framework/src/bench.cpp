@@ -27,6 +27,7 @@
 #include <nnergy/framework/measure.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <thread>
+#include <utility>
 
 namespace nnergy {
 namespace {
@@ -547,6 +548,13 @@ int run_bench_startup(const std::filesystem::path& model, int repeats) {
     std::filesystem::create_directories(dir);
     const std::string nnergy = exe.string();
     const std::string report = (dir / "report.json").string();
+    // The end-to-end figure for a large graph: load to report written, as a user runs it.
+    const std::string large_model = (dir / "synthetic-10k.json").string();
+    {
+        const graph synthetic = synthetic_graph(10000);
+        std::ofstream f(large_model);
+        write_json_graph(synthetic, f);
+    }
     struct command {
         std::string label;
         std::vector<std::string> argv;
@@ -557,14 +565,18 @@ int run_bench_startup(const std::filesystem::path& model, int repeats) {
         {"nnergy analyze",
          {nnergy, "-v", "analyze", model.string(), "--hw", "h100-sxm5", "--format", "json", "-o",
           report}},
+        {"analyze 10k nodes",
+         {nnergy, "-v", "analyze", large_model, "--hw", "h100-sxm5", "--batch", "1", "--format",
+          "json", "-o", report}},
     };
     std::printf(
         "nnergy bench --startup: new processes, median of %d; `analyze` is %s on h100-sxm5 "
-        "writing a JSON report; 'to model' is from the spawn to the frontend starting to read "
+        "writing a JSON report, `analyze 10k nodes` the same for a synthetic 10,000-node "
+        "graph (`bench --nodes`); 'to model' is from the spawn to the frontend starting to read "
         "the model; stages from `nnergy -v`\n\n",
         repeats, model.filename().string().c_str());
     std::printf("%-18s %10s %12s\n", "command", "total_ms", "to_model_ms");
-    std::string stages;
+    std::vector<std::pair<std::string, std::string>> stages;
     for (const command& c : commands) {
         // One run first, not timed: the catalog and the page cache are warm in the runs timed.
         run_timed(c.argv, dir / "stderr.txt");
@@ -577,8 +589,11 @@ int run_bench_startup(const std::filesystem::path& model, int repeats) {
                 to_model.push_back(
                     static_cast<double>(std::stoll(t.err.substr(at + key.size())) - t.spawn_ns) /
                     1e9);
-            if (size_t at = t.err.find("stage times (ms): "); at != std::string::npos)
-                stages = t.err.substr(at, t.err.find('\n', at) - at);
+            if (size_t at = t.err.find("stage times (ms): "); at != std::string::npos) {
+                if (stages.empty() || stages.back().first != c.label)
+                    stages.emplace_back(c.label, "");
+                stages.back().second = t.err.substr(at, t.err.find('\n', at) - at);
+            }
         }
         if (to_model.empty())
             std::printf("%-18s %10.2f %12s\n", c.label.c_str(), median(totals) * 1e3, "-");
@@ -586,11 +601,12 @@ int run_bench_startup(const std::filesystem::path& model, int repeats) {
             std::printf("%-18s %10.2f %12.2f\n", c.label.c_str(), median(totals) * 1e3,
                         median(to_model) * 1e3);
     }
-    if (!stages.empty()) std::printf("\nlast analyze run, %s\n", stages.c_str());
+    for (const auto& [label, line] : stages)
+        std::printf("\nlast `%s` run, %s\n", label.c_str(), line.c_str());
     std::filesystem::remove_all(dir, ec);
     std::printf(
         "\nthe goals: start-up to the first model byte under 1.5 ms; ResNet-50 analyze end to "
-        "end in 5 ms or less\n");
+        "end in 5 ms or less; a 10k-node graph end to end under 20 ms\n");
     return 0;
 }
 

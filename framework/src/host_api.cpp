@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -1129,8 +1130,15 @@ pending_file::~pending_file() {
 void pending_file::open() {
     // Beside the destination, so that putting it in place is a rename within one file system;
     // exclusive, so that another file of that name is never written over.
-    temporary_ = fmt::format("{}.partial-{}", destination_, ::getpid());
-    file_ = std::fopen(temporary_.c_str(), "wbx");
+    // A file of that name may be left by a process that was stopped while writing (with the
+    // same process number, reused since): the next free name is taken.
+    for (int attempt = 0; attempt < 100 && !file_; ++attempt) {
+        temporary_ = attempt == 0
+                         ? fmt::format("{}.partial-{}", destination_, ::getpid())
+                         : fmt::format("{}.partial-{}-{}", destination_, ::getpid(), attempt);
+        file_ = std::fopen(temporary_.c_str(), "wbx");
+        if (!file_ && errno != EEXIST) break;
+    }
     if (!file_)
         throw error(
             fmt::format("cannot write report file '{}': {}", destination_, std::strerror(errno)));

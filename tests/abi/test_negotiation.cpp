@@ -498,6 +498,15 @@ TEST_CASE("a streamed report file appears whole once its reporter succeeded", "[
     CHECK(entries() == std::vector<std::string>{"report-count.txt", "report.txt"});
     CHECK(read_text(dir.path / "report-count.txt") == "kernels=1\n");
 
+    // A temporary file left by a stopped process of the same number is not written over.
+    const fs::path stale = file + ".partial-" + std::to_string(static_cast<long>(::getpid()));
+    std::ofstream(stale) << "left behind";
+    std::vector<nnergy::reporter_output> again = nnergy::run_reporter(reporter, doc, file, true);
+    for (nnergy::reporter_output& o : again) nnergy::write_output(o, "test.sdk.reporter");
+    CHECK(read_text(stale) == "left behind");
+    CHECK(read_text(file) == "schema=nnergy.report/1 kernels=1\npath=" + file + " color=0\n");
+    fs::remove(stale);
+
     // A destination that cannot be written is named.
     CHECK_THROWS_WITH(
         nnergy::run_reporter(reporter, doc, (dir.path / "no/such/dir.txt").string(), true),

@@ -182,7 +182,7 @@ nnergy_status* api_graph_add_tensor(nnergy_graph_builder* b, nnergy_string_view 
             for (size_t i = 0; i < rank; ++i) {
                 std::string_view sym = symbols ? sv(symbols[i]) : std::string_view();
                 if (!sym.empty()) {
-                    shape[i] = dim::named(std::string(sym));
+                    shape[i] = dim::named(sym);
                 } else {
                     int64_t v = dims ? dims[i] : NNERGY_DIM_UNKNOWN;
                     if (v < NNERGY_DIM_UNKNOWN)

@@ -119,7 +119,7 @@ std::string describe_input(const tensor& t) {
     std::string dims;
     if (t.shape)
         for (const dim& d : *t.shape)
-            dims += (dims.empty() ? "" : ", ") + (d.is_symbolic()   ? d.symbol
+            dims += (dims.empty() ? "" : ", ") + (d.is_symbolic()   ? std::string(d.symbol.view())
                                                   : d.is_concrete() ? std::to_string(d.value)
                                                                     : std::string("?"));
     return fmt::format("{} {}[{}]", t.name, dtype_name(t.dtype), t.shape ? dims : "?");

@@ -328,7 +328,7 @@ class symbol_table {
 public:
     explicit symbol_table(const dim_bindings& bindings) : bindings_(bindings) {}
 
-    symbol_slot& get(const std::string& symbol) {
+    symbol_slot& get(std::string_view symbol) {
         auto [it, inserted] = slots_.try_emplace(std::string_view(symbol));
         if (inserted) {
             if (auto b = bindings_.find(symbol); b != bindings_.end()) {
@@ -439,7 +439,7 @@ namespace {
 
 /// The names a user must bind for one dim of a graph input or initializer: the names in an
 /// expression, or the text itself when it is no expression (any text is a symbol in ONNX).
-void user_names(const std::string& symbol, const dim_bindings& bindings,
+void user_names(std::string_view symbol, const dim_bindings& bindings,
                 std::vector<std::string_view>& names) {
     const size_t before = names.size();
     if (!dim_expression_parser(symbol, bindings, &names).run().valid) {
@@ -547,7 +547,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
             const dim& d = (*x.shape)[i];
             throw error(file + ": " + kind + " '" + x.name + "' " +
                         declared_string(*x.shape, symbols) + ": dimension " + std::to_string(i) +
-                        (d.is_symbolic() ? " ('" + d.symbol +
+                        (d.is_symbolic() ? " ('" + std::string(d.symbol.view()) +
                                                "') is not a non-negative integer with the "
                                                "bindings given"
                                          : std::string(" is unknown; give it a value or a "

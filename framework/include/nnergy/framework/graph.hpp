@@ -11,6 +11,7 @@
 #include <nnergy/plugin.h>
 
 #include <cstdint>
+#include <nnergy/framework/pooled_name.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,12 +34,16 @@ std::optional<nnergy_dtype> dtype_from_name(std::string_view name) noexcept;
 const std::vector<std::string>& precision_names();
 
 /// One dimension: concrete (`value` >= 0), symbolic (`symbol` non-empty) or unknown.
+/// Sixteen bytes: a model's few symbols (batch, seq, their expressions) are pooled, where a
+/// string of its own made every dimension of every shape 40.
 struct dim {
     int64_t value = NNERGY_DIM_UNKNOWN;
-    std::string symbol;
+    detail::pooled_name symbol;
 
     static dim of(int64_t v) { return dim{v, {}}; }
-    static dim named(std::string s) { return dim{NNERGY_DIM_UNKNOWN, std::move(s)}; }
+    static dim named(std::string_view s) {
+        return dim{NNERGY_DIM_UNKNOWN, detail::pooled_name::of(s)};
+    }
     bool is_symbolic() const noexcept { return !symbol.empty(); }
     bool is_concrete() const noexcept { return symbol.empty() && value >= 0; }
     friend bool operator==(const dim&, const dim&) = default;

@@ -36,10 +36,13 @@ public:
         return position < hinted ? of(text, hints[position]) : of(text);
     }
     std::string_view view() const noexcept { return *text_; }
+    bool empty() const noexcept { return text_->empty(); }
     operator std::string_view() const noexcept { return *text_; }
     friend bool operator==(pooled_name a, std::string_view b) noexcept {
         return modeling::same_text(a.view(), b);
     }
+    /// One pool holds each name once: equal names are the same entry.
+    friend bool operator==(pooled_name a, pooled_name b) noexcept { return a.text_ == b.text_; }
 
 private:
     explicit pooled_name(const std::string* text) noexcept : text_(text) {}

@@ -1129,9 +1129,8 @@ pending_file::~pending_file() {
 
 void pending_file::open() {
     // Beside the destination, so that putting it in place is a rename within one file system;
-    // exclusive, so that another file of that name is never written over.
-    // A file of that name may be left by a process that was stopped while writing (with the
-    // same process number, reused since): the next free name is taken.
+    // exclusive, so that a file of that name is never written over: one left by a process
+    // stopped while writing (its number reused since) makes this one take the next free name.
     for (int attempt = 0; attempt < 100 && !file_; ++attempt) {
         temporary_ = attempt == 0
                          ? fmt::format("{}.partial-{}", destination_, ::getpid())
@@ -1153,12 +1152,14 @@ void pending_file::write(std::string_view bytes) {
 
 void pending_file::commit() {
     if (!file_) open();
+    // A write error may show only when the buffered bytes go out, at the flush or the close.
     const bool flushed = std::fflush(file_) == 0;
     const int flush_errno = errno;
-    std::fclose(file_);
+    const bool closed = std::fclose(file_) == 0;
+    const int close_errno = errno;
     file_ = nullptr;
-    if (!flushed || std::rename(temporary_.c_str(), destination_.c_str()) != 0) {
-        const int e = flushed ? errno : flush_errno;
+    if (!flushed || !closed || std::rename(temporary_.c_str(), destination_.c_str()) != 0) {
+        const int e = !flushed ? flush_errno : !closed ? close_errno : errno;
         std::remove(temporary_.c_str());
         throw error(
             fmt::format("error writing report file '{}': {}", destination_, std::strerror(e)));

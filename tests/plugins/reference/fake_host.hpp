@@ -118,6 +118,7 @@ struct value {
 
 struct output {
     std::string data;
+    size_t writes = 0;  ///< output_write calls
     bool color = false;
     std::string path;
     /// Companions by suffix (std::map keeps each one in place as others are added).
@@ -327,6 +328,7 @@ inline const nnergy_host_api& api() {
         };
         a.output_write = [](nnergy_output* o, nnergy_string_view bytes) -> nnergy_status* {
             as<output>(o)->data += str(bytes);
+            ++as<output>(o)->writes;
             return nullptr;
         };
         a.output_allows_color = [](const nnergy_output* o) { return as<output>(o)->color; };

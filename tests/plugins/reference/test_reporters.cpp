@@ -220,6 +220,25 @@ TEST_CASE("JSON report round-trips the document", "[json]") {
     CHECK(contains(out, "\\u0007"));
 }
 
+TEST_CASE("JSON reporter hands a large report over in pieces that join to the whole", "[json]") {
+    fake::install();
+    ordered_json j = sample_report();
+    // Several times the piece size, so that pieces end inside arrays and objects.
+    ordered_json rows = ordered_json::array();
+    for (int i = 0; i < 3000; ++i)
+        rows.push_back({{"index", i}, {"name", "kernel number " + std::to_string(i)}, {"x", 0.5}});
+    j["rows"] = rows;
+    const fake::value doc = fake::value::from(j);
+    const nnergy_create_args args = fake::create_args(fake::config{});
+    nnergy::json::json_reporter rep{nnergy::sdk::context(args)};
+    fake::output o;
+    nnergy::sdk::output_writer w(reinterpret_cast<nnergy_output*>(&o));
+    rep.report(nnergy::sdk::value_view(doc.handle()), w);
+    CHECK(o.writes > 2);
+    CHECK(o.data == nnergy::json::render(nnergy::sdk::value_view(doc.handle())));
+    CHECK(ordered_json::parse(o.data) == j);
+}
+
 TEST_CASE("JSON report: non-finite numbers and bad UTF-8 still give valid JSON", "[json]") {
     fake::install();
     fake::value doc;

@@ -3,6 +3,7 @@
 """Converts the shared validation files to measurement files (nnergy.measurements/1).
 
     tools/convert_validation.py SOURCE.json -o OUT.json [--kind models|micro|xeon-models]
+                                [--machine NAME]
 
 Sources (the shared validation set, also under tests/data/validation/):
   h100/models.json      whole models on one H100: kind "model" runs with NVML energy
@@ -14,7 +15,8 @@ Sources (the shared validation set, also under tests/data/validation/):
 No figure is lost: every source key of an entry lands in a format key or, where the format has
 none (throughput, TFLOP/s, GB/s), is kept under its own name on the run; the top level's
 description, env and idle power are kept. The kind is guessed from the file's keys when not
-given.
+given. `--machine` names the machine (`machine.name`) for a file measured by the same protocol on
+another machine (tools/measure_torchvision_gpu.py writes the models format).
 """
 import argparse
 import json
@@ -237,6 +239,7 @@ def main(argv):
     p.add_argument("source")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--kind", choices=sorted(CONVERTERS))
+    p.add_argument("--machine", help="machine.name (default: the shared set's machine)")
     args = p.parse_args(argv)
     with open(args.source, encoding="utf-8") as f:
         src = json.load(f)
@@ -245,6 +248,9 @@ def main(argv):
         doc = CONVERTERS[kind](src)
     except (KeyError, ValueError) as e:
         sys.exit(f"convert_validation: {args.source}: {e}")
+    if args.machine:
+        doc["machine"]["name"] = args.machine
+        doc["machine"]["note"] = "converted by tools/convert_validation.py"
     with open(args.output, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

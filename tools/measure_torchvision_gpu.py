@@ -3,16 +3,17 @@
 """Whole-model latency and energy of torchvision models on an NVIDIA GPU, by the protocol of the
 shared H100 validation set (tests/data/validation/h100/models.json), and their ONNX exports.
 
-    OUT=DIR python3 tools/measure_torchvision_gpu.py SECONDS MODEL[,MODEL...]
+    OUT=DIR [NO_EXPORT=1] [FILE=NAME.json] python3 tools/measure_torchvision_gpu.py SECONDS MODEL[,MODEL...]
 
-Writes DIR/models-heldout.json (the shared set's format; tools/convert_validation.py converts
+MODEL is a torchvision model's name or `bert_base` (Hugging Face transformers' BertModel(BertConfig()),
+int64 token ids [batch,128], as the shared set measures it). Writes DIR/models-heldout.json (or FILE) (the shared set's format; tools/convert_validation.py converts
 it) after every configuration, so a run cut short keeps what it measured, and stops starting
 configurations after SECONDS. Each model is exported (classic exporter, opset 17, batch fixed at
 1: tools/onnx_symbolic_batch.py makes it symbolic) to /tmp/onnx/MODEL.onnx with its weights in
 MODEL.onnx.data beside it, which nnergy does not need. That export folds batch norms into the
 convolutions, which PyTorch does not do when it runs the module: the graphs to estimate the
 measured runs with are tools/export_model_zoo.py --heldout's. Needs PyTorch with CUDA, torchvision,
-onnx and nvidia-ml-py (pynvml); energy is NVML's total-energy counter.
+onnx and nvidia-ml-py (pynvml); energy is NVML's total-energy counter. NO_EXPORT=1 measures only.
 """
 import json, os, sys, time, statistics
 import torch, torchvision, pynvml
@@ -31,16 +32,22 @@ doc = {"description": "Protocol of shared/validation/h100/models.json: inference
                "cudnn": torch.backends.cudnn.version()},
        "idle_power_w": idle_w, "runs": []}
 def save():
-    with open(f"{OUT}/models-heldout.json", "w") as f: json.dump(doc, f, indent=1)
+    with open(f"{OUT}/{os.environ.get('FILE', 'models-heldout.json')}", "w") as f: json.dump(doc, f, indent=1)
 os.makedirs("/tmp/onnx", exist_ok=True)
 import onnx
 from onnx.external_data_helper import convert_model_to_external_data
 os.makedirs("/tmp/onnxw", exist_ok=True)
 for name in MODELS:
   if time.time() > DEADLINE: break
-  m = getattr(torchvision.models, name)(weights=None).eval()
+  if name == "bert_base":
+    import transformers
+    m = transformers.BertModel(transformers.BertConfig()).eval()
+    doc["env"]["transformers"] = transformers.__version__
+  else:
+    m = getattr(torchvision.models, name)(weights=None).eval()
   params = sum(p.numel() for p in m.parameters())
-  try:
+  if name != "bert_base" and not os.environ.get("NO_EXPORT"):
+   try:
     t0 = time.time()
     with torch.no_grad():
       torch.onnx.export(m, torch.randn(1, 3, 224, 224), f"/tmp/onnxw/{name}.onnx", opset_version=17,
@@ -49,12 +56,13 @@ for name in MODELS:
     convert_model_to_external_data(mp, all_tensors_to_one_file=True, location=f"{name}.onnx.data", size_threshold=0)
     onnx.save_model(mp, f"/tmp/onnx/{name}.onnx")
     print("exported", name, round(time.time() - t0, 1), "s", flush=True)
-  except Exception as e: print("export", name, repr(e)[:300], flush=True)
+   except Exception as e: print("export", name, repr(e)[:300], flush=True)
   with torch.inference_mode():
       for prec in ("fp32", "fp16"):
         mm = m.cuda().half() if prec == "fp16" else m.cuda().float()
         for batch in (1, 8, 64):
-          x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=torch.half if prec == "fp16" else torch.float)
+          if name == "bert_base": x = torch.randint(0, 30522, (batch, 128), device="cuda")
+          else: x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=torch.half if prec == "fp16" else torch.float)
           for mode in ("eager", "cuda_graph"):
             if time.time() > DEADLINE: break
             f = lambda: mm(x)
@@ -80,7 +88,7 @@ for name in MODELS:
                 "latency_ms_median": statistics.median(ts), "latency_ms_min": min(ts), "latency_ms_max": max(ts),
                 "energy_per_inference_j": ej / n, "mean_power_counter_w": ej / wall,
                 "throughput_inf_per_s": n * batch / wall, "iters": n, "wall_s": wall, "params": params,
-                "mode": mode, "input": "float [batch,3,224,224]"})
+                "mode": mode, "input": "int64 token ids [batch,128]" if name == "bert_base" else "float [batch,3,224,224]"})
             print(name, prec, batch, mode, round(statistics.median(ts), 3), "ms", round(ej / n, 3), "J", flush=True)
             save()
             del f

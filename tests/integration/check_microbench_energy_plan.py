@@ -4,7 +4,10 @@
 run, and the committed GPU energy pass (the data tools/fit_h100_energy.py fits) holds runs of
 those cases only, each with its energy. Needs no PyTorch: the plans are pure Python.
 
-usage: check_microbench_energy_plan.py TOOLS_MICROBENCH_DIR ENERGY_PASS_JSON"""
+With --max-power W, every run's power must be at most W (a GPU's power limit: power that the
+device's own limit does not allow is the meter method's error, not the op's).
+
+usage: check_microbench_energy_plan.py TOOLS_MICROBENCH_DIR ENERGY_PASS_JSON [--max-power W]"""
 import json
 import sys
 
@@ -25,6 +28,7 @@ def key(op_class, source, precision, batch, mode):
 
 planned = {key(c["op_class"], c["params"].get("source"), c["precision"], c["batch"], c["mode"])
            for c in chosen}
+max_power = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--max-power" else None
 doc = json.load(open(sys.argv[2]))
 runs = doc["runs"]
 for i, r in enumerate(runs):
@@ -34,6 +38,9 @@ for i, r in enumerate(runs):
     e = (r.get("energy") or {}).get("gpu0") or {}
     if not e.get("energy_j") or not e.get("mean_power_w"):
         failures.append(f"{sys.argv[2]}: run {i} {k} has no energy")
+    elif max_power is not None and e["mean_power_w"] > max_power:
+        failures.append(f"{sys.argv[2]}: run {i} {k} draws {e['mean_power_w']:.1f} W, "
+                        f"over the {max_power:g} W limit")
 if "--energy-only" not in doc["env"].get("command", ""):
     failures.append(f"{sys.argv[2]}: env.command is not an --energy-only pass")
 print(f"GPU plan: {len(cases)} runs, {len(chosen)} with energy; the committed pass holds "

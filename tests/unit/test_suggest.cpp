@@ -74,7 +74,7 @@ TEST_CASE("catalog lookups suggest the closest entries", "[suggest]") {
         FAIL("h100-sxm resolved");
     } catch (const nnergy::error& e) {
         CHECK_THAT(e.what(), Catch::Contains("unknown hardware 'h100-sxm' \u2014 did you mean "
-                                             "h100-sxm5, h100-pcie?"));
+                                             "h100-sxm5, h200-sxm, h100-pcie?"));
     }
     try {
         nnergy::resolve_runtime("cuda-grahp", ".", where);

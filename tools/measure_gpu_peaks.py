@@ -10,10 +10,11 @@ counted, 2^22 to 2^28 elements) and the 8192^3 matrix-product rate per precision
 set's micro.json shapes, so the two machines compare directly), each the median of CUDA-event
 timed calls after warm-up; the largest add and the fp16 product also get their power over a
 loop of at least 2 s (NVML total-energy counter, idle included). Needs PyTorch with CUDA and
-nvidia-ml-py (pynvml).
+nvidia-ml-py (pynvml); the timing and counter steps are tools/gpu_protocol.py's.
 """
-import json, statistics, sys, time
+import json, statistics, sys
 import torch, pynvml
+from gpu_protocol import counter_loop, event_times_ms, idle_power_w
 
 pynvml.nvmlInit()
 nv = pynvml.nvmlDeviceGetHandleByIndex(0)
@@ -39,26 +40,18 @@ doc = {"description": "tools/measure_gpu_peaks.py: device properties, idle power
                "power_limit_w": nvml(getattr(pynvml, "nvmlDeviceGetEnforcedPowerLimit", None), scale=1e3),
                "memory_bus_width_bits": nvml(getattr(pynvml, "nvmlDeviceGetMemoryBusWidth", None))},
        "runs": []}
-e0 = energy_mj(); t0 = time.perf_counter(); time.sleep(1.0)
-doc["idle_power_w"] = (energy_mj() - e0) / 1e3 / (time.perf_counter() - t0)
+doc["idle_power_w"] = idle_power_w(energy_mj)
 
 
 def timed(f, n=20, warm=5):
-    for _ in range(warm): f()
-    torch.cuda.synchronize(); ts = []
-    for _ in range(n):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); f(); b.record(); torch.cuda.synchronize(); ts.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(ts)
+    """The median call in seconds."""
+    return statistics.median(event_times_ms(f, calls=n, warmups=warm)) / 1e3
 
 
-def power(f, seconds=2.0):
-    e0 = energy_mj(); t0 = time.perf_counter(); n = 0
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(10): f()
-        torch.cuda.synchronize(); n += 10
-    wall = time.perf_counter() - t0
-    return (energy_mj() - e0) / 1e3 / wall, wall / n
+def power(f):
+    """(power over a loop of at least 2 s, the loop's time per call)."""
+    joules, wall, calls = counter_loop(energy_mj, f, seconds=2.0, calls_per_sync=10)
+    return joules / wall, wall / calls
 
 
 with torch.inference_mode():

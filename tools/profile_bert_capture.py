@@ -8,14 +8,18 @@ kernel tables of the eager pass and of a replay beside it.
 
     OUT=DIR python3 tools/profile_bert_capture.py
 
-Writes DIR/bert_diag.json (median of 40 CUDA-event timed calls after 10 warm-ups per row, SM clock
-and power just after) and DIR/bert_prof.txt. Needs PyTorch with CUDA, transformers, torchvision
-and nvidia-ml-py. tests/data/validation/h200/bert_base_capture*.{json,txt} are its output on an
-H200.
+Writes DIR/bert_base_capture.json (median of 40 CUDA-event timed calls after 10 warm-ups per row,
+SM clock and power just after) and DIR/bert_base_capture_profile.txt. Needs PyTorch with CUDA,
+transformers, torchvision and nvidia-ml-py; timing and capture are tools/gpu_protocol.py's.
+tests/data/validation/h200/bert_base_capture* are its output on an H200.
 """
-import os, sys, json, time, statistics, traceback
+import os, json, statistics, traceback
 import torch
+from gpu_protocol import capture, event_times_ms
+
 OUT = os.environ["OUT"]
+PROFILE = os.path.join(OUT, "bert_base_capture_profile.txt")
+open(PROFILE, "w").close()  # the tables of this run only
 res = {"rows": [], "errors": []}
 try:
     import pynvml
@@ -32,29 +36,15 @@ except Exception as e:
 torch.backends.cudnn.allow_tf32 = True; torch.backends.cuda.matmul.allow_tf32 = False
 
 def save():
-    with open(f"{OUT}/bert_diag.json", "w") as f: json.dump(res, f, indent=1)
+    with open(os.path.join(OUT, "bert_base_capture.json"), "w") as f: json.dump(res, f, indent=1)
 
-def timeit(f, n=40, warm=10):
-    for _ in range(warm): f()
-    torch.cuda.synchronize(); ts = []
-    for _ in range(n):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); f(); b.record(); torch.cuda.synchronize(); ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
-
-def graphed(fn):
-    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3): fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g): y = fn()
-    return g, y
+def timeit(f):
+    return statistics.median(event_times_ms(f, calls=40, warmups=10))
 
 def both(label, fn, extra=None):
     try:
         e = timeit(fn); c1 = clocks()
-        g, y = graphed(fn); gr = timeit(g.replay); c2 = clocks()
+        g, y = capture(fn); gr = timeit(g.replay); c2 = clocks()
         row = {"label": label, "eager_ms": e, "graph_ms": gr, "ratio": gr / e, "clk_eager": c1, "clk_graph": c2}
         if extra: row.update(extra)
         res["rows"].append(row); print(json.dumps(row), flush=True)
@@ -74,7 +64,7 @@ def profile(label, fn):
         ka = p.key_averages()
         try: t = ka.table(sort_by="device_time_total", row_limit=30)
         except Exception: t = ka.table(sort_by="cuda_time_total", row_limit=30)
-        with open(f"{OUT}/bert_prof.txt", "a") as f: f.write(f"==== {label}\n{t}\n")
+        with open(PROFILE, "a") as f: f.write(f"==== {label}\n{t}\n")
     except Exception:
         res["errors"].append("profile " + label + ": " + traceback.format_exc()[-1500:])
     save()
@@ -103,7 +93,7 @@ with torch.inference_mode():
                 mask = torch.ones(batch, 128, dtype=torch.long, device="cuda")
                 both(f"bert {impl} {prec} b{batch} ones-mask", lambda: mm(ids, attention_mask=mask))
                 profile("bert sdpa fp16 b64 eager", lambda: mm(ids))
-                g, y = graphed(lambda: mm(ids))
+                g, y = capture(lambda: mm(ids))
                 profile("bert sdpa fp16 b64 graph", g.replay)
                 del g, y
                 h = torch.randn(batch, 128, 768, device="cuda", dtype=torch.half)
@@ -126,4 +116,4 @@ with torch.inference_mode():
     except Exception:
         res["errors"].append("vit: " + traceback.format_exc()[-600:])
 save()
-print("bert_diag done", flush=True)
+print("profile_bert_capture: done", flush=True)

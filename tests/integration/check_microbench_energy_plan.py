@@ -8,10 +8,16 @@ With --max-power W, every run's power must be at most W (a GPU's power limit: po
 device's own limit does not allow is the meter method's error, not the op's).
 
 usage: check_microbench_energy_plan.py TOOLS_MICROBENCH_DIR ENERGY_PASS_JSON [--max-power W]"""
+import argparse
 import json
 import sys
 
-sys.path.insert(0, sys.argv[1])  # tools/microbench
+args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+args.add_argument("microbench_dir")
+args.add_argument("energy_pass")
+args.add_argument("--max-power", type=float, metavar="W")
+args = args.parse_args()
+sys.path.insert(0, args.microbench_dir)  # tools/microbench
 import plan  # noqa: E402
 
 failures = []
@@ -28,21 +34,21 @@ def key(op_class, source, precision, batch, mode):
 
 planned = {key(c["op_class"], c["params"].get("source"), c["precision"], c["batch"], c["mode"])
            for c in chosen}
-max_power = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--max-power" else None
-doc = json.load(open(sys.argv[2]))
+max_power = args.max_power
+doc = json.load(open(args.energy_pass))
 runs = doc["runs"]
 for i, r in enumerate(runs):
     k = key(r["op_class"], r["params"].get("source"), r["precision"], r["batch"], r["mode"])
     if k not in planned:
-        failures.append(f"{sys.argv[2]}: run {i} {k} is not an energy case of the GPU plan")
+        failures.append(f"{args.energy_pass}: run {i} {k} is not an energy case of the GPU plan")
     e = (r.get("energy") or {}).get("gpu0") or {}
     if not e.get("energy_j") or not e.get("mean_power_w"):
-        failures.append(f"{sys.argv[2]}: run {i} {k} has no energy")
+        failures.append(f"{args.energy_pass}: run {i} {k} has no energy")
     elif max_power is not None and e["mean_power_w"] > max_power:
-        failures.append(f"{sys.argv[2]}: run {i} {k} draws {e['mean_power_w']:.1f} W, "
+        failures.append(f"{args.energy_pass}: run {i} {k} draws {e['mean_power_w']:.1f} W, "
                         f"over the {max_power:g} W limit")
 if "--energy-only" not in doc["env"].get("command", ""):
-    failures.append(f"{sys.argv[2]}: env.command is not an --energy-only pass")
+    failures.append(f"{args.energy_pass}: env.command is not an --energy-only pass")
 print(f"GPU plan: {len(cases)} runs, {len(chosen)} with energy; the committed pass holds "
       f"{len(runs)} of them")
 for f in failures:

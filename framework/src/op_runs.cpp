@@ -135,8 +135,12 @@ public:
         t.int_values = std::move(values);
         return g_.add_tensor(std::move(t));
     }
+    /// A result the program keeps in memory beside the graph's output (eager ops called one
+    /// by one each write theirs): a graph output, so no kernel can keep it on chip.
+    void materialize(uint32_t t) { kept_.push_back(t); }
     graph finish(uint32_t output) {
         g_.outputs = {output};
+        g_.outputs.insert(g_.outputs.end(), kept_.begin(), kept_.end());
         g_.metadata.emplace_back("opset", "20");
         g_.finalize();
         return std::move(g_);
@@ -155,6 +159,7 @@ private:
     }
     graph g_;
     nnergy_dtype storage_;
+    std::vector<uint32_t> kept_;
 };
 
 using ints = std::vector<int64_t>;
@@ -198,11 +203,19 @@ uint32_t attention(builder& b, const params_reader& p, int64_t batch) {
     const uint32_t q = b.input("q", {batch, heads, sq, d});
     const uint32_t k = b.input("k", {batch, heads, skv, d});
     const uint32_t v = b.input("v", {batch, heads, skv, d});
+    // impl "math" is the harness calling matmul, the scale, the mask and softmax one by one
+    // (tools/microbench/ops.py): each writes its result, and each is a kernel of its own. impl
+    // "sdpa" is one fused call.
+    const bool math = p.text_or("impl", "math") == "math";
+    const auto kept = [&](uint32_t t) {
+        if (math) b.materialize(t);
+        return t;
+    };
     const uint32_t kt = b.op("Transpose", {k}, {{"perm", ints{0, 1, 3, 2}}});
-    uint32_t s = b.op("MatMul", {q, kt});
-    s = b.op("Mul", {s, b.constant("scale", {})});
-    if (causal) s = b.op("Add", {s, b.constant("mask", {sq, skv})});
-    s = b.op("Softmax", {s}, {{"axis", int64_t{-1}}});
+    uint32_t s = kept(b.op("MatMul", {q, kt}));
+    s = kept(b.op("Mul", {s, b.constant("scale", {})}));
+    if (causal) s = kept(b.op("Add", {s, b.constant("mask", {sq, skv})}));
+    s = kept(b.op("Softmax", {s}, {{"axis", int64_t{-1}}}));
     return b.op("MatMul", {s, v});
 }
 

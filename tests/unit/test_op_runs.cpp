@@ -86,3 +86,16 @@ TEST_CASE("op-run labels: name, shape and the layer it came from", "[op_runs]") 
     CHECK(nnergy::op_run_label("add+relu", R"({"ops": ["add", "relu"], "numel": 4})") ==
           "add+relu(numel=4,ops=add+relu)");
 }
+
+// An attention called op by op writes every intermediate (the harness's impl "math"): each is a
+// graph output, so no fusion rule can keep it on chip; impl "sdpa" is one call with one result.
+TEST_CASE("op-run graphs: attention by op keeps its intermediates, sdpa does not", "[op_runs]") {
+    const auto outputs = [](const char* params) {
+        return nnergy::op_run_graph("attention", "attention", params, 1).outputs.size();
+    };
+    CHECK(outputs(R"({"seq": 8, "heads": 2, "head_dim": 4, "impl": "sdpa"})") == 1);
+    // product, scale and softmax, then the output
+    CHECK(outputs(R"({"seq": 8, "heads": 2, "head_dim": 4, "impl": "math"})") == 4);
+    // ... and the mask's add when causal
+    CHECK(outputs(R"({"seq": 8, "heads": 2, "head_dim": 4, "impl": "math", "causal": true})") == 5);
+}

@@ -19,6 +19,7 @@
 #include <nnergy/framework/compare.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/hardware_catalog.hpp>
+#include <nnergy/framework/heap_pages.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/measure.hpp>
 #include <nnergy/framework/model_zoo.hpp>
@@ -424,6 +425,7 @@ std::string chosen_subcommand(
 }  // namespace
 
 int main(int argc, char** argv) {
+    nnergy::back_heap_with_huge_pages();
     CLI::App app{"nnergy: latency, energy and memory of neural networks on hardware models"};
     app.require_subcommand(1);
     global_options g;

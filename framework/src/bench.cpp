@@ -22,6 +22,7 @@
 #include <nnergy/framework/bench.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
+#include <nnergy/framework/heap_pages.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/json_graph_writer.hpp>
 #include <nnergy/framework/measure.hpp>
@@ -216,6 +217,7 @@ int run_bench(registry& reg, const std::vector<size_t>& sizes_in, int repeats) {
             // Freed memory the allocator still holds would be reused unseen: give it back
             // first, so that the load's growth is all its own.
             ::malloc_trim(0);
+            back_heap_with_huge_pages();  // as a new process has it
             const bool reset = reset_peak_rss();
             const double before = status_bytes("VmRSS:");
             auto t0 = clock_type::now();

@@ -12,6 +12,7 @@
 #include <map>
 #include <nnergy/framework/concurrency.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/heap_pages.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <nnergy/framework/suggest.hpp>
@@ -277,6 +278,7 @@ public:
         const auto now = std::chrono::steady_clock::now();
         const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
         last_ = now;
+        back_heap_with_huge_pages();  // what the stage grew the heap by
         for (auto& [name, total] : stages_)
             if (name == stage) {
                 total += ms;

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file heap_pages.hpp
+/// \brief The process heap on transparent huge pages, where the kernel offers them on request.
+#pragma once
+
+namespace nnergy {
+
+/// Asks the kernel to back the heap with transparent huge pages (one page fault per 2 MiB
+/// instead of per 4 KiB) and keeps large blocks in it. The first call also sets the allocator up
+/// for it: the heap grows in large steps, keeps what it freed, and holds blocks that would
+/// otherwise each be a mapping of their own. Later calls cover what the heap has grown by since.
+/// Cheap (a system call or two); without transparent huge pages, or with them set to "never", it
+/// changes nothing. The heap of the thread that first calls it (main()), where the command line
+/// does its work; worker threads' arenas are left as they are.
+void back_heap_with_huge_pages() noexcept;
+
+}  // namespace nnergy

@@ -192,6 +192,30 @@ std::string graph::describe_node(uint32_t index) const {
 
 // ---- validation and sorting ----
 
+void consumer_lists::build(const std::vector<node>& nodes, std::size_t tensor_count) {
+    // Two passes: count, then place. `last` is the node that last read each tensor, so that a
+    // node reading a tensor twice is listed once (nodes are visited in order).
+    start_.assign(tensor_count + 1, 0);
+    std::vector<uint32_t> last(tensor_count, NNERGY_NO_NODE);
+    const uint32_t node_count = static_cast<uint32_t>(nodes.size());
+    for (uint32_t i = 0; i < node_count; ++i)
+        for (uint32_t t : nodes[i].inputs)
+            if (t != NNERGY_NO_TENSOR && last[t] != i) {
+                last[t] = i;
+                ++start_[t + 1];
+            }
+    for (std::size_t t = 0; t < tensor_count; ++t) start_[t + 1] += start_[t];
+    nodes_.resize(start_[tensor_count]);
+    std::vector<uint32_t> next(start_.begin(), start_.end() - 1);
+    std::fill(last.begin(), last.end(), NNERGY_NO_NODE);
+    for (uint32_t i = 0; i < node_count; ++i)
+        for (uint32_t t : nodes[i].inputs)
+            if (t != NNERGY_NO_TENSOR && last[t] != i) {
+                last[t] = i;
+                nodes_[next[t]++] = i;
+            }
+}
+
 void graph::finalize() {
     finalized_ = false;
     const size_t tensor_count = tensors.size();
@@ -245,7 +269,6 @@ void graph::finalize() {
     // in which every producer comes before its consumers and there can be no cycle.
     // Consumers are listed on the way; they are rebuilt if the nodes must be reordered.
     bool sorted = true;
-    consumers_.assign(tensor_count, {});
     for (uint32_t i = 0; i < node_count; ++i) {
         for (uint32_t t : nodes[i].inputs) {
             if (t == NNERGY_NO_TENSOR) continue;
@@ -257,8 +280,6 @@ void graph::finalize() {
                             " is not produced by any node, not a graph input and not an "
                             "initializer");
             sorted = sorted && (producer_[t] == NNERGY_NO_NODE || producer_[t] < i);
-            auto& c = consumers_[t];
-            if (c.empty() || c.back() != i) c.push_back(i);  // a node reading x twice is one
         }
     }
     {
@@ -275,17 +296,8 @@ void graph::finalize() {
                             "initializer");
         }
     }
-    if (!sorted) {
-        sort_nodes();
-        consumers_.assign(tensor_count, {});
-        for (uint32_t k = 0; k < node_count; ++k) {
-            for (uint32_t t : nodes[k].inputs) {
-                if (t == NNERGY_NO_TENSOR) continue;
-                auto& c = consumers_[t];
-                if (c.empty() || c.back() != k) c.push_back(k);
-            }
-        }
-    }
+    if (!sorted) sort_nodes();
+    consumers_.build(nodes, tensor_count);
     opset_ = 0;
     for (const auto& [key, value] : metadata) {
         if (key != "opset") continue;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <nnergy/framework/pooled_name.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -125,6 +126,22 @@ private:
     std::size_t count_ = 0;
 };
 
+/// Each tensor's consumer nodes, in node order, a node once however often it reads the tensor:
+/// one array for the whole graph (a list per tensor was an allocation per tensor).
+class consumer_lists {
+public:
+    std::span<const uint32_t> operator[](uint32_t tensor) const noexcept {
+        return {nodes_.data() + start_[tensor], start_[tensor + 1] - start_[tensor]};
+    }
+    std::size_t size() const noexcept { return start_.empty() ? 0 : start_.size() - 1; }
+    /// The lists of `tensor_count` tensors read by `nodes` (whose input indices are valid).
+    void build(const std::vector<node>& nodes, std::size_t tensor_count);
+
+private:
+    std::vector<uint32_t> start_;  ///< tensor t's consumers are nodes_[start_[t], start_[t+1])
+    std::vector<uint32_t> nodes_;
+};
+
 /// A model graph as loaded. Build it with add_tensor/add_node, then call finalize().
 class graph {
 public:
@@ -156,7 +173,7 @@ public:
     /// Producer node of each tensor (NNERGY_NO_NODE for inputs and initializers) and consumers.
     /// Valid after finalize().
     const std::vector<uint32_t>& producers() const noexcept { return producer_; }
-    const std::vector<std::vector<uint32_t>>& consumers() const noexcept { return consumers_; }
+    const consumer_lists& consumers() const noexcept { return consumers_; }
     /// Element type of every tensor: the declared one, or the one the producing op yields where
     /// none was declared (UNDEFINED only behind ops unknown to the host). Valid after finalize(),
     /// which also rejects declared types that contradict an op (Add of float32 and float16).
@@ -183,7 +200,7 @@ private:
 
     tensor_name_index tensor_index_;
     std::vector<uint32_t> producer_;
-    std::vector<std::vector<uint32_t>> consumers_;
+    consumer_lists consumers_;
     std::vector<nnergy_dtype> dtype_;
     std::vector<uint8_t> op_version_;
     int64_t opset_ = 0;

@@ -8,6 +8,8 @@ import time
 
 import torch
 
+from microbench.timing import capture_graph  # tools/microbench, beside this file
+
 
 def event_times_ms(fn, calls, warmups):
     """`fn` called `warmups` times, then `calls` times each between two CUDA events, the device
@@ -28,18 +30,9 @@ def event_times_ms(fn, calls, warmups):
 
 
 def capture(fn):
-    """One call of `fn` captured as a CUDA graph after three warm-up calls on a side stream (what
-    capture needs): the graph and the captured call's output, which must outlive the replays."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        output = fn()
-    return graph, output
+    """One call of `fn` captured as a CUDA graph, as the microbenchmark harness captures its ops:
+    the graph and the captured call's output, which must outlive the replays."""
+    return capture_graph(fn, torch)
 
 
 def counter_loop(energy_mj, fn, seconds=2.0, calls_per_sync=5):

@@ -266,8 +266,8 @@ void graph::finalize() {
         return producer_[t] != NNERGY_NO_NODE || is_input[t] || is_init[t];
     };
     // Dangling inputs; and whether the file is already in topological order, the common case,
-    // in which every producer comes before its consumers and there can be no cycle.
-    // Consumers are listed on the way; they are rebuilt if the nodes must be reordered.
+    // in which every producer comes before its consumers and there can be no cycle. Consumers
+    // are listed once the order is final.
     bool sorted = true;
     for (uint32_t i = 0; i < node_count; ++i) {
         for (uint32_t t : nodes[i].inputs) {

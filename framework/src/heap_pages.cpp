@@ -30,7 +30,7 @@ namespace {
 const std::thread::id heap_thread = std::this_thread::get_id();
 }  // namespace
 
-void back_heap_with_huge_pages() noexcept {
+bool back_heap_with_huge_pages() noexcept {
     static const bool set_up = [] {
         // A page fault costs microseconds, far more under a hypervisor: a model of 10,000 nodes
         // touches some 20,000 fresh 4 KiB pages on its way to a report. Blocks up to 32 MiB
@@ -42,12 +42,12 @@ void back_heap_with_huge_pages() noexcept {
         return true;
     }();
     (void)set_up;
-    if (std::this_thread::get_id() != heap_thread) return;
+    if (std::this_thread::get_id() != heap_thread) return false;
     // A block larger than the heap's free blocks usually are comes from its top and grows it
     // now, by the pad too, before the new pages are touched: from it to the heap's end is what
     // no one has used yet.
     void* probe = std::malloc(16 << 20);
-    if (!probe) return;
+    if (!probe) return true;
     const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t from = (reinterpret_cast<uintptr_t>(probe) + page - 1) & ~(page - 1);
     std::free(probe);
@@ -56,9 +56,10 @@ void back_heap_with_huge_pages() noexcept {
     // heap) is left alone; a failure (no huge pages in this kernel) leaves ordinary pages.
     if (end > from && end - from <= (uintptr_t{1} << 32))
         (void)madvise(reinterpret_cast<void*>(from), end - from, MADV_HUGEPAGE);
+    return true;
 }
 #else
-void back_heap_with_huge_pages() noexcept {}
+bool back_heap_with_huge_pages() noexcept { return false; }
 #endif
 
 }  // namespace nnergy

@@ -12,11 +12,11 @@ import argparse
 import json
 import sys
 
-args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-args.add_argument("microbench_dir")
-args.add_argument("energy_pass")
-args.add_argument("--max-power", type=float, metavar="W")
-args = args.parse_args()
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("microbench_dir")
+parser.add_argument("energy_pass")
+parser.add_argument("--max-power", type=float, metavar="W")
+args = parser.parse_args()
 sys.path.insert(0, args.microbench_dir)  # tools/microbench
 import plan  # noqa: E402
 
@@ -34,7 +34,6 @@ def key(op_class, source, precision, batch, mode):
 
 planned = {key(c["op_class"], c["params"].get("source"), c["precision"], c["batch"], c["mode"])
            for c in chosen}
-max_power = args.max_power
 doc = json.load(open(args.energy_pass))
 runs = doc["runs"]
 for i, r in enumerate(runs):
@@ -44,9 +43,9 @@ for i, r in enumerate(runs):
     e = (r.get("energy") or {}).get("gpu0") or {}
     if not e.get("energy_j") or not e.get("mean_power_w"):
         failures.append(f"{args.energy_pass}: run {i} {k} has no energy")
-    elif max_power is not None and e["mean_power_w"] > max_power:
+    elif args.max_power is not None and e["mean_power_w"] > args.max_power:
         failures.append(f"{args.energy_pass}: run {i} {k} draws {e['mean_power_w']:.1f} W, "
-                        f"over the {max_power:g} W limit")
+                        f"over the {args.max_power:g} W limit")
 if "--energy-only" not in doc["env"].get("command", ""):
     failures.append(f"{args.energy_pass}: env.command is not an --energy-only pass")
 print(f"GPU plan: {len(cases)} runs, {len(chosen)} with energy; the committed pass holds "

@@ -13,18 +13,6 @@
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool own_allocator = true;  // the sanitizer's allocator has no brk heap
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool own_allocator = true;
-#else
-constexpr bool own_allocator = false;
-#endif
-#else
-constexpr bool own_allocator = false;
-#endif
-
 /// The kernel's transparent huge page mode: "always", "madvise", "never", or "" if it has none.
 std::string huge_page_mode() {
     std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
@@ -65,11 +53,11 @@ std::string mapping_field(uintptr_t address, const std::string& key) {
 TEST_CASE("the heap is eligible for transparent huge pages after the call", "[heap_pages]") {
 #if defined(__linux__) && defined(__GLIBC__)
     const std::string mode = huge_page_mode();
-    if (own_allocator || (mode != "madvise" && mode != "always")) {
-        WARN("no transparent huge pages on request here (mode '" << mode << "'): nothing to check");
+    if (!nnergy::back_heap_with_huge_pages() || (mode != "madvise" && mode != "always")) {
+        WARN("no brk heap, or no transparent huge pages on request here (mode '"
+             << mode << "'): nothing to check");
         return;
     }
-    nnergy::back_heap_with_huge_pages();
     // Larger than glibc's default threshold for a mapping of its own, and than any block freed
     // before: it comes from the heap's top.
     void* block = std::malloc(24 << 20);

@@ -100,6 +100,26 @@ def time_cuda_eager(fn, budget, torch):
     return _event_samples(torch, sample_work, calls, samples)
 
 
+def capture_graph(fn, torch, calls=1):
+    """`calls` calls of `fn` captured as one CUDA graph: the graph and the last call's output,
+    which must outlive the replays."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    # Warm up on a side stream before capturing (as PyTorch's CUDA graph notes advise):
+    # lazy initialization such as cuBLAS workspaces must not happen inside the capture.
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    output = None
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            output = fn()
+    return graph, output
+
+
 def time_cuda_graph(fn, budget, torch):
     """Per-call device time of the calls captured into one CUDA graph and replayed."""
     for _ in range(3):
@@ -111,19 +131,7 @@ def time_cuda_graph(fn, budget, torch):
     # requested number of calls.
     per_graph = min(calls, 32)
     replays = max(1, math.ceil(calls / per_graph))
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    # Warm up on a side stream before capturing (as PyTorch's CUDA graph notes advise):
-    # lazy initialization such as cuBLAS workspaces must not happen inside the capture.
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(per_graph):
-            fn()
+    graph, _ = capture_graph(fn, torch, per_graph)
     graph.replay()
     torch.cuda.synchronize()
 

@@ -11,7 +11,8 @@ namespace nnergy {
 /// otherwise each be a mapping of their own. Later calls cover what the heap has grown by since.
 /// Cheap (a system call or two); without transparent huge pages, or with them set to "never", it
 /// changes nothing. The heap of the thread that first calls it (main()), where the command line
-/// does its work; worker threads' arenas are left as they are.
-void back_heap_with_huge_pages() noexcept;
+/// does its work; worker threads' arenas are left as they are. Returns whether it applies here:
+/// false on other threads, other C libraries and under a sanitizer's allocator (no brk heap).
+bool back_heap_with_huge_pages() noexcept;
 
 }  // namespace nnergy

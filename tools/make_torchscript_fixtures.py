@@ -9,7 +9,10 @@ the parameter count), and a manifest.json with PyTorch's own parameter count
 Uses Debian's python3-torch and python3-torchvision; random weights, so nothing is downloaded.
 The files are written at test time (the weights would be too large to commit).
 
-usage: tools/make_torchscript_fixtures.py OUTDIR [--models a,b,...]
+usage: tools/make_torchscript_fixtures.py OUTDIR [--models a,b,...] [--traced-only]
+
+`--models resnet50 --traced-only` writes the archive CI times (`nnergy bench --startup`): a
+100 MB traced ResNet-50, no scripted copy and no ONNX twin.
 """
 import argparse
 import json
@@ -107,6 +110,8 @@ def models(names):
     import torchvision.models as tv
     zoo = {
         "resnet18": (lambda: tv.resnet18(), [[1, 3, 224, 224]], torch.float32),
+        # Not among the fixtures (100 MB): the model of the TorchScript speed figure.
+        "resnet50": (lambda: tv.resnet50(), [[1, 3, 224, 224]], torch.float32),
         "mobilenet_v2": (lambda: tv.mobilenet_v2(), [[1, 3, 224, 224]], torch.float32),
         "efficientnet_b0": (lambda: tv.efficientnet_b0(), [[1, 3, 224, 224]], torch.float32),
         "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(), [[1, 3, 224, 224]],
@@ -149,6 +154,8 @@ def main():
                     default="resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,"
                     "googlenet,tiny_alexnet,tiny_encoder,tiny_transformer,tiny_vit,tiny_swin,"
                     "tiny_swin_v2")
+    ap.add_argument("--traced-only", action="store_true",
+                    help="write the traced archives only (no scripted copy, no ONNX twin)")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     torch.manual_seed(0)
@@ -160,12 +167,13 @@ def main():
         base = os.path.join(args.outdir, name)
         with torch.no_grad():
             torch.jit.trace(model, inputs).save(base + ".traced.pt")
-            scripted = name not in NOT_SCRIPTED
+            scripted = name not in NOT_SCRIPTED and not args.traced_only
             if scripted:
                 torch.jit.script(model).save(base + ".scripted.pt")
         # Outside no_grad: there nn.MultiheadAttention takes its fused inference op, which the
         # exporter cannot write (the archives above keep it, as users' traces do).
-        if name not in NO_ONNX:
+        onnx = name not in NO_ONNX and not args.traced_only
+        if onnx:
             torch.onnx.export(model, inputs, base + ".onnx", opset_version=13,
                               do_constant_folding=False, input_names=["input"],
                               dynamic_axes={"input": {0: "batch"}})
@@ -174,7 +182,7 @@ def main():
             "params": sum(p.numel() for p in model.parameters()),
             "input_shapes": ["x".join(str(d) for d in s) for s in shapes],
             "scripted": scripted,
-            "onnx": name not in NO_ONNX,
+            "onnx": onnx,
             "macs_per_pass": name in MACS_PER_PASS,
         })
         print("%s: %d parameters" % (name, manifest["models"][-1]["params"]))

@@ -803,7 +803,7 @@ int main(int argc, char** argv) {
                           "Time loading these model files (or bundled models) instead (load, "
                           "inference, counting)");
         bench->add_option("--input-shape", bench_input_shapes,
-                          "With --model: TorchScript input shapes, as for analyze");
+                          "With --model or --startup: TorchScript input shapes, as for analyze");
         bench->add_option("--sweep", bench_sweep,
                           "Evaluations per second of a sweep of this model over the catalog");
         bench->add_option(
@@ -1367,7 +1367,8 @@ int main(int argc, char** argv) {
             nnergy::registry reg;
             reg.scan(plugin_search_path(g));
             if (!bench_startup.empty())
-                return nnergy::run_bench_startup(model_arg(bench_startup), bench_repeats);
+                return nnergy::run_bench_startup(model_arg(bench_startup), bench_repeats,
+                                                 bench_input_shapes);
             if (!bench_sweep_command.empty())
                 return nnergy::run_bench_sweep_command(model_arg(bench_sweep_command),
                                                        bench_threads, bench_repeats);

@@ -540,7 +540,8 @@ timed_run run_timed(const std::vector<std::string>& argv, const std::filesystem:
 
 }  // namespace
 
-int run_bench_startup(const std::filesystem::path& model, int repeats) {
+int run_bench_startup(const std::filesystem::path& model, int repeats,
+                      const std::vector<std::string>& input_shapes) {
     if (repeats < 1) throw error("bench: --repeats must be at least 1", exit_code::usage);
     std::error_code ec;
     const auto exe = boost::dll::program_location(ec);
@@ -561,12 +562,16 @@ int run_bench_startup(const std::filesystem::path& model, int repeats) {
         std::string label;
         std::vector<std::string> argv;
     };
+    std::vector<std::string> analyze{nnergy,      "-v",       "analyze", model.string(), "--hw",
+                                     "h100-sxm5", "--format", "json",    "-o",           report};
+    for (const std::string& shape : input_shapes) {
+        analyze.push_back("--input-shape");
+        analyze.push_back(shape);
+    }
     const std::vector<command> commands{
         {"nnergy --version", {nnergy, "--version"}},
         {"nnergy plugins", {nnergy, "plugins"}},
-        {"nnergy analyze",
-         {nnergy, "-v", "analyze", model.string(), "--hw", "h100-sxm5", "--format", "json", "-o",
-          report}},
+        {"nnergy analyze", analyze},
         {"analyze 10k nodes",
          {nnergy, "-v", "analyze", large_model, "--hw", "h100-sxm5", "--batch", "1", "--format",
           "json", "-o", report}},
@@ -608,7 +613,8 @@ int run_bench_startup(const std::filesystem::path& model, int repeats) {
     std::filesystem::remove_all(dir, ec);
     std::printf(
         "\nthe goals: start-up to the first model byte under 1.5 ms; ResNet-50 analyze end to "
-        "end in 5 ms or less; a 10k-node graph end to end under 20 ms\n");
+        "end in 5 ms or less; a 10k-node graph end to end under 20 ms; a TorchScript "
+        "ResNet-50 loaded and mapped in under 1 s with libtorch's start-up\n");
     return 0;
 }
 

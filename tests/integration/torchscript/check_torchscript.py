@@ -7,7 +7,8 @@
                                exactly, the same MACs as each other, MACs within 0.5% of the ONNX
                                export of the same module, and a batch dim that stays symbolic
   bad DIR                      bad archives and bad shapes: a clear error, a non-zero exit
-  startup DIR                  libtorch is loaded only by runs that read TorchScript
+  startup DIR                  libtorch is loaded only by runs that read TorchScript, and
+                               `bench --startup` times a run that does
 
 usage: check_torchscript.py NNERGY TORCH_PYTHON TOOLS_DIR MODE DIR
 Exits 77 (skip) where TORCH_PYTHON cannot import torch and torchvision.
@@ -403,6 +404,15 @@ def startup():
         check(loads_libtorch(["analyze", linear, "--hw", "h100-sxm5", "--input-shape", "1x8"]),
               "a run on a TorchScript model does not load libtorch: the check above proves "
               "nothing")
+        # The speed figure's command: its analysis gets the input shape a TorchScript model
+        # needs, and prints a row of times for it.
+        p = subprocess.run([NNERGY, "bench", "--startup", linear, "--input-shape", "1x8",
+                            "--repeats", "1"], capture_output=True, text=True)
+        row = [l.split() for l in p.stdout.splitlines() if l.startswith("nnergy analyze")]
+        check(p.returncode == 0 and len(row) == 1 and len(row[0]) == 4 and
+              float(row[0][2]) > 0 and float(row[0][3]) > 0,
+              "bench --startup on a TorchScript model: exit %d, %s%s" %
+              (p.returncode, p.stdout[-400:], p.stderr[-400:]))
     return 1 if failures else 0
 
 

@@ -45,7 +45,9 @@ int run_bench_sweep_command(const std::filesystem::path& model,
 /// process alone), `nnergy plugins` (every plugin library opened), and `nnergy analyze MODEL
 /// --hw h100-sxm5` writing a JSON report, with the time from the process's spawn to the moment
 /// the frontend starts reading the model (the run logs it when NNERGY_SPAWN_NS is set).
-int run_bench_startup(const std::filesystem::path& model, int repeats);
+/// `input_shapes` (`--input-shape` values) go to that analysis: a TorchScript model needs them.
+int run_bench_startup(const std::filesystem::path& model, int repeats,
+                      const std::vector<std::string>& input_shapes = {});
 
 /// `nnergy bench --compare OLD ARGS...`: runs `bench ARGS` with this binary and with OLD (one
 /// after the other, the same cases), and prints each figure row of the two beside the ratio

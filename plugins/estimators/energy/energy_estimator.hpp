@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -93,7 +94,7 @@ public:
                 ev.category = counted.category;
                 ev.event = counted.name;
                 ev.count = counted.count;
-                ev.slot = lines.find(table, ev.category, ev.event);
+                ev.slot = lines.find_seen(table, ev.category, ev.event);
                 ev.price = lines.lines[ev.slot].price;
             }
 
@@ -102,7 +103,7 @@ public:
             kernel_categories.clear();
             for (size_t i = 0; i < e.entries.size(); ++i) {
                 breakdown_entry& b = e.entries[i];
-                if (b.slot == UINT32_MAX) b.slot = lines.find(table, b.category, b.event);
+                if (b.slot == UINT32_MAX) b.slot = lines.find_seen(table, b.category, b.event);
                 const uint32_t c = lines.lines[b.slot].category;
                 breakdown_lines::category& sum = lines.categories[c];
                 if (!sum.in_kernel) {
@@ -484,14 +485,63 @@ private:
             return static_cast<uint32_t>(lines.size() - 1);
         }
 
-        /// Forgets the last run's totals, keeping every resolved line.
+        /// Forgets the last run's totals and the names it saw, keeping every resolved line.
         void start_run() {
+            if (++run == 0) {  // what earlier runs saw no longer counts
+                for (seen_name& n : seen) n = seen_name{};
+                run = 1;
+            }
             totals.clear();
             for (category& c : categories) {
                 c.total = none;
                 c.in_kernel = false;
             }
             for (line& l : lines) l.total = none;
+        }
+
+        /// A name pair by the address of its text, as met during one run: the estimator's own
+        /// string literals, and the mappings' event names, which the ABI keeps alive as long as
+        /// their mapping (mapping_event), and every mapping outlives the run. Strings alive at
+        /// once at the same address and of the same size are the same text. (The host pools
+        /// names, so the same event of every kernel usually has one address.)
+        struct seen_name {
+            const char* category = nullptr;
+            const char* event = nullptr;
+            uint32_t category_size = 0, event_size = 0;
+            uint32_t slot = 0;
+            uint32_t run = 0;  ///< the run that saw it
+        };
+        static constexpr unsigned seen_bits = 8;
+        seen_name seen[size_t{1} << seen_bits];
+        uint32_t run = 0;
+
+        /// find(), first by the names' addresses among those this run has met.
+        uint32_t find_seen(const energy_table& t, std::string_view category,
+                           std::string_view event) {
+            const auto address = [](std::string_view v) {
+                return static_cast<size_t>(reinterpret_cast<uintptr_t>(v.data()));
+            };
+            // Fibonacci hashing: the addresses' high bits after a multiply spread them evenly.
+            const uint64_t mixed = (static_cast<uint64_t>(address(event)) * 0x9E3779B97F4A7C15ull) ^
+                                   static_cast<uint64_t>(address(category));
+            seen_name& n = seen[(mixed * 0x9E3779B97F4A7C15ull) >> (64 - seen_bits)];
+            if (n.run == run && n.event == event.data() && n.category == category.data() &&
+                n.event_size == event.size() && n.category_size == category.size())
+                return n.slot;
+            return remember(n, t, category, event);
+        }
+
+        /// find(), kept apart so that the common case above stays a few instructions.
+        [[gnu::noinline]] uint32_t remember(seen_name& n, const energy_table& t,
+                                            std::string_view category, std::string_view event) {
+            const uint32_t slot = find(t, category, event);
+            n = {category.data(),
+                 event.data(),
+                 static_cast<uint32_t>(category.size()),
+                 static_cast<uint32_t>(event.size()),
+                 slot,
+                 run};
+            return slot;
         }
 
         uint32_t find(const energy_table& t, std::string_view category, std::string_view event) {

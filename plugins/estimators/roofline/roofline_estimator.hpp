@@ -97,11 +97,12 @@ public:
                 if (!host_issues) continue;
                 for (uint32_t n : partition.nodes(k))
                     if (is_view(graph.op_type(n))) issued[k].views += 1;
-                // Host dispatch per op class, where the profile or the machine gives it.
+                // Host dispatch per op class (and the run's precision), where the profile or the
+                // machine gives it.
                 if (!on_machine.has_class_dispatch) continue;
                 if (const std::optional<std::string_view> name = input.mapping(k).text("op_class"))
                     if (const std::optional<modeling::op_class> c = modeling::class_of_name(*name))
-                        issued[k].dispatch_s = on_machine.dispatch_for(*c);
+                        issued[k].dispatch_s = on_machine.dispatch_for(*c, input.precision());
             }
             const runtime_timeline t = run_timeline(on_machine, issued);
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {

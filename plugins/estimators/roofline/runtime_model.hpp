@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <nnergy/dtype.hpp>
 #include <nnergy/modeling/op_class.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -37,13 +38,27 @@ struct runtime_profile {
     /// Host time to issue one op of a class (dispatch.per_class.<class>), where the profile or
     /// the machine gives it; below 0: dispatch_per_kernel_s.
     std::array<double, modeling::all_classes.size()> dispatch_per_class_s = unset_classes();
+    /// The same for one class at one precision of the run (dispatch.per_class.<class>.<precision>,
+    /// the tensors' type, whatever unit runs the kernel): a framework may take another path for
+    /// another type (PyTorch runs a 16-bit batch norm with its own kernel, a 32-bit one through
+    /// cuDNN). Few entries, searched in order.
+    struct class_precision_dispatch {
+        modeling::op_class op_class;
+        nnergy_dtype precision;
+        double seconds;
+    };
+    std::vector<class_precision_dispatch> dispatch_per_class_precision;
     bool has_class_dispatch = false;  ///< some class has a time of its own
     double dispatch_per_view_s = 0;   ///< host time of a view op (reshape, permute): no kernel
     double per_call_s = 0;            ///< fixed host cost of one forward pass (entry, sync)
     double kernel_gap_s = 0;          ///< device idle time between consecutive kernels
 
-    /// The host time to issue one op of class `c` (its class's, else per_kernel).
-    double dispatch_for(modeling::op_class c) const noexcept {
+    /// The host time to issue one op of class `c` at `precision` (the class's at that precision,
+    /// else the class's, else per_kernel).
+    double dispatch_for(modeling::op_class c,
+                        nnergy_dtype precision = NNERGY_DTYPE_UNDEFINED) const noexcept {
+        for (const class_precision_dispatch& d : dispatch_per_class_precision)
+            if (d.op_class == c && d.precision == precision) return d.seconds;
         const double v = dispatch_per_class_s[static_cast<size_t>(c)];
         return v >= 0 ? v : dispatch_per_kernel_s;
     }
@@ -114,21 +129,43 @@ private:
         return a;
     }
 
-    /// The keys `<prefix><class>` of `values`, in one pass (a file gives few or none of them);
-    /// a name that is no op class is an error naming the file and line.
+    /// The keys `<prefix><class>` and `<prefix><class>.<precision>` of `values`, in one pass (a
+    /// file gives few or none of them); a name that is no op class or no precision is an error
+    /// naming the file and line.
     void read_class_dispatch(const sdk::config_view& values, const std::string& prefix) {
         for (const nnergy_named_value& v : values) {
             const std::string_view key = sdk::from_sv(v.name);
             if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
+            const std::string_view rest = key.substr(prefix.size());
+            const size_t dot = rest.find('.');
             const std::optional<modeling::op_class> c =
-                modeling::class_of_name(key.substr(prefix.size()));
+                modeling::class_of_name(rest.substr(0, dot));
             if (!c)
                 throw sdk::error(sdk::config_view::where(v) + ": '" + std::string(key) +
                                      "': unknown op class (expected one of " +
                                      modeling::class_names() + ")",
                                  NNERGY_CODE_INVALID_ARGUMENT);
-            dispatch_per_class_s[static_cast<size_t>(*c)] = time(values, key);
             has_class_dispatch = true;
+            if (dot == std::string_view::npos) {
+                dispatch_per_class_s[static_cast<size_t>(*c)] = time(values, key);
+                continue;
+            }
+            const std::optional<nnergy_dtype> precision =
+                sdk::dtype_from_canonical_name(rest.substr(dot + 1));
+            if (!precision)
+                throw sdk::error(sdk::config_view::where(v) + ": '" + std::string(key) +
+                                     "': unknown precision '" + std::string(rest.substr(dot + 1)) +
+                                     "' (expected a precision name such as float32, tfloat32, "
+                                     "float16, bfloat16)",
+                                 NNERGY_CODE_INVALID_ARGUMENT);
+            const double seconds = time(values, key);
+            bool replaced = false;
+            for (class_precision_dispatch& d : dispatch_per_class_precision)
+                if (d.op_class == *c && d.precision == *precision) {
+                    d.seconds = seconds;  // the machine's value over the profile's
+                    replaced = true;
+                }
+            if (!replaced) dispatch_per_class_precision.push_back({*c, *precision, seconds});
         }
     }
 

@@ -446,3 +446,34 @@ TEST_CASE("runtime: host dispatch per op class, from the profile or the machine"
     CHECK_THROWS_WITH(p.on_machine(machine.view()),
                       Catch::Contains("hw.toml:9: 'runtime.toy-eager.dispatch.per_class.pool'"));
 }
+
+TEST_CASE("runtime: host dispatch per op class and precision", "[runtime]") {
+    using nnergy::modeling::op_class;
+    fake::config rt;
+    rt.text("name", "toy-eager")
+        .text("mode", "eager")
+        .number("dispatch.per_kernel", 5e-6)
+        .number("dispatch.per_class.batch_norm", 20e-6)
+        .number("dispatch.per_class.batch_norm.float16", 40e-6);
+    const roofline::runtime_profile p = roofline::runtime_profile::from_config(rt.view());
+    REQUIRE(p.has_class_dispatch);
+    // The class's time at the run's precision, else the class's, else per_kernel.
+    CHECK(p.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(40e-6));
+    CHECK(p.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT32) == Approx(20e-6));
+    CHECK(p.dispatch_for(op_class::batch_norm) == Approx(20e-6));
+    CHECK(p.dispatch_for(op_class::conv, NNERGY_DTYPE_FLOAT16) == Approx(5e-6));
+    // A machine's entry replaces a class's time at a precision, or adds one.
+    fake::config hw;
+    hw.number("runtime.toy-eager.dispatch.per_class.batch_norm.float16", 30e-6)
+        .number("runtime.toy-eager.dispatch.per_class.conv.bfloat16", 25e-6);
+    const roofline::runtime_profile m = p.on_machine(hw.view());
+    CHECK(m.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(30e-6));
+    CHECK(m.dispatch_for(op_class::conv, NNERGY_DTYPE_BFLOAT16) == Approx(25e-6));
+    CHECK(m.dispatch_for(op_class::conv, NNERGY_DTYPE_FLOAT32) == Approx(5e-6));
+    // A precision that is none is an error naming the file, the line and the key.
+    fake::config typo;
+    typo.file("hw.toml").number("runtime.toy-eager.dispatch.per_class.conv.float61", 1e-6, 7);
+    CHECK_THROWS_WITH(p.on_machine(typo.view()),
+                      Catch::Contains("hw.toml:7: 'runtime.toy-eager.dispatch.per_class.conv."
+                                      "float61': unknown precision 'float61'"));
+}

@@ -94,7 +94,7 @@ public:
                 ev.category = counted.category;
                 ev.event = counted.name;
                 ev.count = counted.count;
-                ev.slot = lines.find_seen(table, ev.category, ev.event);
+                ev.slot = lines.find(table, ev.category, ev.event);
                 ev.price = lines.lines[ev.slot].price;
             }
 
@@ -103,7 +103,7 @@ public:
             kernel_categories.clear();
             for (size_t i = 0; i < e.entries.size(); ++i) {
                 breakdown_entry& b = e.entries[i];
-                if (b.slot == UINT32_MAX) b.slot = lines.find_seen(table, b.category, b.event);
+                if (b.slot == UINT32_MAX) b.slot = lines.find(table, b.category, b.event);
                 const uint32_t c = lines.lines[b.slot].category;
                 breakdown_lines::category& sum = lines.categories[c];
                 if (!sum.in_kernel) {
@@ -425,7 +425,7 @@ private:
 
     /// The breakdown lines of a hardware table (energy.<category>.<event>), each resolved once:
     /// its price, its result keys, its category and, for the run that holds them, its place
-    /// among the totals. An event is looked for first in a small cache on a hash of its names.
+    /// among the totals. An event is looked for by the address of its names first (find()).
     struct breakdown_lines {
         static constexpr size_t none = SIZE_MAX;
         enum class part { compute, memory, control, other };
@@ -447,19 +447,6 @@ private:
         std::vector<category> categories;
         std::vector<line> lines;
         std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
-        static constexpr size_t cache_slots = 61;
-
-        /// A hash of a few bytes of the names: cheap to compute; two lines that collide cost a
-        /// search, never a wrong line (a hit is checked against the names).
-        static size_t name_hash(std::string_view category, std::string_view event) noexcept {
-            const size_t n = event.size();
-            auto at = [&](size_t i) {
-                return static_cast<size_t>(static_cast<unsigned char>(event[i]));
-            };
-            return n * 7 + category.size() * 13 +
-                   (n > 0 ? at(0) * 5 + at(n / 2) * 3 + at(n - 1) * 11 : 0);
-        }
-        uint32_t cache[cache_slots] = {};  ///< a line per hash of its names (checked on use)
 
         uint32_t add_line(const energy_table& t, std::string_view category_name,
                           std::string_view event) {
@@ -515,9 +502,9 @@ private:
         seen_name seen[size_t{1} << seen_bits];
         uint32_t run = 0;
 
-        /// find(), first by the names' addresses among those this run has met.
-        uint32_t find_seen(const energy_table& t, std::string_view category,
-                           std::string_view event) {
+        /// The breakdown line of an event, first by the names' addresses among those this run
+        /// has met.
+        uint32_t find(const energy_table& t, std::string_view category, std::string_view event) {
             const auto address = [](std::string_view v) {
                 return static_cast<size_t>(reinterpret_cast<uintptr_t>(v.data()));
             };
@@ -531,10 +518,16 @@ private:
             return remember(n, t, category, event);
         }
 
-        /// find(), kept apart so that the common case above stays a few instructions.
+        /// The line by its names (a search: once per name and run), added if new; kept apart
+        /// so that the common case above stays a few instructions.
         [[gnu::noinline]] uint32_t remember(seen_name& n, const energy_table& t,
                                             std::string_view category, std::string_view event) {
-            const uint32_t slot = find(t, category, event);
+            uint32_t slot = 0;
+            while (slot < lines.size() &&
+                   !(modeling::same_text(lines[slot].event, event) &&
+                     modeling::same_text(lines[slot].category_name, category)))
+                ++slot;
+            if (slot == lines.size()) slot = add_line(t, category, event);
             n = {category.data(),
                  event.data(),
                  static_cast<uint32_t>(category.size()),
@@ -542,22 +535,6 @@ private:
                  slot,
                  run};
             return slot;
-        }
-
-        uint32_t find(const energy_table& t, std::string_view category, std::string_view event) {
-            auto is = [&](uint32_t l) {
-                return modeling::same_text(lines[l].event, event) &&
-                       modeling::same_text(lines[l].category_name, category);
-            };
-            // A small direct-mapped cache on a hash of the names: kernels differ in which events
-            // they count, so no position predicts them all.
-            const size_t h = name_hash(category, event) % cache_slots;
-            if (cache[h] < lines.size() && is(cache[h])) return cache[h];
-            uint32_t found = 0;
-            while (found < lines.size() && !is(found)) ++found;
-            if (found == lines.size()) found = add_line(t, category, event);
-            cache[h] = found;
-            return found;
         }
 
         /// Adds `j` to the total `key`, whose place `index` is found on first use.

@@ -364,6 +364,11 @@ void run_here(const std::string& output, std::string harness, const std::string&
 
 /// What validate and calibrate share: the measurements, the hardware, and how each measured
 /// mode, model and dim is estimated.
+nnergy::fit_objective objective_named(const std::string& name) {
+    return name == "log-mean-abs" ? nnergy::fit_objective::log_mean_abs
+                                  : nnergy::fit_objective::log_rms;
+}
+
 nnergy::validate_options measured_options(
     const global_options& g, const std::string& hardware, const std::vector<std::string>& files,
     const std::vector<std::string>& runtimes, const std::vector<std::string>& model_dirs,
@@ -584,7 +589,8 @@ int main(int argc, char** argv) {
         "Measured latency and energy (measurement files) against estimates: errors and MAPE");
     std::vector<std::string> val_files, val_runtimes, val_dims, val_max_mape, val_max_energy_mape,
         val_models, val_domains;
-    std::string val_hw, val_format = "text", val_output = "-", val_leave_out;
+    std::string val_hw, val_format = "text", val_output = "-", val_leave_out,
+                        val_objective = "log-rms";
     std::vector<std::string> val_fit, val_fix;
     bool val_ops = false;
     std::string val_graphs_dir;
@@ -655,6 +661,11 @@ int main(int argc, char** argv) {
         validate->add_option("--fix", val_fix,
                              "KEY pattern of constants --leave-out keeps (repeatable)");
         validate
+            ->add_option("--objective", val_objective,
+                         "log-rms (default) or log-mean-abs: what --leave-out's fits minimize "
+                         "(as calibrate)")
+            ->check(CLI::IsMember({"log-rms", "log-mean-abs"}));
+        validate
             ->add_option("--format", val_format,
                          "text, markdown, html or json (the last three through the reporter "
                          "plugins), or a reporter component's name")
@@ -689,7 +700,7 @@ int main(int argc, char** argv) {
         "Refit a hardware entry's fitted constants to measurement files; write an overlay");
     std::vector<std::string> cal_files, cal_runtimes, cal_dims, cal_models, cal_domains, cal_fit,
         cal_fix;
-    std::string cal_hw, cal_output, cal_runs = "all";
+    std::string cal_hw, cal_output, cal_runs = "all", cal_objective = "log-rms";
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
     bool cal_here = false, cal_quick = false;
@@ -748,6 +759,12 @@ int main(int argc, char** argv) {
                          "Most search sweeps (default 200; the search ends sooner once its step is "
                          "below 0.1%)")
             ->check(CLI::Range(1, 10000));
+        calibrate
+            ->add_option("--objective", cal_objective,
+                         "log-rms (default: the root mean square of log(estimate / measurement), "
+                         "which weighs the largest misses most) or log-mean-abs (the mean of "
+                         "|log(estimate / measurement)|, the log form of MAPE)")
+            ->check(CLI::IsMember({"log-rms", "log-mean-abs"}));
         calibrate->footer(
             "Examples:\n"
             "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
@@ -1122,16 +1139,18 @@ int main(int argc, char** argv) {
             if (!val_graphs_dir.empty() && !val_ops)
                 throw nnergy::error("--write-graphs writes op runs' graphs: it needs --ops",
                                     exit_code::usage);
-            if (val_leave_out.empty() &&
-                (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty()))
-                throw nnergy::error("--max-leave-out-ratio, --fit and --fix need --leave-out",
-                                    exit_code::usage);
+            if (val_leave_out.empty() && (val_max_ratio > 0 || !val_fit.empty() ||
+                                          !val_fix.empty() || validate->count("--objective")))
+                throw nnergy::error(
+                    "--max-leave-out-ratio, --fit, --fix and --objective need --leave-out",
+                    exit_code::usage);
             const nnergy::validation_session session(vo);
             nnergy::validation_result result = nnergy::validate_session(session, vo);
             if (!val_leave_out.empty()) {
                 nnergy::calibrate_options co;
                 co.fit = val_fit;
                 co.fix = val_fix;
+                co.objective = objective_named(val_objective);
                 nnergy::add_leave_out(result, session, vo, co,
                                       val_leave_out == "family" ? nnergy::leave_out_unit::family
                                                                 : nnergy::leave_out_unit::model,
@@ -1196,6 +1215,7 @@ int main(int argc, char** argv) {
             co.fit = cal_fit;
             co.fix = cal_fix;
             co.max_sweeps = cal_sweeps;
+            co.objective = objective_named(cal_objective);
             const nnergy::calibration_result r = nnergy::run_calibration(co);
             std::string command = "nnergy calibrate";
             for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];

@@ -124,25 +124,43 @@ struct scored {
     std::vector<validated_config> predictions;
 };
 
-/// Root mean square of log(estimate / measurement) over latencies and energies; infinite when
-/// an estimate is missing or not positive.
+const char* objective_text(fit_objective objective) {
+    return objective == fit_objective::log_rms ? "RMS of log(estimate / measurement)"
+                                               : "mean of |log(estimate / measurement)|";
+}
+
+/// One estimate's term of the objective.
+double term_of(double estimate, double measured, fit_objective objective) {
+    const double e = std::log(estimate / measured);
+    return objective == fit_objective::log_rms ? e * e : std::fabs(e);
+}
+
+/// The objective from the sum of `count` terms.
+double objective_of(double sum, size_t count, fit_objective objective) {
+    if (!count) return 0.0;
+    const double mean = std::max(0.0, sum) / static_cast<double>(count);
+    return objective == fit_objective::log_rms ? std::sqrt(mean) : mean;
+}
+
+/// The objective over latencies and energies; infinite when an estimate is missing or not
+/// positive.
 scored score(const validation_session& session, const config_values& hw,
-             const std::vector<size_t>* only) {
+             const std::vector<size_t>* only, fit_objective objective) {
     scored s;
     s.predictions = session.predict(hw, only);
     double sum = 0;
     size_t n = 0;
     for (const validated_config& c : s.predictions) {
         if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return s;
-        sum += std::pow(std::log(c.predicted_latency_s / c.measured.latency_s), 2);
+        sum += term_of(c.predicted_latency_s, c.measured.latency_s, objective);
         ++n;
         if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
             if (!(*c.predicted_energy_j > 0)) return s;
-            sum += std::pow(std::log(*c.predicted_energy_j / *c.measured.energy_j), 2);
+            sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, objective);
             ++n;
         }
     }
-    s.objective = n ? std::sqrt(sum / static_cast<double>(n)) : 0;
+    s.objective = objective_of(sum, n, objective);
     return s;
 }
 
@@ -163,6 +181,10 @@ std::vector<double> fitted_values(const std::vector<calibration_parameter>& para
 }
 
 }  // namespace
+
+const char* fit_objective_name(fit_objective objective) {
+    return objective == fit_objective::log_rms ? "log-rms" : "log-mean-abs";
+}
 
 std::vector<calibration_parameter> calibration_parameters(const validation_session& session,
                                                           const calibrate_options& o) {
@@ -255,21 +277,21 @@ config_values with_parameters(const config_values& hardware,
 
 namespace {
 
-/// The squared log errors of each configuration (latency, and energy where both have one).
+/// The objective's terms of each configuration (latency, and energy where both have one).
 struct config_terms {
     double sum = 0;  ///< infinite when an estimate is missing or not positive
     size_t count = 0;
 };
 
-config_terms terms_of(const validated_config& c) {
+config_terms terms_of(const validated_config& c, fit_objective objective) {
     config_terms t;
     const double inf = std::numeric_limits<double>::infinity();
     if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return {inf, 1};
-    t.sum += std::pow(std::log(c.predicted_latency_s / c.measured.latency_s), 2);
+    t.sum += term_of(c.predicted_latency_s, c.measured.latency_s, objective);
     t.count = 1;
     if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
         if (!(*c.predicted_energy_j > 0)) return {inf, 2};
-        t.sum += std::pow(std::log(*c.predicted_energy_j / *c.measured.energy_j), 2);
+        t.sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, objective);
         ++t.count;
     }
     return t;
@@ -280,8 +302,12 @@ class objective_state {
 public:
     objective_state(const validation_session& session, const config_values& hw,
                     const std::vector<calibration_parameter>& parameters,
-                    const std::vector<size_t>* only, size_t& evaluations)
-        : session_(session), hw_(hw), parameters_(parameters), evaluations_(evaluations) {
+                    const std::vector<size_t>* only, fit_objective objective, size_t& evaluations)
+        : session_(session),
+          hw_(hw),
+          parameters_(parameters),
+          objective_(objective),
+          evaluations_(evaluations) {
         if (only)
             configs_ = *only;
         else
@@ -303,7 +329,7 @@ public:
         try {
             for (const validated_config& c :
                  session_.predict(with_parameters(hw_, parameters_, values), &indices))
-                out.push_back(terms_of(c));
+                out.push_back(terms_of(c, objective_));
         } catch (const std::exception&) {
             if (!candidate) throw;
             out.assign(subset.size(), {std::numeric_limits<double>::infinity(), 1});
@@ -311,14 +337,15 @@ public:
         return out;
     }
 
-    static double rms(double sum, size_t count) {
-        return count ? std::sqrt(std::max(0.0, sum) / static_cast<double>(count)) : 0.0;
+    double objective(double sum, size_t count) const {
+        return objective_of(sum, count, objective_);
     }
 
 private:
     const validation_session& session_;
     const config_values& hw_;
     const std::vector<calibration_parameter>& parameters_;
+    fit_objective objective_;
     size_t& evaluations_;
     std::vector<size_t> configs_;
 };
@@ -327,13 +354,14 @@ private:
 
 double fit_parameters(const validation_session& session,
                       std::vector<calibration_parameter>& parameters,
-                      const std::vector<size_t>* only, size_t max_sweeps, size_t& evaluations) {
+                      const std::vector<size_t>* only, size_t max_sweeps, fit_objective objective,
+                      size_t& evaluations) {
     std::vector<double> x;
     for (calibration_parameter& p : parameters) {
         p.fitted = p.initial;
         x.push_back(p.initial);
     }
-    objective_state state(session, session.hardware(), parameters, only, evaluations);
+    objective_state state(session, session.hardware(), parameters, only, objective, evaluations);
     std::vector<size_t> all(state.configs().size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = k;
 
@@ -447,7 +475,7 @@ double fit_parameters(const validation_session& session,
         p.fitted = x[i];
         p.at_bound = p.identified && (x[i] <= p.lower * 1.001 || x[i] >= p.upper / 1.001);
     }
-    return objective_state::rms(sum, count);
+    return state.objective(sum, count);
 }
 
 calibration_result run_calibration(const calibrate_options& o) {
@@ -465,10 +493,12 @@ calibration_result run_calibration(const calibrate_options& o) {
                                 "as fitted (name them with --fit KEY)",
                                 r.header.hardware),
                     exit_code::usage);
-    const scored before = score(session, session.hardware(), nullptr);
+    const scored before = score(session, session.hardware(), nullptr, o.objective);
+    r.objective = o.objective;
     r.objective_before = before.objective;
     r.before = errors_of(before.predictions);
-    r.objective_after = fit_parameters(session, r.parameters, nullptr, o.max_sweeps, r.evaluations);
+    r.objective_after =
+        fit_parameters(session, r.parameters, nullptr, o.max_sweeps, o.objective, r.evaluations);
     r.after = errors_of(session.predict(
         with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
     std::stable_partition(r.parameters.begin(), r.parameters.end(),
@@ -572,10 +602,9 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
     s += fmt::format("# Use: --hw {}+{} or --hw {}\n", base_ref, output.filename().string(),
                      output.filename().string());
     s += "# Command: " + command_line + "\n";
-    s += fmt::format(
-        "# Fit: RMS of log(estimate / measurement) {:.4f} -> {:.4f} over {} estimates "
-        "of the whole set.\n",
-        r.objective_before, r.objective_after, r.evaluations);
+    s += fmt::format("# Fit: {} {:.4f} -> {:.4f} over {} estimates of the whole set.\n",
+                     objective_text(r.objective), r.objective_before, r.objective_after,
+                     r.evaluations);
     std::string unidentified;
     for (const calibration_parameter& p : r.parameters)
         if (!p.identified) unidentified += (unidentified.empty() ? "" : ", ") + p.key;
@@ -709,7 +738,7 @@ std::string calibration_text(const calibration_result& r) {
             pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
                  a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
     }
-    s += fmt::format("\nRMS of log(estimate / measurement): {:.4f} -> {:.4f} ({} evaluations)\n",
+    s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n", objective_text(r.objective),
                      r.objective_before, r.objective_after, r.evaluations);
     return s;
 }
@@ -749,7 +778,7 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
                                 "fitted: there is nothing to refit",
                                 session.header().hardware),
                     exit_code::usage);
-    fit_parameters(session, r.parameters, nullptr, o.max_sweeps, r.evaluations);
+    fit_parameters(session, r.parameters, nullptr, o.max_sweeps, o.objective, r.evaluations);
     r.in_sample = errors_of(session.predict(
         with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
     std::vector<validated_config> held;
@@ -757,7 +786,7 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
         std::vector<size_t> train, test;
         for (size_t i = 0; i < session.size(); ++i) (group_of[i] == g ? test : train).push_back(i);
         std::vector<calibration_parameter> p = r.parameters;
-        fit_parameters(session, p, &train, o.max_sweeps, r.evaluations);
+        fit_parameters(session, p, &train, o.max_sweeps, o.objective, r.evaluations);
         for (validated_config& c :
              session.predict(with_parameters(session.hardware(), p, fitted_values(p)), &test))
             held.push_back(std::move(c));

@@ -4,7 +4,8 @@
 same measurements must leave every fitted constant within --tolerance of the entry's value.
 
 usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fit PATTERN ...]
-       [--fix PATTERN ...] [--runs model|op|all] [--tolerance PCT]
+       [--fix PATTERN ...] [--runs model|op|all] [--dim SPEC ...] [--objective NAME]
+       [--tolerance PCT]
 """
 import argparse
 import os
@@ -25,13 +26,17 @@ def main():
     ap.add_argument("--fix", action="append", default=[],
                     help="a constant the entry's own calibration held")
     ap.add_argument("--runs", default="all", help="calibrate's --runs")
+    ap.add_argument("--dim", action="append", default=[], help="calibrate's --dim")
+    ap.add_argument("--objective", help="calibrate's --objective")
     ap.add_argument("--tolerance", type=float, default=1.0)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     overlay = os.path.join(a.out, "recalibrated.toml")
     p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay, "--runs", a.runs] +
                        [x for f in a.fit for x in ("--fit", f)] +
-                       [x for f in a.fix for x in ("--fix", f)],
+                       [x for f in a.fix for x in ("--fix", f)] +
+                       [x for d in a.dim for x in ("--dim", d)] +
+                       (["--objective", a.objective] if a.objective else []),
                        capture_output=True, text=True)
     print(p.stdout, p.stderr)
     if p.returncode != 0:

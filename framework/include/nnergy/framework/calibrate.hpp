@@ -32,6 +32,18 @@ struct calibration_parameter {
     bool from_template = false;  ///< absent from the entry: added from the class's template
 };
 
+/// What a fit minimizes over the latencies and energies it is given.
+enum class fit_objective {
+    /// Root mean square of log(estimate / measurement): weighs the largest misses most.
+    log_rms,
+    /// Mean of |log(estimate / measurement)|: the log form of the mean absolute percentage
+    /// error validate reports, less pulled by a few large misses.
+    log_mean_abs,
+};
+
+/// "log-rms" or "log-mean-abs".
+const char* fit_objective_name(fit_objective objective);
+
 struct calibrate_options {
     validate_options validate;  ///< measurements, hardware, runtimes, models, dims
     /// Glob patterns (`*` matches any run of characters) of the keys to fit; empty: every
@@ -39,6 +51,7 @@ struct calibrate_options {
     std::vector<std::string> fit;
     std::vector<std::string> fix;  ///< patterns of keys to keep, after `fit`
     size_t max_sweeps = 200;
+    fit_objective objective = fit_objective::log_rms;
 };
 
 /// The errors of one set of estimates, per mode.
@@ -48,10 +61,11 @@ struct calibration_errors {
 };
 
 struct calibration_result {
-    validation_result header;                          ///< hardware, files, skipped configurations
-    std::vector<calibration_parameter> parameters;     ///< identified ones first, then the rest
-    calibration_errors before, after;                  ///< the entry as it is; as fitted
-    double objective_before = 0, objective_after = 0;  ///< RMS of the log errors
+    validation_result header;                       ///< hardware, files, skipped configurations
+    std::vector<calibration_parameter> parameters;  ///< identified ones first, then the rest
+    calibration_errors before, after;               ///< the entry as it is; as fitted
+    fit_objective objective = fit_objective::log_rms;
+    double objective_before = 0, objective_after = 0;  ///< of the log errors, as `objective`
     size_t evaluations = 0;                            ///< estimates of the whole set made
 };
 
@@ -67,12 +81,13 @@ config_values with_parameters(const config_values& hardware,
                               const std::vector<double>& values);
 
 /// Fits `parameters` (starting at their `initial`) to the configurations `only` of the session
-/// (all when null), minimizing the root mean square of log(estimate / measurement) over the
-/// latencies and the energies. Fills `fitted`, `identified` and `at_bound`; returns the
-/// objective reached and counts evaluations into `evaluations`.
+/// (all when null), minimizing `objective` over the latencies and the energies. Fills `fitted`,
+/// `identified` and `at_bound`; returns the objective reached and counts evaluations into
+/// `evaluations`.
 double fit_parameters(const validation_session& session,
                       std::vector<calibration_parameter>& parameters,
-                      const std::vector<size_t>* only, size_t max_sweeps, size_t& evaluations);
+                      const std::vector<size_t>* only, size_t max_sweeps, fit_objective objective,
+                      size_t& evaluations);
 
 /// Reads the files, fits, and reports the errors before and after.
 calibration_result run_calibration(const calibrate_options& options);

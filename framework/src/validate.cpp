@@ -667,10 +667,12 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                     }
                 set("compute.units", static_cast<double>(units), "count");
             }
-            // A single op called directly: no forward pass around it, no module layer.
+            // A single op called directly: no forward pass around it, no module layer, and
+            // timed over calls issued back to back (docs/microbench.md).
             if (!single_op_runtime.empty()) {
                 set(fmt::format("runtime.{}.dispatch.per_call", single_op_runtime), 0, "s");
                 set(fmt::format("runtime.{}.dispatch.per_module", single_op_runtime), 0, "s");
+                set(fmt::format("runtime.{}.dispatch.repeated_calls", single_op_runtime), 1, "1");
             }
         }
         return variants[v];

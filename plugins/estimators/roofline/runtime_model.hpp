@@ -50,8 +50,12 @@ struct runtime_profile {
     std::vector<class_precision_dispatch> dispatch_per_class_precision;
     bool has_class_dispatch = false;  ///< some class has a time of its own
     double dispatch_per_view_s = 0;   ///< host time of a view op (reshape, permute): no kernel
-    double per_call_s = 0;            ///< fixed host cost of one forward pass (entry, sync)
-    double kernel_gap_s = 0;          ///< device idle time between consecutive kernels
+    /// The time asked for is one of many calls issued back to back (dispatch.repeated_calls,
+    /// as a microbenchmark times a single op): an eager host then issues the next call while the
+    /// device runs this one, so a call takes the longer of the two, not their sum.
+    bool repeated_calls = false;
+    double per_call_s = 0;    ///< fixed host cost of one forward pass (entry, sync)
+    double kernel_gap_s = 0;  ///< device idle time between consecutive kernels
 
     /// The host time to issue one op of class `c` at `precision` (the class's at that precision,
     /// else the class's, else per_kernel).
@@ -92,6 +96,7 @@ struct runtime_profile {
         p.dispatch_per_module_s = time(rt, "dispatch.per_module");
         p.read_class_dispatch(rt, "dispatch.per_class.");
         p.dispatch_per_view_s = time(rt, "dispatch.per_view");
+        p.repeated_calls = rt.number("dispatch.repeated_calls").value_or(0.0) > 0;
         p.per_call_s = time(rt, "dispatch.per_call");
         p.kernel_gap_s = time(rt, "launch.kernel_gap");
         if ((p.mode == runtime_mode::eager || p.mode == runtime_mode::inline_host) &&
@@ -118,6 +123,8 @@ struct runtime_profile {
         p.dispatch_per_view_s =
             override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
         p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
+        if (const std::optional<double> r = hw.number(prefix + "dispatch.repeated_calls"))
+            p.repeated_calls = *r > 0;
         p.kernel_gap_s = override_time(hw, prefix, "launch.kernel_gap", p.kernel_gap_s);
         return p;
     }
@@ -131,8 +138,13 @@ private:
 
     /// The keys `<prefix><class>` and `<prefix><class>.<precision>` of `values`, in one pass (a
     /// file gives few or none of them); a name that is no op class or no precision is an error
-    /// naming the file and line.
+    /// naming the file and line. Read over an earlier source (a machine over its profile), a
+    /// class's plain time also replaces that source's times of the class per precision: the
+    /// machine measured the class, the profile's split by type is not of this machine.
     void read_class_dispatch(const sdk::config_view& values, const std::string& prefix) {
+        const size_t earlier = dispatch_per_class_precision.size();
+        std::vector<bool> restated(earlier, false);
+        std::array<bool, modeling::all_classes.size()> plain_here{};
         for (const nnergy_named_value& v : values) {
             const std::string_view key = sdk::from_sv(v.name);
             if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
@@ -148,6 +160,7 @@ private:
             has_class_dispatch = true;
             if (dot == std::string_view::npos) {
                 dispatch_per_class_s[static_cast<size_t>(*c)] = time(values, key);
+                plain_here[static_cast<size_t>(*c)] = true;
                 continue;
             }
             const std::optional<nnergy_dtype> precision =
@@ -160,13 +173,24 @@ private:
                                  NNERGY_CODE_INVALID_ARGUMENT);
             const double seconds = time(values, key);
             bool replaced = false;
-            for (class_precision_dispatch& d : dispatch_per_class_precision)
+            for (size_t i = 0; i < dispatch_per_class_precision.size(); ++i) {
+                class_precision_dispatch& d = dispatch_per_class_precision[i];
                 if (d.op_class == *c && d.precision == *precision) {
                     d.seconds = seconds;  // the machine's value over the profile's
+                    if (i < earlier) restated[i] = true;
                     replaced = true;
                 }
+            }
             if (!replaced) dispatch_per_class_precision.push_back({*c, *precision, seconds});
         }
+        size_t kept = 0;
+        for (size_t i = 0; i < dispatch_per_class_precision.size(); ++i) {
+            const class_precision_dispatch& d = dispatch_per_class_precision[i];
+            if (i < earlier && !restated[i] && plain_here[static_cast<size_t>(d.op_class)])
+                continue;
+            dispatch_per_class_precision[kept++] = d;
+        }
+        dispatch_per_class_precision.resize(kept);
     }
 
     static double override_time(const sdk::config_view& hw, const std::string& prefix,
@@ -245,6 +269,13 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
         for (const kernel_timing& kt : t.kernels) t.host_s += kt.host_dispatch_s;
     }
     t.latency_s = std::max(host, device);
+    if (p.mode == runtime_mode::eager && p.repeated_calls) {
+        // Calls back to back: the host issues the next while the device runs this one.
+        double device_period = 0;
+        for (const issued_kernel& k : kernels)
+            if (k.device_s > 0) device_period += p.kernel_gap_s + k.device_s;
+        t.latency_s = std::max(host, device_period);
+    }
     t.device_idle_s = std::max(0.0, t.latency_s - t.device_busy_s);
     return t;
 }

@@ -470,6 +470,19 @@ TEST_CASE("runtime: host dispatch per op class and precision", "[runtime]") {
     CHECK(m.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(30e-6));
     CHECK(m.dispatch_for(op_class::conv, NNERGY_DTYPE_BFLOAT16) == Approx(25e-6));
     CHECK(m.dispatch_for(op_class::conv, NNERGY_DTYPE_FLOAT32) == Approx(5e-6));
+    // A machine's plain class time replaces the profile's times of that class at every
+    // precision, but not those the machine gives itself.
+    fake::config plain;
+    plain.number("runtime.toy-eager.dispatch.per_class.batch_norm", 12e-6);
+    const roofline::runtime_profile q = p.on_machine(plain.view());
+    CHECK(q.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(12e-6));
+    CHECK(q.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT32) == Approx(12e-6));
+    fake::config both;
+    both.number("runtime.toy-eager.dispatch.per_class.batch_norm.float16", 33e-6)
+        .number("runtime.toy-eager.dispatch.per_class.batch_norm", 12e-6);
+    const roofline::runtime_profile r = p.on_machine(both.view());
+    CHECK(r.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(33e-6));
+    CHECK(r.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT32) == Approx(12e-6));
     // A precision that is none is an error naming the file, the line and the key.
     fake::config typo;
     typo.file("hw.toml").number("runtime.toy-eager.dispatch.per_class.conv.float61", 1e-6, 7);

@@ -362,12 +362,14 @@ void run_here(const std::string& output, std::string harness, const std::string&
     files = {runs.string()};
 }
 
-/// What validate and calibrate share: the measurements, the hardware, and how each measured
-/// mode, model and dim is estimated.
+/// The objective of calibrate's and validate --leave-out's fits, by its option value.
 nnergy::fit_objective objective_named(const std::string& name) {
     return name == "log-mean-abs" ? nnergy::fit_objective::log_mean_abs
                                   : nnergy::fit_objective::log_rms;
 }
+
+/// What validate and calibrate share: the measurements, the hardware, and how each measured
+/// mode, model and dim is estimated.
 
 nnergy::validate_options measured_options(
     const global_options& g, const std::string& hardware, const std::vector<std::string>& files,

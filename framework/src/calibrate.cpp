@@ -661,6 +661,7 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
 
     s += "\n[calibration]\n";
     s += fmt::format("tool = {}\n", toml_string(fmt::format("nnergy {}", NNERGY_VERSION)));
+    s += fmt::format("objective = {}\n", toml_string(fit_objective_name(r.objective)));
     s += "files = [";
     for (size_t i = 0; i < r.header.files.size(); ++i)
         s += (i ? ", " : "") + toml_string(r.header.files[i]);

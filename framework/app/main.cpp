@@ -362,12 +362,6 @@ void run_here(const std::string& output, std::string harness, const std::string&
     files = {runs.string()};
 }
 
-/// The objective of calibrate's and validate --leave-out's fits, by its option value.
-nnergy::fit_objective objective_named(const std::string& name) {
-    return name == "log-mean-abs" ? nnergy::fit_objective::log_mean_abs
-                                  : nnergy::fit_objective::log_rms;
-}
-
 /// What validate and calibrate share: the measurements, the hardware, and how each measured
 /// mode, model and dim is estimated.
 
@@ -585,6 +579,11 @@ int main(int argc, char** argv) {
             "--format csv");
     };
 
+    // What calibrate's and validate --leave-out's fits may minimize (nnergy::fit_objective).
+    const std::vector<std::string> objective_names = {
+        nnergy::fit_objective_name(nnergy::fit_objective::log_rms),
+        nnergy::fit_objective_name(nnergy::fit_objective::log_mean_abs)};
+
     // validate
     auto* validate = app.add_subcommand(
         "validate",
@@ -666,7 +665,7 @@ int main(int argc, char** argv) {
             ->add_option("--objective", val_objective,
                          "log-rms (default) or log-mean-abs: what --leave-out's fits minimize "
                          "(as calibrate)")
-            ->check(CLI::IsMember({"log-rms", "log-mean-abs"}));
+            ->check(CLI::IsMember(objective_names));
         validate
             ->add_option("--format", val_format,
                          "text, markdown, html or json (the last three through the reporter "
@@ -766,7 +765,7 @@ int main(int argc, char** argv) {
                          "log-rms (default: the root mean square of log(estimate / measurement), "
                          "which weighs the largest misses most) or log-mean-abs (the mean of "
                          "|log(estimate / measurement)|, the log form of MAPE)")
-            ->check(CLI::IsMember({"log-rms", "log-mean-abs"}));
+            ->check(CLI::IsMember(objective_names));
         calibrate->footer(
             "Examples:\n"
             "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
@@ -1152,7 +1151,7 @@ int main(int argc, char** argv) {
                 nnergy::calibrate_options co;
                 co.fit = val_fit;
                 co.fix = val_fix;
-                co.objective = objective_named(val_objective);
+                co.objective = *nnergy::fit_objective_from_name(val_objective);
                 nnergy::add_leave_out(result, session, vo, co,
                                       val_leave_out == "family" ? nnergy::leave_out_unit::family
                                                                 : nnergy::leave_out_unit::model,
@@ -1217,7 +1216,7 @@ int main(int argc, char** argv) {
             co.fit = cal_fit;
             co.fix = cal_fix;
             co.max_sweeps = cal_sweeps;
-            co.objective = objective_named(cal_objective);
+            co.objective = *nnergy::fit_objective_from_name(cal_objective);
             const nnergy::calibration_result r = nnergy::run_calibration(co);
             std::string command = "nnergy calibrate";
             for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];

@@ -142,6 +142,26 @@ double objective_of(double sum, size_t count, fit_objective objective) {
     return objective == fit_objective::log_rms ? std::sqrt(mean) : mean;
 }
 
+/// The objective's terms of each configuration (latency, and energy where both have one).
+struct config_terms {
+    double sum = 0;  ///< infinite when an estimate is missing or not positive
+    size_t count = 0;
+};
+
+config_terms terms_of(const validated_config& c, fit_objective objective) {
+    config_terms t;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return {inf, 1};
+    t.sum += term_of(c.predicted_latency_s, c.measured.latency_s, objective);
+    t.count = 1;
+    if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
+        if (!(*c.predicted_energy_j > 0)) return {inf, 2};
+        t.sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, objective);
+        ++t.count;
+    }
+    return t;
+}
+
 /// The objective over latencies and energies; infinite when an estimate is missing or not
 /// positive.
 scored score(const validation_session& session, const config_values& hw,
@@ -151,14 +171,10 @@ scored score(const validation_session& session, const config_values& hw,
     double sum = 0;
     size_t n = 0;
     for (const validated_config& c : s.predictions) {
-        if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return s;
-        sum += term_of(c.predicted_latency_s, c.measured.latency_s, objective);
-        ++n;
-        if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
-            if (!(*c.predicted_energy_j > 0)) return s;
-            sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, objective);
-            ++n;
-        }
+        const config_terms t = terms_of(c, objective);
+        if (!std::isfinite(t.sum)) return s;
+        sum += t.sum;
+        n += t.count;
     }
     s.objective = objective_of(sum, n, objective);
     return s;
@@ -184,6 +200,12 @@ std::vector<double> fitted_values(const std::vector<calibration_parameter>& para
 
 const char* fit_objective_name(fit_objective objective) {
     return objective == fit_objective::log_rms ? "log-rms" : "log-mean-abs";
+}
+
+std::optional<fit_objective> fit_objective_from_name(std::string_view name) {
+    for (fit_objective o : {fit_objective::log_rms, fit_objective::log_mean_abs})
+        if (name == fit_objective_name(o)) return o;
+    return std::nullopt;
 }
 
 std::vector<calibration_parameter> calibration_parameters(const validation_session& session,
@@ -276,26 +298,6 @@ config_values with_parameters(const config_values& hardware,
 }
 
 namespace {
-
-/// The objective's terms of each configuration (latency, and energy where both have one).
-struct config_terms {
-    double sum = 0;  ///< infinite when an estimate is missing or not positive
-    size_t count = 0;
-};
-
-config_terms terms_of(const validated_config& c, fit_objective objective) {
-    config_terms t;
-    const double inf = std::numeric_limits<double>::infinity();
-    if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return {inf, 1};
-    t.sum += term_of(c.predicted_latency_s, c.measured.latency_s, objective);
-    t.count = 1;
-    if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
-        if (!(*c.predicted_energy_j > 0)) return {inf, 2};
-        t.sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, objective);
-        ++t.count;
-    }
-    return t;
-}
 
 /// The fit's state: the configurations, each one's terms, their total.
 class objective_state {

@@ -142,9 +142,8 @@ private:
     /// class's plain time also replaces that source's times of the class per precision: the
     /// machine measured the class, the profile's split by type is not of this machine.
     void read_class_dispatch(const sdk::config_view& values, const std::string& prefix) {
-        const size_t earlier = dispatch_per_class_precision.size();
-        std::vector<bool> restated(earlier, false);
         std::array<bool, modeling::all_classes.size()> plain_here{};
+        std::vector<class_precision_dispatch> typed_here;
         for (const nnergy_named_value& v : values) {
             const std::string_view key = sdk::from_sv(v.name);
             if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
@@ -171,26 +170,22 @@ private:
                                      "' (expected a precision name such as float32, tfloat32, "
                                      "float16, bfloat16)",
                                  NNERGY_CODE_INVALID_ARGUMENT);
-            const double seconds = time(values, key);
-            bool replaced = false;
-            for (size_t i = 0; i < dispatch_per_class_precision.size(); ++i) {
-                class_precision_dispatch& d = dispatch_per_class_precision[i];
-                if (d.op_class == *c && d.precision == *precision) {
-                    d.seconds = seconds;  // the machine's value over the profile's
-                    if (i < earlier) restated[i] = true;
-                    replaced = true;
-                }
-            }
-            if (!replaced) dispatch_per_class_precision.push_back({*c, *precision, seconds});
+            typed_here.push_back({*c, *precision, time(values, key)});
         }
-        size_t kept = 0;
-        for (size_t i = 0; i < dispatch_per_class_precision.size(); ++i) {
-            const class_precision_dispatch& d = dispatch_per_class_precision[i];
-            if (i < earlier && !restated[i] && plain_here[static_cast<size_t>(d.op_class)])
-                continue;
-            dispatch_per_class_precision[kept++] = d;
+        std::erase_if(dispatch_per_class_precision, [&](const class_precision_dispatch& d) {
+            return plain_here[static_cast<size_t>(d.op_class)];
+        });
+        for (const class_precision_dispatch& t : typed_here) {
+            auto same = [&](const class_precision_dispatch& d) {
+                return d.op_class == t.op_class && d.precision == t.precision;
+            };
+            auto it = std::find_if(dispatch_per_class_precision.begin(),
+                                   dispatch_per_class_precision.end(), same);
+            if (it != dispatch_per_class_precision.end())
+                it->seconds = t.seconds;  // the machine's value over the profile's
+            else
+                dispatch_per_class_precision.push_back(t);
         }
-        dispatch_per_class_precision.resize(kept);
     }
 
     static double override_time(const sdk::config_view& hw, const std::string& prefix,
@@ -240,6 +235,7 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
     const bool host_issues = p.mode == runtime_mode::eager || p.mode == runtime_mode::inline_host;
     double host = host_issues ? p.per_call_s : 0.0;
     double device = host_issues ? 0.0 : p.per_call_s;
+    size_t launched = 0;
     for (size_t i = 0; i < kernels.size(); ++i) {
         const issued_kernel& k = kernels[i];
         kernel_timing& kt = t.kernels[i];
@@ -260,6 +256,7 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
         kt.start_s = host_issues ? std::max(host, ready) : ready;
         kt.end_s = kt.start_s + k.device_s;
         t.device_busy_s += k.device_s;
+        ++launched;
         device = kt.end_s;
     }
     // The host's own time: inline, its dispatch work only (it also ran the kernels).
@@ -271,10 +268,8 @@ inline runtime_timeline run_timeline(const runtime_profile& p,
     t.latency_s = std::max(host, device);
     if (p.mode == runtime_mode::eager && p.repeated_calls) {
         // Calls back to back: the host issues the next while the device runs this one.
-        double device_period = 0;
-        for (const issued_kernel& k : kernels)
-            if (k.device_s > 0) device_period += p.kernel_gap_s + k.device_s;
-        t.latency_s = std::max(host, device_period);
+        t.latency_s =
+            std::max(host, t.device_busy_s + static_cast<double>(launched) * p.kernel_gap_s);
     }
     t.device_idle_s = std::max(0.0, t.latency_s - t.device_busy_s);
     return t;

@@ -447,6 +447,35 @@ TEST_CASE("runtime: host dispatch per op class, from the profile or the machine"
                       Catch::Contains("hw.toml:9: 'runtime.toy-eager.dispatch.per_class.pool'"));
 }
 
+TEST_CASE("runtime: eager calls issued back to back take the longer of host and device",
+          "[runtime]") {
+    roofline::runtime_profile p;
+    p.mode = roofline::runtime_mode::eager;
+    p.dispatch_per_kernel_s = 30e-6;
+    p.kernel_gap_s = 1e-6;
+    std::vector<roofline::issued_kernel> ks(2);
+    ks[0].device_s = ks[1].device_s = 10e-6;
+    // One pass: the last kernel starts once the host has issued it, 60 us in.
+    CHECK(roofline::run_timeline(p, ks).latency_s == Approx(70e-6));
+    // Back to back, the host issues the next call while the device runs this one.
+    p.repeated_calls = true;
+    CHECK(roofline::run_timeline(p, ks).latency_s == Approx(60e-6));
+    ks[0].device_s = ks[1].device_s = 100e-6;  // device-bound: the kernels and their gaps
+    CHECK(roofline::run_timeline(p, ks).latency_s == Approx(202e-6));
+    // The flag is read from the profile and from a machine's entry.
+    fake::config rt;
+    rt.text("name", "toy-eager")
+        .text("mode", "eager")
+        .number("dispatch.per_kernel", 5e-6)
+        .number("dispatch.repeated_calls", 1);
+    const roofline::runtime_profile from_profile =
+        roofline::runtime_profile::from_config(rt.view());
+    CHECK(from_profile.repeated_calls);
+    fake::config hw;
+    hw.number("runtime.toy-eager.dispatch.repeated_calls", 0);
+    CHECK_FALSE(from_profile.on_machine(hw.view()).repeated_calls);
+}
+
 TEST_CASE("runtime: host dispatch per op class and precision", "[runtime]") {
     using nnergy::modeling::op_class;
     fake::config rt;
@@ -462,25 +491,27 @@ TEST_CASE("runtime: host dispatch per op class and precision", "[runtime]") {
     CHECK(p.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT32) == Approx(20e-6));
     CHECK(p.dispatch_for(op_class::batch_norm) == Approx(20e-6));
     CHECK(p.dispatch_for(op_class::conv, NNERGY_DTYPE_FLOAT16) == Approx(5e-6));
+    // The profile on a machine whose entry gives `per_class` (keys under
+    // runtime.toy-eager.dispatch.per_class.).
+    const auto on_machine = [&](std::initializer_list<std::pair<const char*, double>> per_class) {
+        fake::config hw;
+        for (const auto& [key, seconds] : per_class)
+            hw.number(std::string("runtime.toy-eager.dispatch.per_class.") + key, seconds);
+        return p.on_machine(hw.view());
+    };
     // A machine's entry replaces a class's time at a precision, or adds one.
-    fake::config hw;
-    hw.number("runtime.toy-eager.dispatch.per_class.batch_norm.float16", 30e-6)
-        .number("runtime.toy-eager.dispatch.per_class.conv.bfloat16", 25e-6);
-    const roofline::runtime_profile m = p.on_machine(hw.view());
+    const roofline::runtime_profile m =
+        on_machine({{"batch_norm.float16", 30e-6}, {"conv.bfloat16", 25e-6}});
     CHECK(m.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(30e-6));
     CHECK(m.dispatch_for(op_class::conv, NNERGY_DTYPE_BFLOAT16) == Approx(25e-6));
     CHECK(m.dispatch_for(op_class::conv, NNERGY_DTYPE_FLOAT32) == Approx(5e-6));
     // A machine's plain class time replaces the profile's times of that class at every
     // precision, but not those the machine gives itself.
-    fake::config plain;
-    plain.number("runtime.toy-eager.dispatch.per_class.batch_norm", 12e-6);
-    const roofline::runtime_profile q = p.on_machine(plain.view());
+    const roofline::runtime_profile q = on_machine({{"batch_norm", 12e-6}});
     CHECK(q.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(12e-6));
     CHECK(q.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT32) == Approx(12e-6));
-    fake::config both;
-    both.number("runtime.toy-eager.dispatch.per_class.batch_norm.float16", 33e-6)
-        .number("runtime.toy-eager.dispatch.per_class.batch_norm", 12e-6);
-    const roofline::runtime_profile r = p.on_machine(both.view());
+    const roofline::runtime_profile r =
+        on_machine({{"batch_norm.float16", 33e-6}, {"batch_norm", 12e-6}});
     CHECK(r.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT16) == Approx(33e-6));
     CHECK(r.dispatch_for(op_class::batch_norm, NNERGY_DTYPE_FLOAT32) == Approx(12e-6));
     // A precision that is none is an error naming the file, the line and the key.

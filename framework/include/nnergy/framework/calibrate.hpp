@@ -11,6 +11,7 @@
 #include <nnergy/framework/validate.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nnergy {
@@ -43,6 +44,8 @@ enum class fit_objective {
 
 /// "log-rms" or "log-mean-abs".
 const char* fit_objective_name(fit_objective objective);
+/// The objective of that name; none for another name.
+std::optional<fit_objective> fit_objective_from_name(std::string_view name);
 
 struct calibrate_options {
     validate_options validate;  ///< measurements, hardware, runtimes, models, dims

@@ -96,7 +96,7 @@ struct runtime_profile {
         p.dispatch_per_module_s = time(rt, "dispatch.per_module");
         p.read_class_dispatch(rt, "dispatch.per_class.");
         p.dispatch_per_view_s = time(rt, "dispatch.per_view");
-        p.repeated_calls = rt.number("dispatch.repeated_calls").value_or(0.0) > 0;
+        p.repeated_calls = switch_value(rt, "dispatch.repeated_calls").value_or(false);
         p.per_call_s = time(rt, "dispatch.per_call");
         p.kernel_gap_s = time(rt, "launch.kernel_gap");
         if ((p.mode == runtime_mode::eager || p.mode == runtime_mode::inline_host) &&
@@ -123,8 +123,8 @@ struct runtime_profile {
         p.dispatch_per_view_s =
             override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
         p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
-        if (const std::optional<double> r = hw.number(prefix + "dispatch.repeated_calls"))
-            p.repeated_calls = *r > 0;
+        if (const std::optional<bool> r = switch_value(hw, prefix + "dispatch.repeated_calls"))
+            p.repeated_calls = *r;
         p.kernel_gap_s = override_time(hw, prefix, "launch.kernel_gap", p.kernel_gap_s);
         return p;
     }
@@ -193,6 +193,20 @@ private:
         std::string full = prefix;
         full += key;
         return hw.find(full) ? time(hw, full) : fallback;
+    }
+
+    /// A yes/no key, written 1 or 0 (as `--set` writes it) or true or false; anything else is
+    /// an error naming the file and line, not a silent "no".
+    static std::optional<bool> switch_value(const sdk::config_view& values, std::string_view key) {
+        const nnergy_named_value* v = values.find(key);
+        if (!v) return std::nullopt;
+        if (v->kind == NNERGY_VALUE_BOOL) return v->bool_value;
+        if ((v->kind == NNERGY_VALUE_INT || v->kind == NNERGY_VALUE_FLOAT) &&
+            (v->float_value == 0 || v->float_value == 1))
+            return v->float_value == 1;
+        throw sdk::error(sdk::config_view::where(*v) + ": '" + std::string(key) +
+                             "' must be 1 or 0 (true or false)",
+                         NNERGY_CODE_INVALID_ARGUMENT);
     }
 
     static double time(const sdk::config_view& rt, std::string_view key) {

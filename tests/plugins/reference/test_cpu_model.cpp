@@ -474,6 +474,23 @@ TEST_CASE("runtime: eager calls issued back to back take the longer of host and 
     fake::config hw;
     hw.number("runtime.toy-eager.dispatch.repeated_calls", 0);
     CHECK_FALSE(from_profile.on_machine(hw.view()).repeated_calls);
+    fake::config yes;
+    yes.boolean("runtime.toy-eager.dispatch.repeated_calls", true);
+    roofline::runtime_profile off = from_profile;
+    off.repeated_calls = false;
+    CHECK(off.on_machine(yes.view()).repeated_calls);
+    // Anything but 1 or 0 (true or false) is an error naming the file and key, not a "no".
+    for (double bad : {-1.0, 0.5, 2.0}) {
+        fake::config wrong;
+        wrong.number("runtime.toy-eager.dispatch.repeated_calls", bad, 12);
+        CHECK_THROWS_WITH(from_profile.on_machine(wrong.view()),
+                          Catch::Contains(":12") &&
+                              Catch::Contains("'runtime.toy-eager.dispatch.repeated_calls' must "
+                                              "be 1 or 0"));
+    }
+    fake::config text;
+    text.text("runtime.toy-eager.dispatch.repeated_calls", "yes", 3);
+    CHECK_THROWS_WITH(from_profile.on_machine(text.view()), Catch::Contains("must be 1 or 0"));
 }
 
 TEST_CASE("runtime: host dispatch per op class and precision", "[runtime]") {

@@ -1007,6 +1007,7 @@ int main(int argc, char** argv) {
             opts.strict = run_strict;
             nnergy::registry reg;
             nnergy::load_plugins(reg, spec, opts);
+            opts.when_written = nnergy::end_process_when_written;
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
         }
@@ -1108,6 +1109,7 @@ int main(int argc, char** argv) {
             nnergy::load_plugins(reg, spec, opts);
             // arch_plugin "auto" stays: run_pipeline picks the class plugin (a GPU file gets
             // the SIMT model) when it reads the hardware file, after the model.
+            opts.when_written = nnergy::end_process_when_written;
             nnergy::run_pipeline(spec, reg, opts);
             return 0;
         }

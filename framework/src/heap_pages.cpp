@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <cstdlib>  // defines __GLIBC__ where the C library is glibc
 #include <nnergy/framework/heap_pages.hpp>
+#include <nnergy/framework/sanitizers.hpp>
 #include <thread>
 
 #if defined(__linux__) && defined(__GLIBC__)
@@ -13,17 +14,7 @@
 namespace nnergy {
 
 // A sanitizer's allocator keeps no brk heap: nothing to do under one.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NNERGY_OWN_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define NNERGY_OWN_ALLOCATOR 1
-#endif
-#endif
-
-#if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE) && \
-    !defined(NNERGY_OWN_ALLOCATOR)
+#if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE) && !NNERGY_UNDER_SANITIZER
 namespace {
 // The first caller's thread, main() in the command-line tool: its allocations come from the heap
 // that brk grows; other threads have arenas of their own, left as they are.

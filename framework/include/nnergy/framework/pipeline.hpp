@@ -169,7 +169,17 @@ struct run_options {
     /// Symbols bound to a value when the model's inputs use them and neither the pipeline nor
     /// the options bind them (analyze and compare: batch=1), each with a warning saying so.
     dim_bindings default_dims;
+    /// Called once every report is written, before run_pipeline tears down what it built (the
+    /// graph, the report tree, the plugins): a command-line run may end the process here and
+    /// leave that to the system (end_process_when_written).
+    void (*when_written)() = nullptr;
 };
+
+/// For run_options::when_written in a command-line tool: flushes the standard streams and the
+/// log, then ends the process with exit status 0 without freeing what the run built, which costs
+/// more than the rest of a small model's run after its report is out. Under a sanitizer it does
+/// nothing, so that leaks are still found.
+void end_process_when_written();
 
 /// Loads the plugins a pipeline needs into `reg` (search order of registry.hpp).
 void load_plugins(registry& reg, const pipeline_spec& spec, const run_options& options);

@@ -345,11 +345,132 @@ std::vector<std::string> hardware_precisions(const config_values& hardware) {
 
 namespace {
 
+config_values read_hardware_stack(const std::filesystem::path& file,
+                                  std::vector<std::filesystem::path>& stack);
+
+// Keys an entry cannot borrow: what names and classifies the entry itself.
+bool identity_key(std::string_view key) {
+    for (std::string_view k : {"schema", "name", "base", "class", "vendor", "description"})
+        if (key == k) return true;
+    return key == "borrow" || key.substr(0, 7) == "borrow[" || key.substr(0, 7) == "borrow.";
+}
+
+bool under_prefix(std::string_view key, std::string_view prefix) {
+    return key == prefix || (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix &&
+                             (key[prefix.size()] == '.' || key[prefix.size()] == '['));
+}
+
+// `[[borrow]]` tables (docs/hardware.md, "Borrowed tables"): keys under the listed prefixes
+// taken from another entry, where the file does not give them itself. A borrowed number keeps
+// its file and line (where it is written) and its source, behind the borrowing file's reason; a
+// borrowed provenance becomes "theoretical": it was measured or fitted on the other device.
+void apply_borrows(const std::filesystem::path& file, config_values& own,
+                   std::vector<std::filesystem::path>& stack) {
+    struct borrow_spec {
+        const config_value* from = nullptr;
+        const config_value* source = nullptr;
+        std::vector<const config_value*> keys;
+        uint32_t line = 0;
+    };
+    std::map<size_t, borrow_spec> specs;
+    for (const config_value& v : own) {
+        const std::string_view name = v.name;
+        if (name == "borrow" || name.substr(0, 7) == "borrow.")
+            throw error(fmt::format("{}:{}: 'borrow' is an array of tables: write [[borrow]]",
+                                    file.string(), v.line));
+        if (name.substr(0, 7) != "borrow[") continue;
+        const size_t close = name.find(']');
+        size_t index = 0;
+        const std::string_view digits =
+            name.substr(7, close == std::string_view::npos ? 0 : close - 7);
+        for (char c : digits) index = index * 10 + static_cast<size_t>(c - '0');
+        const std::string_view field = close == std::string_view::npos || close + 1 >= name.size()
+                                           ? std::string_view{}
+                                           : name.substr(close + 2);
+        borrow_spec& spec = specs[index];
+        if (spec.line == 0 || v.line < spec.line) spec.line = v.line;
+        if (field == "from")
+            spec.from = &v;
+        else if (field == "source")
+            spec.source = &v;
+        else if (field.substr(0, 5) == "keys[")
+            spec.keys.push_back(&v);
+        else
+            throw error(
+                fmt::format("{}:{}: unknown key '{}' in [[borrow]] (expected from, keys, "
+                            "source)",
+                            file.string(), v.line, v.name));
+    }
+    if (specs.empty()) return;
+    config_values borrowed;
+    for (const auto& [index, spec] : specs) {
+        const source_location where{file.string(), spec.line};
+        const auto text = [](const config_value* v) {
+            return v && v->kind == NNERGY_VALUE_STRING && !v->string_value.empty();
+        };
+        if (!text(spec.from) || !text(spec.source) || spec.keys.empty())
+            throw error(fmt::format(
+                "{}: [[borrow]] needs from = \"<catalog name or path>\", keys = [\"<key "
+                "prefix>\", ...] and source = \"<why the values hold for this device>\"",
+                where.str()));
+        const std::filesystem::path lender_file =
+            resolve_hardware(spec.from->string_value, file.parent_path(), where);
+        stack.push_back(std::filesystem::weakly_canonical(file));
+        if (std::find(stack.begin(), stack.end(), std::filesystem::weakly_canonical(lender_file)) !=
+            stack.end())
+            throw error(
+                fmt::format("{}: borrows from '{}', which reads this file again (a cycle "
+                            "of base or borrow keys)",
+                            where.str(), spec.from->string_value));
+        if (stack.size() > 8)
+            throw error(
+                fmt::format("{}: more than 8 files stacked by base and borrow keys", where.str()));
+        const config_values lender = read_hardware_stack(lender_file, stack);
+        stack.pop_back();
+        for (const config_value* key : spec.keys) {
+            if (key->kind != NNERGY_VALUE_STRING || key->string_value.empty() ||
+                identity_key(key->string_value))
+                throw error(
+                    fmt::format("{}:{}: [[borrow]] keys: '{}' is not a key prefix that "
+                                "can be borrowed (a table such as \"gpu.kernels\" or a "
+                                "key; not name, class or base)",
+                                file.string(), key->line, key->string_value));
+            size_t matched = 0;
+            for (const config_value& v : lender) {
+                if (!under_prefix(v.name, key->string_value) || identity_key(v.name)) continue;
+                ++matched;
+                if (find_value(own, v.name) || find_value(borrowed, v.name)) continue;
+                config_value copy = v;
+                const std::string_view last = std::string_view(copy.name).substr(
+                    copy.name.rfind('.') == std::string::npos ? 0 : copy.name.rfind('.') + 1);
+                if (copy.kind == NNERGY_VALUE_STRING &&
+                    (last == "provenance" ||
+                     (last.size() > 11 && last.substr(last.size() - 11) == "_provenance")))
+                    copy.string_value = "theoretical";
+                if (!copy.source.empty())
+                    copy.source =
+                        fmt::format("{} (borrowed from {}: {})", spec.source->string_value,
+                                    spec.from->string_value, v.source);
+                borrowed.push_back(std::move(copy));
+            }
+            if (matched == 0)
+                throw error(fmt::format(
+                    "{}:{}: [[borrow]] from '{}': it has no key '{}' or "
+                    "under it",
+                    file.string(), key->line, spec.from->string_value, key->string_value));
+        }
+    }
+    std::erase_if(own, [](const config_value& v) { return v.name.substr(0, 7) == "borrow["; });
+    for (config_value& v : borrowed) own.push_back(std::move(v));
+}
+
 // A hardware file with `base` is an overlay (docs/hardware.md, "Overlays"): the base entry's
-// values with the overlay's replacing those of the same name and its new ones added.
+// values with the overlay's replacing those of the same name and its new ones added. Its own
+// values include what it borrows.
 config_values read_hardware_stack(const std::filesystem::path& file,
                                   std::vector<std::filesystem::path>& stack) {
     config_values own = read_described_file(file, "nnergy.hardware/1");
+    apply_borrows(file, own, stack);
     const config_value* base = find_value(own, "base");
     if (!base) return own;
     const source_location where{file.string(), base->line};

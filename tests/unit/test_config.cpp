@@ -66,3 +66,56 @@ TEST_CASE("invalid TOML names file, line and column", "[config]") {
                    Catch::Contains("invalid_toml.toml:1:") && Catch::Contains("invalid TOML"));
     }
 }
+
+TEST_CASE("[[borrow]] takes another entry's keys under the listed prefixes", "[config][hardware]") {
+    const auto hw = nnergy::read_hardware_file(data + "borrow_good.toml");
+    const auto h100 = nnergy::read_hardware_file(std::string(NNERGY_TEST_SOURCE_DIR) +
+                                                 "/configs/hardware/h100-sxm5.toml");
+    // Borrowed: the value, where it is written, its source behind the borrowing file's reason.
+    const auto* tile = nnergy::find_value(hw, "gpu.kernels.gemm.tile_m");
+    const auto* h100_tile = nnergy::find_value(h100, "gpu.kernels.gemm.tile_m");
+    REQUIRE(tile);
+    REQUIRE(h100_tile);
+    CHECK(tile->float_value == h100_tile->float_value);
+    CHECK(tile->file == h100_tile->file);
+    CHECK(tile->line == h100_tile->line);
+    CHECK_THAT(tile->source, Catch::StartsWith("assumed: test (borrowed from h100-sxm5: ") &&
+                                 Catch::EndsWith(h100_tile->source + ")"));
+    const auto* launch = nnergy::find_value(hw, "overhead.kernel_launch");
+    REQUIRE(launch);
+    CHECK(launch->float_value == nnergy::find_value(h100, "overhead.kernel_launch")->float_value);
+    // Measured or fitted on the lender: theoretical here.
+    REQUIRE(nnergy::find_value(h100, "gpu.kernels.gemm.provenance")->string_value == "fitted");
+    CHECK(nnergy::find_value(hw, "gpu.kernels.gemm.provenance")->string_value == "theoretical");
+    // The file's own value stays; nothing outside the prefixes comes along; no borrow keys left.
+    const auto* conv = nnergy::find_value(hw, "gpu.kernels.conv.efficiency");
+    REQUIRE(conv);
+    CHECK(conv->float_value == Approx(0.25));
+    CHECK(conv->source == "test value");
+    size_t named = 0;
+    for (const auto& v : hw) {
+        named += v.name == "gpu.kernels.conv.efficiency";
+        CHECK(v.name.rfind("borrow", 0) != 0);
+    }
+    CHECK(named == 1);
+    CHECK_FALSE(nnergy::find_value(hw, "compute.float32.peak"));
+    CHECK_FALSE(nnergy::find_value(hw, "overhead.host_dispatch_eager"));
+    CHECK(nnergy::find_value(hw, "name")->string_value == "borrow-test-gpu");
+}
+
+TEST_CASE("[[borrow]] errors name the file, line and what was expected", "[config][hardware]") {
+    CHECK_THAT(error_of("borrow_no_such_key.toml"), Catch::Contains("borrow_no_such_key.toml:7") &&
+                                                        Catch::Contains("'gpu.kernelz'") &&
+                                                        Catch::Contains("h100-sxm5"));
+    CHECK_THAT(error_of("borrow_no_source.toml"),
+               Catch::Contains("borrow_no_source.toml:5") && Catch::Contains("source = "));
+    CHECK_THAT(error_of("borrow_identity.toml"),
+               Catch::Contains("borrow_identity.toml:6") && Catch::Contains("'class'"));
+    CHECK_THAT(error_of("borrow_table.toml"),
+               Catch::Contains("borrow_table.toml:5") && Catch::Contains("[[borrow]]"));
+    CHECK_THAT(error_of("borrow_unknown_field.toml"),
+               Catch::Contains("borrow_unknown_field.toml:8") && Catch::Contains("only_if"));
+    CHECK_THAT(error_of("borrow_cycle_a.toml"), Catch::Contains("borrow_cycle_") &&
+                                                    Catch::Contains(".toml:5") &&
+                                                    Catch::Contains("cycle"));
+}

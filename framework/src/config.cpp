@@ -415,6 +415,7 @@ void apply_borrows(const std::filesystem::path& file, config_values& own,
                 where.str()));
         const std::filesystem::path lender_file =
             resolve_hardware(spec.from->string_value, file.parent_path(), where);
+        const size_t depth = stack.size();
         stack.push_back(std::filesystem::weakly_canonical(file));
         if (std::find(stack.begin(), stack.end(), std::filesystem::weakly_canonical(lender_file)) !=
             stack.end())
@@ -426,7 +427,7 @@ void apply_borrows(const std::filesystem::path& file, config_values& own,
             throw error(
                 fmt::format("{}: more than 8 files stacked by base and borrow keys", where.str()));
         const config_values lender = read_hardware_stack(lender_file, stack);
-        stack.pop_back();
+        stack.resize(depth);  // what the lender's own base keys stacked is done with too
         for (const config_value* key : spec.keys) {
             if (key->kind != NNERGY_VALUE_STRING || key->string_value.empty() ||
                 identity_key(key->string_value))

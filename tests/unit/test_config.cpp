@@ -119,3 +119,25 @@ TEST_CASE("[[borrow]] errors name the file, line and what was expected", "[confi
                                                     Catch::Contains(".toml:5") &&
                                                     Catch::Contains("cycle"));
 }
+
+TEST_CASE("[[borrow]] in an overlay, and from an overlay", "[config][hardware]") {
+    const std::string catalog = std::string(NNERGY_TEST_SOURCE_DIR) + "/configs/hardware/";
+    // In an overlay the borrowed key is the overlay's own: it replaces the base's.
+    const auto over = nnergy::read_hardware_file(data + "borrow_overlay.toml");
+    CHECK(nnergy::find_value(over, "name")->string_value == "h100-sxm5");
+    CHECK(nnergy::find_value(over, "overhead.kernel_launch")->float_value == Approx(7.8e-6));
+    // From an overlay: what its base gives, with the overlay's values; the first borrow wins.
+    const auto hw = nnergy::read_hardware_file(data + "borrow_from_overlay.toml");
+    const auto h200 = nnergy::read_hardware_file(catalog + "h200-sxm.toml");
+    const auto h100 = nnergy::read_hardware_file(catalog + "h100-sxm5.toml");
+    const double bw = nnergy::find_value(hw, "memory.dram.bandwidth")->float_value;
+    CHECK(bw == nnergy::find_value(h200, "memory.dram.bandwidth")->float_value);
+    CHECK(bw != nnergy::find_value(h100, "memory.dram.bandwidth")->float_value);
+    CHECK_THAT(nnergy::find_value(hw, "memory.dram.bandwidth")->source,
+               Catch::StartsWith("assumed: test (borrowed from h200-sxm"));
+    CHECK(nnergy::find_value(hw, "memory.l2.capacity")->float_value ==
+          nnergy::find_value(h100, "memory.l2.capacity")->float_value);
+    size_t named = 0;
+    for (const auto& v : hw) named += v.name == "memory.dram.bandwidth";
+    CHECK(named == 1);
+}

@@ -48,7 +48,9 @@ bool matches_any(const std::vector<std::string>& patterns, std::string_view key)
 bool continuous(const config_value& v) { return v.unit != "count" || v.name.ends_with("_half"); }
 
 bool marked_fitted(const config_values& values, const config_value& v) {
-    if (v.source.starts_with("fitted")) return true;
+    // A value borrowed from an entry that fitted it is this entry's assumption: measurements of
+    // this device are what should replace it.
+    if (v.source.starts_with("fitted") || v.lender_source.starts_with("fitted")) return true;
     const config_value* p = find_value(values, v.name + "_provenance");
     return p && p->kind == NNERGY_VALUE_STRING && p->string_value == "fitted";
 }
@@ -198,6 +200,11 @@ std::vector<double> fitted_values(const std::vector<calibration_parameter>& para
 
 }  // namespace
 
+bool fitted_by_default(const config_values& hardware, const config_value& v) {
+    if (v.kind != NNERGY_VALUE_FLOAT || v.source.empty() || !(v.float_value > 0)) return false;
+    return continuous(v) && marked_fitted(hardware, v);
+}
+
 const char* fit_objective_name(fit_objective objective) {
     return objective == fit_objective::log_rms ? "log-rms" : "log-mean-abs";
 }
@@ -214,9 +221,10 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
     std::vector<calibration_parameter> out;
     std::set<std::string> seen;
     const auto wanted = [&](const config_value& v, const config_values& values) {
-        if (v.kind != NNERGY_VALUE_FLOAT || v.source.empty() || !(v.float_value > 0)) return false;
-        if (!o.fit.empty()) return matches_any(o.fit, v.name);
-        return continuous(v) && marked_fitted(values, v);
+        if (!o.fit.empty())
+            return v.kind == NNERGY_VALUE_FLOAT && !v.source.empty() && v.float_value > 0 &&
+                   matches_any(o.fit, v.name);
+        return fitted_by_default(values, v);
     };
     for (const config_value& v : hw) {
         if (v.name.starts_with("calibration.") || !wanted(v, hw)) continue;

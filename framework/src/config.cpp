@@ -448,6 +448,9 @@ void apply_borrows(const std::filesystem::path& file, config_values& own,
                     (last == "provenance" ||
                      (last.size() > 11 && last.substr(last.size() - 11) == "_provenance")))
                     copy.string_value = "theoretical";
+                copy.borrowed_from = spec.from->string_value;
+                copy.borrow_reason = spec.source->string_value;
+                copy.lender_source = v.source;
                 if (!copy.source.empty())
                     copy.source =
                         fmt::format("{} (borrowed from {}: {})", spec.source->string_value,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 
@@ -140,4 +141,21 @@ TEST_CASE("[[borrow]] in an overlay, and from an overlay", "[config][hardware]")
     size_t named = 0;
     for (const auto& v : hw) named += v.name == "memory.dram.bandwidth";
     CHECK(named == 1);
+}
+
+TEST_CASE("[[borrow]] values a lender fitted are calibrated by default", "[config][calibrate]") {
+    const std::string catalog = std::string(NNERGY_TEST_SOURCE_DIR) + "/configs/hardware/";
+    const auto pcie = nnergy::read_hardware_file(catalog + "h100-pcie.toml");
+    const auto* eff = nnergy::find_value(pcie, "gpu.kernels.conv.efficiency");
+    REQUIRE(eff);
+    CHECK(eff->borrowed_from == "h100-sxm5");
+    CHECK_THAT(eff->lender_source, Catch::StartsWith("fitted"));
+    CHECK(nnergy::fitted_by_default(pcie, *eff));
+    // Discrete tile sizes stay out, as on the lender; datasheet values stay out.
+    CHECK_FALSE(
+        nnergy::fitted_by_default(pcie, *nnergy::find_value(pcie, "gpu.kernels.conv.tile_m")));
+    CHECK_FALSE(
+        nnergy::fitted_by_default(pcie, *nnergy::find_value(pcie, "memory.dram.bandwidth")));
+    // The file's own values keep their sources and are not borrowed.
+    CHECK(nnergy::find_value(pcie, "memory.dram.bandwidth")->borrowed_from.empty());
 }

@@ -72,6 +72,11 @@ struct calibration_result {
     size_t evaluations = 0;                            ///< estimates of the whole set made
 };
 
+/// Whether `calibrate` fits `v` when no --fit names what to fit: a positive continuous
+/// constant the entry marks as fitted (its source, or its `_provenance`), or one borrowed from
+/// an entry that fitted it.
+bool fitted_by_default(const config_values& hardware, const config_value& v);
+
 /// The constants of the session's hardware entry (and of its runtime profiles' host costs) a
 /// calibration moves, with bounds; `identified` is not yet known. Throws nnergy::error (usage)
 /// when a `fit` pattern matches no constant.

@@ -44,13 +44,18 @@ bool matches_any(const std::vector<std::string>& patterns, std::string_view key)
                        [&](const std::string& p) { return glob_match(p, key); });
 }
 
+/// A constant the search can move: a positive number with a source (the search moves by factors).
+bool movable(const config_value& v) {
+    return v.kind == NNERGY_VALUE_FLOAT && !v.source.empty() && v.float_value > 0;
+}
+
 /// Counts are discrete (tile sizes, split depths) unless they are a half-saturation constant.
 bool continuous(const config_value& v) { return v.unit != "count" || v.name.ends_with("_half"); }
 
 bool marked_fitted(const config_values& values, const config_value& v) {
-    // A value borrowed from an entry that fitted it is this entry's assumption: measurements of
-    // this device are what should replace it.
-    if (v.source.starts_with("fitted") || v.lender_source.starts_with("fitted")) return true;
+    // A borrowed value keeps its lender's source: one the lender fitted is this entry's
+    // assumption, which measurements of this device should replace.
+    if (v.source.starts_with("fitted")) return true;
     const config_value* p = find_value(values, v.name + "_provenance");
     return p && p->kind == NNERGY_VALUE_STRING && p->string_value == "fitted";
 }
@@ -201,8 +206,7 @@ std::vector<double> fitted_values(const std::vector<calibration_parameter>& para
 }  // namespace
 
 bool fitted_by_default(const config_values& hardware, const config_value& v) {
-    if (v.kind != NNERGY_VALUE_FLOAT || v.source.empty() || !(v.float_value > 0)) return false;
-    return continuous(v) && marked_fitted(hardware, v);
+    return movable(v) && continuous(v) && marked_fitted(hardware, v);
 }
 
 const char* fit_objective_name(fit_objective objective) {
@@ -220,14 +224,11 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
     const config_values& hw = session.hardware();
     std::vector<calibration_parameter> out;
     std::set<std::string> seen;
-    const auto wanted = [&](const config_value& v, const config_values& values) {
-        if (!o.fit.empty())
-            return v.kind == NNERGY_VALUE_FLOAT && !v.source.empty() && v.float_value > 0 &&
-                   matches_any(o.fit, v.name);
-        return fitted_by_default(values, v);
+    const auto wanted = [&](const config_value& v) {
+        return o.fit.empty() ? fitted_by_default(hw, v) : movable(v) && matches_any(o.fit, v.name);
     };
     for (const config_value& v : hw) {
-        if (v.name.starts_with("calibration.") || !wanted(v, hw)) continue;
+        if (v.name.starts_with("calibration.") || !wanted(v)) continue;
         calibration_parameter p = parameter_of(v, v.name);
         if (v.name.starts_with("runtime."))
             for (const auto& [name, values] : session.runtimes())

@@ -14,6 +14,7 @@
 #include <nnergy/framework/pipeline.hpp>
 #include <optional>
 #include <string_view>
+#include <unordered_set>
 
 #include "config_cache.hpp"
 #include "toml_util.hpp"
@@ -362,8 +363,9 @@ bool under_prefix(std::string_view key, std::string_view prefix) {
 
 // `[[borrow]]` tables (docs/hardware.md, "Borrowed tables"): keys under the listed prefixes
 // taken from another entry, where the file does not give them itself. A borrowed number keeps
-// its file and line (where it is written) and its source, behind the borrowing file's reason; a
-// borrowed provenance becomes "theoretical": it was measured or fitted on the other device.
+// its file, line and source (where it is written, and how it was had there) and carries the
+// borrowing file's reason; a borrowed provenance becomes "theoretical": it was measured or
+// fitted on the other device.
 void apply_borrows(const std::filesystem::path& file, config_values& own,
                    std::vector<std::filesystem::path>& stack) {
     struct borrow_spec {
@@ -403,6 +405,8 @@ void apply_borrows(const std::filesystem::path& file, config_values& own,
     }
     if (specs.empty()) return;
     config_values borrowed;
+    std::unordered_set<std::string> given;  // the file's own keys, then those borrowed
+    for (const config_value& v : own) given.insert(v.name);
     for (const auto& [index, spec] : specs) {
         const source_location where{file.string(), spec.line};
         const auto text = [](const config_value* v) {
@@ -440,7 +444,7 @@ void apply_borrows(const std::filesystem::path& file, config_values& own,
             for (const config_value& v : lender) {
                 if (!under_prefix(v.name, key->string_value) || identity_key(v.name)) continue;
                 ++matched;
-                if (find_value(own, v.name) || find_value(borrowed, v.name)) continue;
+                if (!given.insert(v.name).second) continue;
                 config_value copy = v;
                 const std::string_view last = std::string_view(copy.name).substr(
                     copy.name.rfind('.') == std::string::npos ? 0 : copy.name.rfind('.') + 1);
@@ -450,11 +454,6 @@ void apply_borrows(const std::filesystem::path& file, config_values& own,
                     copy.string_value = "theoretical";
                 copy.borrowed_from = spec.from->string_value;
                 copy.borrow_reason = spec.source->string_value;
-                copy.lender_source = v.source;
-                if (!copy.source.empty())
-                    copy.source =
-                        fmt::format("{} (borrowed from {}: {})", spec.source->string_value,
-                                    spec.from->string_value, v.source);
                 borrowed.push_back(std::move(copy));
             }
             if (matched == 0)

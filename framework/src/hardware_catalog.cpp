@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/hardware_catalog.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace nnergy {
@@ -71,34 +69,31 @@ int print_hardware_show(const std::string& ref, std::FILE* out) {
     fmt::print(out, "{} ({}, {}): {}\nfile: {}\n\n", text_of(v, "name"), text_of(v, "class"),
                text_of(v, "vendor"), text_of(v, "description"), file.string());
     // Each [[borrow]] once, with its reason; its values below cite only where they came from.
-    std::vector<std::pair<std::string, std::string>> borrows;
-    std::vector<size_t> counts;
-    for (const config_value& x : v) {
-        if (x.borrowed_from.empty()) continue;
-        const std::pair<std::string, std::string> b{x.borrowed_from, x.borrow_reason};
-        const auto it = std::find(borrows.begin(), borrows.end(), b);
-        if (it == borrows.end()) {
-            borrows.push_back(b);
-            counts.push_back(1);
-        } else {
-            ++counts[static_cast<size_t>(it - borrows.begin())];
-        }
-    }
+    struct borrow_line {
+        std::string from, reason;
+        size_t values = 0;
+    };
+    std::vector<borrow_line> borrows;
+    const auto borrow_of = [&](const config_value& x) -> size_t {  // 1-based, as printed
+        for (size_t i = 0; i < borrows.size(); ++i)
+            if (borrows[i].from == x.borrowed_from && borrows[i].reason == x.borrow_reason)
+                return i + 1;
+        borrows.push_back({x.borrowed_from, x.borrow_reason, 0});
+        return borrows.size();
+    };
+    for (const config_value& x : v)
+        if (!x.borrowed_from.empty()) ++borrows[borrow_of(x) - 1].values;
     for (size_t i = 0; i < borrows.size(); ++i)
-        fmt::print(out, "borrowed from {} ({} values, marked [{}] below): {}\n", borrows[i].first,
-                   counts[i], i + 1, borrows[i].second);
+        fmt::print(out, "borrowed from {} ({} values, marked [{}] below): {}\n", borrows[i].from,
+                   borrows[i].values, i + 1, borrows[i].reason);
     if (!borrows.empty()) fmt::print(out, "\n");
     for (const config_value& x : v) {
         if (x.name == "name" || x.name == "class" || x.name == "vendor" ||
             x.name == "description" || x.name == "schema")
             continue;
         if (!x.unit.empty() && !x.borrowed_from.empty()) {
-            const size_t n = static_cast<size_t>(
-                std::find(borrows.begin(), borrows.end(),
-                          std::pair<std::string, std::string>{x.borrowed_from, x.borrow_reason}) -
-                borrows.begin());
             fmt::print(out, "{} = {:g} {}\n    source: [{}] {}: {}\n", x.name, x.written_value,
-                       x.unit, n + 1, x.borrowed_from, x.lender_source);
+                       x.unit, borrow_of(x), x.borrowed_from, x.source);
         } else if (!x.unit.empty()) {
             fmt::print(out, "{} = {:g} {}\n    source: {}\n", x.name, x.written_value, x.unit,
                        x.source);

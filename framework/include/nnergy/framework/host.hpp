@@ -29,11 +29,10 @@ struct config_value {
     std::string source;        ///< hardware quantities: where the number comes from
     std::string unit;          ///< hardware quantities: the unit written in the file
     double written_value = 0;  ///< hardware quantities: the number as written, in `unit`
-    /// Taken by a [[borrow]] table (docs/hardware.md, "Borrowed tables"): the entry it came from,
-    /// the borrowing file's reason and the value's source there (`source` joins the two).
+    /// Taken by a [[borrow]] table (docs/hardware.md, "Borrowed tables"): the entry it came from
+    /// and the borrowing file's reason; `source`, `file` and `line` stay the lender's.
     std::string borrowed_from;
     std::string borrow_reason;
-    std::string lender_source;
 };
 using config_values = std::vector<config_value>;
 

@@ -8,7 +8,9 @@
 // parallelism.batch is N (true of batch-first models such as CNNs, not of attention blocks
 // whose heads or sequence lead some tensors).
 // --energy 1 checks the energy estimate of every run: totals.energy_j positive and finite, equal
-// to its kernels' energy_j plus the device idle energy, and no kernel with negative energy.
+// to its kernels' energy_j plus the device idle energy, and no kernel with negative energy. Its
+// memory-bound advice, where given, must equal what the kernels' mappings and metrics give
+// (docs/report.md); --energy 2 also requires that advice in every run.
 // --reference reads a published count (tests/data/reference/torchvision_counts.toml): the
 // model's `num_params` must equal totals.params exactly, and totals.macs (conv, linear and
 // matmul MACs: the only ops with MACs, docs/counting.md) must be within 0.5% of `gmacs`, or
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
     double batch = -1, kernel_batch = -1, macs = -1, params = -1, reference_macs = -1;
     double run_count = -1, peak_memory = -1;
     bool need_memory = false;
-    bool energy = false;
+    bool energy = false, need_memory_advice = false;
     std::vector<double> run_batches;
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string k = argv[i];
@@ -94,8 +96,10 @@ int main(int argc, char** argv) {
             need_memory = v != 0;
         else if (k == "--peak-memory")
             peak_memory = v;
-        else if (k == "--energy")
+        else if (k == "--energy") {
             energy = v != 0;
+            need_memory_advice = v >= 2;
+        }
     }
     std::ifstream f(argv[1]);
     if (!f) {
@@ -230,6 +234,44 @@ int main(int argc, char** argv) {
             }
             expect(close(sum_energy + t.value("device_idle_energy_j", 0.0), e),
                    "totals.energy_j equals the kernels' energy_j plus the device idle energy");
+            // The memory-bound saving, from the report: per kernel bound by a memory level,
+            // its static power over the time that level adds beyond its compute (at the unit's
+            // effective rate) and its other levels, plus its DRAM energy.
+            double memory_saving = 0;
+            for (const auto& k : run.at("kernels")) {
+                const auto& m = k.at("mapping");
+                const std::string bottleneck = m.value("bottleneck", "");
+                if (bottleneck.rfind("memory:", 0) != 0) continue;
+                const std::string level = bottleneck.substr(7);
+                const auto& km = k.at("metrics");
+                const double latency =
+                    km.value("latency_unthrottled_s", km.at("latency_s").get<double>());
+                const double working = std::max(0.0, latency - m.value("launch_overhead_s", 0.0));
+                double rate = m.value("effective_flops_per_s", 0.0);
+                if (!(rate > 0)) rate = m.value("peak_flops_per_s", 0.0);
+                const double flops = k.value("flops", 0.0);
+                double needed = flops > 0 && rate > 0 ? flops / rate : 0.0;
+                if (!level.empty() && m.contains("levels"))
+                    for (const auto& l : m.at("levels")) {
+                        const double bytes = l.value("bytes", 0.0);
+                        const double bandwidth = l.value("bandwidth_bytes_per_s", 0.0);
+                        if (l.value("level", "") != level && bytes > 0 && bandwidth > 0)
+                            needed = std::max(needed, bytes / bandwidth);
+                    }
+                const double static_power =
+                    km.value("energy.static_j", 0.0) / km.at("latency_s").get<double>();
+                memory_saving += static_power * std::max(0.0, working - needed) +
+                                 km.value("energy.memory.dram_j", 0.0);
+            }
+            if (t.contains("advice.memory_bound_saving_j"))
+                expect(std::fabs(t.at("advice.memory_bound_saving_j").get<double>() -
+                                 memory_saving) <= 1e-9 * memory_saving + 1e-15,
+                       "totals.advice.memory_bound_saving_j " +
+                           std::to_string(t.at("advice.memory_bound_saving_j").get<double>()) +
+                           " equals its kernels' wait and DRAM energy " +
+                           std::to_string(memory_saving));
+            else
+                expect(!need_memory_advice, "totals.advice.memory_bound_saving_j present");
         }
         if (macs > 0) expect(close(macs, t.at("macs")), "totals.macs equals the expected value");
         if (params > 0)

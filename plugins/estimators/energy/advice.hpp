@@ -32,6 +32,10 @@ struct kernel_summary {
     /// (0 when there is none): the compute energy the kernel would have there.
     double compute_j = 0;
     double compute_lower_precision_j = -1;
+    /// For a kernel bound by a memory level: the static energy of the time that level adds
+    /// beyond the kernel's compute and its other levels, and the energy of its DRAM bytes.
+    double memory_wait_j = 0;
+    double dram_j = 0;
     bool single_consumer_of_producer = false;  ///< reads one kernel's output, which only it reads
 };
 
@@ -176,25 +180,30 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
         items.push_back(std::move(a));
     }
 
-    // Memory-bound kernels: more bandwidth or another layout would shorten them.
-    double memory_bound = 0;
+    // Memory-bound kernels: the time they wait on memory beyond their compute (more bandwidth,
+    // or tensors kept closer, would shorten it) and the DRAM traffic itself (tensors kept on
+    // chip by fusion or tiling would not move it).
+    double memory_bound = 0, waiting = 0, dram = 0;
     size_t count = 0;
     for (const kernel_summary& k : kernels)
         if (k.bottleneck.substr(0, 7) == "memory:") {
             ++count;
             memory_bound += k.energy_j;
+            waiting += k.memory_wait_j;
+            dram += k.dram_j;
         }
-    if (count > 0 && memory_bound > 0.1 * energy_j) {
+    if (count > 0 && memory_bound > 0.1 * energy_j && waiting + dram > 0) {
         advice_item a;
         a.kind = "memory_bound";
-        a.saving_j = 0;
-        for (const kernel_summary& k : kernels)
-            if (k.bottleneck.substr(0, 7) == "memory:") a.saving_j += k.underutilization_j;
+        a.saving_j = waiting + dram;
         a.text = "memory-bound: " + std::to_string(count) + " kernel(s) spend " +
                  joules(memory_bound) + " (" + share(memory_bound, energy_j) +
-                 ") waiting on memory; a layout that keeps their tensors on chip, or a device "
-                 "with more bandwidth, saves up to " +
-                 joules(a.saving_j) + " of their static energy";
+                 ") bound by memory, " + joules(waiting) +
+                 " of it static energy while they wait on memory beyond their compute, and " +
+                 joules(dram) +
+                 " moving bytes to and from DRAM: keeping their tensors on chip (fusion, "
+                 "tiling) or a device with more bandwidth saves up to " +
+                 joules(a.saving_j) + " (" + share(a.saving_j, energy_j) + ")";
         items.push_back(std::move(a));
     }
 

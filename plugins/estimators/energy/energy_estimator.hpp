@@ -123,10 +123,12 @@ public:
                 if (sum.kind == breakdown_lines::part::memory) parts.memory_j += sum.kernel_j;
                 if (sum.kind == breakdown_lines::part::control) parts.control_j += sum.kernel_j;
             }
+            double dram_j = 0;
             for (const breakdown_entry& b : e.entries) {
                 breakdown_lines::line& line = lines.lines[b.slot];
                 if (per_kernel) out.kernel(k, line.key, b.joules);
                 lines.add(line.total, line.key, b.joules);
+                if (line.dram) dram_j += b.joules;
             }
             if (per_kernel) {
                 out.kernel(k, "energy_j", e.energy_j);
@@ -141,6 +143,14 @@ public:
                 ++throttled;
             }
             summarize(table, mapping, in, e, parts, lines, summaries[k]);
+            if (summaries[k].bottleneck.substr(0, 7) == "memory:") {
+                // The latency estimator's time: a throttled kernel's stretch is not memory's.
+                const double working = std::max(0.0, in.latency_s - in.overhead_s);
+                summaries[k].memory_wait_j =
+                    e.static_power_w * memory_wait_time(mapping, facts.flops[k],
+                                                        summaries[k].bottleneck.substr(7), working);
+                summaries[k].dram_j = dram_j;
+            }
             const uint32_t producer = facts.single_producer[k];
             summaries[k].single_consumer_of_producer =
                 producer != NNERGY_NO_NODE && facts.consumers[producer] == 1;
@@ -290,6 +300,23 @@ private:
             }
         }
         return t;
+    }
+
+    /// The part of a kernel's working time that its bottleneck memory level (`level`; empty:
+    /// unnamed) adds beyond its compute, at the unit's effective rate, and its other levels'
+    /// traffic: the most that more bandwidth there, or its tensors kept closer, would save.
+    static double memory_wait_time(const sdk::mapping_view& m, double flops, std::string_view level,
+                                   double working_s) {
+        double rate = m.number_or("effective_flops_per_s", 0.0);
+        if (!(rate > 0)) rate = m.number_or("peak_flops_per_s", 0.0);
+        double needed = flops > 0 && rate > 0 ? flops / rate : 0.0;
+        const size_t levels = level.empty() ? 0 : m.level_count();
+        for (size_t i = 0; i < levels; ++i) {
+            const sdk::mapping_view::level l = m.level_at(i);
+            if (l.name != level && l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
+                needed = std::max(needed, l.bytes / l.bandwidth_bytes_per_s);
+        }
+        return std::max(0.0, working_s - needed);
     }
 
     /// What an estimate needs of the partition's structure, which a sweep evaluates on many
@@ -443,6 +470,7 @@ private:
             std::string key;                     ///< energy.<category>.<event>_j
             size_t total = none;
             double lower_precision_j = -1;  ///< the price at a narrower precision; < 0: not yet
+            bool dram = false;              ///< energy.memory.dram: traffic to and from DRAM
         };
         std::vector<category> categories;
         std::vector<line> lines;
@@ -456,6 +484,7 @@ private:
             // Static lines are computed, not priced.
             l.price = category_name == "static" ? nullptr : t.find(category_name, event);
             l.key = "energy." + l.category_name + "." + l.event + "_j";
+            l.dram = category_name == "memory" && event == "dram";
             const std::string category_key = "energy." + l.category_name + "_j";
             while (l.category < categories.size() && categories[l.category].key != category_key)
                 ++l.category;

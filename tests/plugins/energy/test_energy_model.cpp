@@ -233,6 +233,8 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     relu.control_j = 0.01;
     relu.compute_lower_precision_j = 0;
     relu.underutilization_j = 0.05;
+    relu.memory_wait_j = 0.04;
+    relu.dram_j = 0.03;
     relu.single_consumer_of_producer = true;
     // 1.2 J in all, 0.8 J static (0.1 J of it between kernels), 0.75 J under-utilized.
     const auto items = advise({conv, relu}, 1.3, 0.9, 0.1, 0.75);
@@ -247,7 +249,16 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     CHECK(items[3].kind == "fusion");
     CHECK(items[3].saving_j == Approx(0.2));  // relu's memory, control and static energy
     CHECK(items[4].kind == "memory_bound");
-    CHECK(items[4].saving_j == Approx(0.05));
+    // relu waits 0.04 J on memory beyond its compute and moves 0.03 J of DRAM bytes.
+    CHECK(items[4].saving_j == Approx(0.07));
+    CHECK_THAT(items[4].text, Catch::Contains("1 kernel(s) spend 0.2 J (15%) bound by memory, "
+                                              "0.04 J of it static energy"));
+    CHECK_THAT(items[4].text, Catch::Contains("0.03 J moving bytes to and from DRAM"));
+    // A compute-bound kernel's memory wait is no memory-bound saving.
+    conv.memory_wait_j = 0.5;
+    const auto again = advise({conv, relu}, 1.3, 0.9, 0.1, 0.75);
+    CHECK(again.back().kind == "memory_bound");
+    CHECK(again.back().saving_j == Approx(0.07));
 }
 
 TEST_CASE("energy: a fused kernel's energy and time shared among its ops", "[energy]") {

@@ -263,6 +263,37 @@ int main(int argc, char** argv) {
                 memory_saving += static_power * std::max(0.0, working - needed) +
                                  km.value("energy.memory.dram_j", 0.0);
             }
+            // The utilization saving: the three compute-bound kernels whose idle slots take the
+            // most static energy (static power over 1 - utilization of the working time, at
+            // most the kernel's under-utilization energy).
+            std::vector<double> idle_slots;
+            for (const auto& k : run.at("kernels")) {
+                const auto& m = k.at("mapping");
+                const auto& km = k.at("metrics");
+                const double u = m.value("utilization", 0.0);
+                if (m.value("bottleneck", "") != "compute" || !(u > 0 && u < 1)) continue;
+                const double latency = km.at("latency_s").get<double>();
+                const double working =
+                    std::max(0.0, latency - std::max(0.0, m.value("launch_overhead_s", 0.0)));
+                const double static_power = km.value("energy.static_j", 0.0) / latency;
+                idle_slots.push_back(std::min(km.value("underutilization_energy_j", 0.0),
+                                              static_power * working * (1 - u)));
+            }
+            std::sort(idle_slots.rbegin(), idle_slots.rend());
+            double utilization_saving = 0;
+            for (size_t i = 0; i < std::min<size_t>(3, idle_slots.size()); ++i)
+                utilization_saving += idle_slots[i];
+            if (t.contains("advice.utilization_saving_j"))
+                expect(std::fabs(t.at("advice.utilization_saving_j").get<double>() -
+                                 utilization_saving) <= 1e-9 * utilization_saving + 1e-15,
+                       "totals.advice.utilization_saving_j " +
+                           std::to_string(t.at("advice.utilization_saving_j").get<double>()) +
+                           " equals its three largest idle-slot energies " +
+                           std::to_string(utilization_saving));
+            else
+                expect(idle_slots.empty() || idle_slots.front() <= 0.02 * e,
+                       "totals.advice.utilization_saving_j present: a kernel's idle slots take "
+                       "more than 2% of the energy");
             if (t.contains("advice.memory_bound_saving_j"))
                 expect(std::fabs(t.at("advice.memory_bound_saving_j").get<double>() -
                                  memory_saving) <= 1e-9 * memory_saving + 1e-15,

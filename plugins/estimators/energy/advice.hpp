@@ -28,6 +28,10 @@ struct kernel_summary {
     double memory_j = 0;   ///< energy.memory_j of the kernel
     double control_j = 0;  ///< energy.control_j of the kernel
     double underutilization_j = 0;
+    /// For a compute-bound kernel, the part of underutilization_j that its idle slots
+    /// (1 - utilization) account for: what filling them (reshaping, batching) would save; 0
+    /// otherwise, or when the mapping gives no utilization.
+    double idle_slots_j = 0;
     /// Compute events re-priced at the cheapest lower precision the file prices on any unit
     /// (0 when there is none): the compute energy the kernel would have there.
     double compute_j = 0;
@@ -107,27 +111,29 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
         items.push_back(std::move(a));
     }
 
-    // Low utilization: the kernels whose static energy is most wasted.
+    // Low utilization: the kernels that leave most static energy to idle slots. Running below
+    // peak with every slot busy (a unit's efficiency) is not something reshaping fixes.
     std::vector<const kernel_summary*> by_waste;
     for (const kernel_summary& k : kernels)
-        if (k.underutilization_j > 0) by_waste.push_back(&k);
+        if (k.idle_slots_j > 0) by_waste.push_back(&k);
     std::stable_sort(by_waste.begin(), by_waste.end(), [](const auto* a, const auto* b) {
-        return a->underutilization_j > b->underutilization_j;
+        return a->idle_slots_j > b->idle_slots_j;
     });
-    if (!by_waste.empty() && by_waste.front()->underutilization_j > 0.02 * energy_j) {
+    if (!by_waste.empty() && by_waste.front()->idle_slots_j > 0.02 * energy_j) {
         advice_item a;
         a.kind = "utilization";
         a.text = "low utilization:";
         for (size_t i = 0; i < std::min<size_t>(3, by_waste.size()); ++i) {
             const kernel_summary& k = *by_waste[i];
-            a.saving_j += k.underutilization_j;
+            a.saving_j += k.idle_slots_j;
             a.text += (i ? "; " : " ") + std::string(k.name) + " (";
             if (!k.op_class.empty()) a.text += std::string(k.op_class) + ", ";
             a.text += modeling::percent(k.utilization) + " of the device's slots busy";
             if (!k.bottleneck.empty()) a.text += ", " + std::string(k.bottleneck) + "-bound";
-            a.text += ") wastes " + joules(k.underutilization_j);
+            a.text += ") spends " + joules(k.idle_slots_j) + " of static energy on idle slots";
         }
-        a.text += ": reshaping or batching them would save up to " + joules(a.saving_j);
+        a.text += ": reshaping or batching them to fill the device would save up to " +
+                  joules(a.saving_j);
         items.push_back(std::move(a));
     }
 

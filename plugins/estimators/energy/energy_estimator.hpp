@@ -627,6 +627,13 @@ private:
         s.energy_j = e.energy_j;
         s.static_j = e.static_j;
         s.underutilization_j = e.underutilization_j;
+        if (s.bottleneck == "compute" && s.utilization > 0 && s.utilization < 1) {
+            // Its work spread over every slot would take `utilization` of its working time
+            // (more slots do not shorten a kernel bound by memory or fixed time).
+            const double working = std::max(0.0, e.latency_s - std::max(0.0, in.overhead_s));
+            s.idle_slots_j =
+                std::min(e.underutilization_j, e.static_power_w * working * (1 - s.utilization));
+        }
         s.memory_j = parts.memory_j;
         s.control_j = parts.control_j;
         s.compute_j = parts.compute_j;

@@ -223,6 +223,7 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     conv.compute_j = 0.2;
     conv.compute_lower_precision_j = 0.05;
     conv.underutilization_j = 0.6;
+    conv.idle_slots_j = 0.5;  // of the 0.6 J, 0.1 J is the unit's efficiency
     kernel_summary relu;
     relu.name = "relu";
     relu.op_class = "elementwise";
@@ -242,8 +243,12 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     CHECK(items[0].kind == "static");
     CHECK(items[0].saving_j == Approx(0.75));
     CHECK(items[1].kind == "utilization");
-    CHECK(items[1].saving_j == Approx(0.65));  // conv 0.6 + relu 0.05
-    CHECK_THAT(items[1].text, Catch::Contains("conv (conv, 10% of the device's slots busy"));
+    CHECK(items[1].saving_j == Approx(0.5));  // conv's idle slots; relu is memory-bound
+    CHECK_THAT(items[1].text, Catch::Contains("conv (conv, 10% of the device's slots busy, "
+                                              "compute-bound) spends 0.5 J of static energy "
+                                              "on idle slots"));
+    CHECK_THAT(items[1].text, Catch::Contains("up to 0.5 J"));
+    CHECK_THAT(items[1].text, !Catch::Contains("relu"));
     CHECK(items[2].kind == "precision");
     CHECK(items[2].saving_j == Approx(0.15 + 0.5 * 0.19));  // compute 0.2 -> 0.05, memory / 2
     CHECK(items[3].kind == "fusion");

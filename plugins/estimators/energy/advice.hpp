@@ -101,11 +101,13 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
         advice_item a;
         a.kind = "static";
         a.saving_j = underutilization_j;
+        // Idle time between kernels is named only where the run has some (a runtime profile).
         a.text = "static power is " + share(static_j, energy_j) + " of the energy (" +
                  joules(static_j) + "), of which " + joules(underutilization_j) +
-                 " is spent while the device waits (" + joules(device_idle_j) +
-                 " between kernels) or runs below its peak: a larger batch or a part sized "
-                 "to the work saves up to " +
+                 (device_idle_j > 0 ? " is spent while the device waits (" + joules(device_idle_j) +
+                                          " between kernels) or runs"
+                                    : " is spent while the device runs") +
+                 " below its peak: a larger batch or a part sized to the work saves up to " +
                  joules(underutilization_j) + " (" + share(underutilization_j, energy_j) +
                  ") per pass";
         items.push_back(std::move(a));

@@ -242,6 +242,7 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     REQUIRE(items.size() == 5);
     CHECK(items[0].kind == "static");
     CHECK(items[0].saving_j == Approx(0.75));
+    CHECK_THAT(items[0].text, Catch::Contains("waits (0.1 J between kernels) or runs below"));
     CHECK(items[1].kind == "utilization");
     CHECK(items[1].saving_j == Approx(0.5));  // conv's idle slots; relu is memory-bound
     CHECK_THAT(items[1].text, Catch::Contains("conv (conv, 10% of the device's slots busy, "
@@ -259,9 +260,13 @@ TEST_CASE("energy: advice names each saving, largest first", "[energy]") {
     CHECK_THAT(items[4].text, Catch::Contains("1 kernel(s) spend 0.2 J (15%) bound by memory, "
                                               "0.04 J of it static energy"));
     CHECK_THAT(items[4].text, Catch::Contains("0.03 J moving bytes to and from DRAM"));
-    // A compute-bound kernel's memory wait is no memory-bound saving.
+    // A compute-bound kernel's memory wait is no memory-bound saving; a run without idle time
+    // between kernels does not mention it.
     conv.memory_wait_j = 0.5;
-    const auto again = advise({conv, relu}, 1.3, 0.9, 0.1, 0.75);
+    const auto again = advise({conv, relu}, 1.3, 0.9, 0, 0.75);
+    CHECK_THAT(again.front().text, Catch::Contains("is spent while the device runs below its "
+                                                   "peak"));
+    CHECK_THAT(again.front().text, !Catch::Contains("between kernels"));
     CHECK(again.back().kind == "memory_bound");
     CHECK(again.back().saving_j == Approx(0.07));
 }

@@ -185,7 +185,13 @@ def bad_files():
     # A node reading a tensor nothing declares.
     g = helper.make_graph([helper.make_node("Add", ["x", "bias_typo"], ["y"], name="add_bias")],
                           "missing_input", [x], [y], [weight("bias", (4,))])
-    save(model(g), "bad_missing_input.onnx", check=False)
+    path = save(model(g), "bad_missing_input.onnx", check=False)
+    # The same with a byte that is not UTF-8 in the name (protobuf's Python API refuses such a
+    # string, so the serialized bytes are patched): messages show it as \xd6.
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(os.path.join(OUT, "bad_name_bytes.onnx"), "wb") as f:
+        f.write(data.replace(b"bias_typo", b"bias\xd6typo"))
     # An initializer whose dims [4, 4] need 64 bytes of FLOAT, with 16 bytes of raw_data.
     w = TensorProto()
     w.name = "w"

@@ -27,6 +27,7 @@
 #include <nnergy/framework/suggest.hpp>
 #include <nnergy/framework/sweep.hpp>
 #include <nnergy/framework/validate.hpp>
+#include <nnergy/modeling/text.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -1410,10 +1411,10 @@ int main(int argc, char** argv) {
             return nnergy::run_bench(reg, bench_sizes, bench_repeats);
         }
     } catch (const nnergy::error& e) {
-        spdlog::error("{}", e.what());
+        spdlog::error("{}", nnergy::modeling::printable(e.what()));
         return static_cast<int>(e.code());
     } catch (const std::exception& e) {
-        spdlog::critical("internal error: {}", e.what());
+        spdlog::critical("internal error: {}", nnergy::modeling::printable(e.what()));
         return static_cast<int>(exit_code::internal);
     }
     return 0;

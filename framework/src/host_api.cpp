@@ -133,7 +133,9 @@ void api_log(nnergy_host_context* ctx, nnergy_log_level level,
                 lvl = spdlog::level::err;
                 break;
         }
-        spdlog::log(lvl, "[{}] {}", ctx ? ctx->component_name : std::string("plugin"), sv(message));
+        // A plugin's message may quote names from the user's file as they are.
+        spdlog::log(lvl, "[{}] {}", ctx ? ctx->component_name : std::string("plugin"),
+                    nnergy::modeling::printable(sv(message)));
     } catch (...) {
     }
 }

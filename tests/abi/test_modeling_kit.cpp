@@ -55,6 +55,21 @@ TEST_CASE("kit: same_text agrees with string comparison at every length and posi
     CHECK_FALSE(modeling::same_text("tensor_core.float16", "tensor_core.bfloat16"));
 }
 
+TEST_CASE("kit: printable keeps UTF-8 text and escapes other bytes and control characters") {
+    CHECK(modeling::printable("conv1 'layer3.1' \xc3\xa9t\xc3\xa9 \xe2\x82\xac\n\t") ==
+          "conv1 'layer3.1' \xc3\xa9t\xc3\xa9 \xe2\x82\xac\n\t");
+    CHECK(modeling::printable("layer3.\xd6/relu") == "layer3.\\xd6/relu");  // a lone byte
+    CHECK(modeling::printable("a\x01"
+                              "b\x7f"
+                              "c\r") == "a\\x01b\\x7fc\\x0d");
+    CHECK(modeling::printable("\xc0\xaf") == "\\xc0\\xaf");           // an overlong '/'
+    CHECK(modeling::printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+    CHECK(modeling::printable("\xe2\x82") == "\\xe2\\x82");           // cut short
+    CHECK(modeling::printable(std::string_view("a\0b", 3)) == "a\\x00b");
+    CHECK(modeling::utf8_sequence_length("\xf0\x9f\x98\x80", 0) == 4);
+    CHECK(modeling::utf8_sequence_length("\xf4\x90\x80\x80", 0) == 0);  // above U+10FFFF
+}
+
 TEST_CASE("kit: recent_values derives a value once per named key and keeps the latest ones") {
     modeling::recent_values<int, int> values(2);
     int made = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <string>
 #include <string_view>
@@ -16,33 +17,6 @@
 namespace nnergy::json {
 
 namespace detail {
-
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
-// nothing above U+10FFFF), or 0 when the byte there does not start one.
-inline size_t utf8_sequence_length(std::string_view s, size_t i) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char b0 = byte(i);
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-    if (b0 >= 0xc2 && b0 <= 0xdf) {
-        n = 2;
-    } else if (b0 >= 0xe0 && b0 <= 0xef) {
-        n = 3;
-        if (b0 == 0xe0) lo = 0xa0;
-        if (b0 == 0xed) hi = 0x9f;
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-        n = 4;
-        if (b0 == 0xf0) lo = 0x90;
-        if (b0 == 0xf4) hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (i + n > s.size()) return 0;
-    if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-    for (size_t k = 2; k < n; ++k)
-        if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-    return n;
-}
 
 // Whether none of eight bytes needs attention in a string literal (a control character, a
 // quote, a backslash or a byte of a multi-byte UTF-8 sequence). It may answer no for a plain
@@ -78,7 +52,7 @@ inline void append_string(std::string& out, std::string_view s) {
         if (i == s.size()) break;
         const unsigned char c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
-            const size_t n = utf8_sequence_length(s, i);
+            const size_t n = modeling::utf8_sequence_length(s, i);
             if (n == 0) {
                 out += "\xef\xbf\xbd";
                 ++i;

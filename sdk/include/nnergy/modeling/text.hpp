@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file text.hpp
 /// \brief Number and time formatting for mapping explanations, without printf's format parsing
-/// in the hot path (plugins do not link fmt).
+/// in the hot path (plugins do not link fmt), and text from the user's files made safe to show.
 #pragma once
 
 #include <charconv>
@@ -38,6 +38,65 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
     for (size_t i = 0; i < n; ++i)
         if (a[i] != b[i]) return false;
     return true;
+}
+
+/// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+/// nothing above U+10FFFF), or 0 when the byte there does not start one.
+inline size_t utf8_sequence_length(std::string_view s, size_t i) noexcept {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char b0 = byte(i);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+    if (b0 >= 0xc2 && b0 <= 0xdf) {
+        n = 2;
+    } else if (b0 >= 0xe0 && b0 <= 0xef) {
+        n = 3;
+        if (b0 == 0xe0) lo = 0xa0;
+        if (b0 == 0xed) hi = 0x9f;
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+        n = 4;
+        if (b0 == 0xf0) lo = 0x90;
+        if (b0 == 0xf4) hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+    for (size_t k = 2; k < n; ++k)
+        if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+    return n;
+}
+
+/// `s` as a message can show it: bytes that are not well-formed UTF-8, and control characters
+/// other than newline and tab, become \xNN. Names in messages come from the user's files, and
+/// a damaged file's raw bytes would garble a terminal and break readers that expect UTF-8.
+inline std::string printable(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            if (const size_t n = utf8_sequence_length(s, i)) {
+                out.append(s.data() + i, n);
+                i += n;
+                continue;
+            }
+        } else if (c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+            ++i;
+            continue;
+        } else if (c == '\n' || c == '\t') {
+            out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+        ++i;
+    }
+    return out;
 }
 
 /// printf into a std::string (plugins do not link fmt).

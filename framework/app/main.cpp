@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nnergy/plugin.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -122,9 +123,26 @@ std::vector<std::filesystem::path> plugin_search_path(const global_options& g) {
     return paths;
 }
 
+/// A log line's message as modeling::printable() shows it: messages quote names from the
+/// user's files, whose bytes that are not UTF-8 would garble the line.
+class printable_message : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
+        const std::string text =
+            nnergy::modeling::printable({msg.payload.data(), msg.payload.size()});
+        dest.append(text.data(), text.data() + text.size());
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<printable_message>();
+    }
+};
+
 void setup_logging(const global_options& g) {
     auto logger = spdlog::stderr_color_mt("nnergy");
-    logger->set_pattern("nnergy: %^%l%$: %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<printable_message>('*').set_pattern("nnergy: %^%l%$: %*");
+    logger->set_formatter(std::move(formatter));
     spdlog::set_default_logger(logger);
     spdlog::set_level(g.verbose ? spdlog::level::debug
                       : g.quiet ? spdlog::level::err
@@ -1229,9 +1247,13 @@ int main(int argc, char** argv) {
                 if (!f || !(f << overlay))
                     throw nnergy::error(fmt::format("cannot write '{}'", cal_output));
             }
-            const std::string text =
-                nnergy::calibration_text(r) +
-                fmt::format("\nwrote {}: use --hw {}+{}\n", cal_output, cal_hw, cal_output);
+            // A reference holds one overlay: a stacked entry's overlay is used on its own.
+            const std::string use =
+                nnergy::hardware_overlay_part(cal_hw, std::filesystem::current_path())
+                    ? cal_output
+                    : cal_hw + "+" + cal_output;
+            const std::string text = nnergy::calibration_text(r) +
+                                     fmt::format("\nwrote {}: use --hw {}\n", cal_output, use);
             std::fwrite(text.data(), 1, text.size(), stdout);
             return 0;
         }
@@ -1411,10 +1433,10 @@ int main(int argc, char** argv) {
             return nnergy::run_bench(reg, bench_sizes, bench_repeats);
         }
     } catch (const nnergy::error& e) {
-        spdlog::error("{}", nnergy::modeling::printable(e.what()));
+        spdlog::error("{}", e.what());
         return static_cast<int>(e.code());
     } catch (const std::exception& e) {
-        spdlog::critical("internal error: {}", nnergy::modeling::printable(e.what()));
+        spdlog::critical("internal error: {}", e.what());
         return static_cast<int>(exit_code::internal);
     }
     return 0;

@@ -593,13 +593,10 @@ std::string modes_of(const calibration_errors& e) {
 std::string calibration_overlay(const calibration_result& r, const std::string& base_ref,
                                 const std::filesystem::path& output,
                                 const std::string& command_line) {
-    std::string base = base_ref;
     // An entry given as BASE+OVERLAY is the overlay stacked on BASE: the new overlay stacks on
     // that overlay (whose own `base` names BASE), since a `base` holds one reference.
-    std::error_code exists_ec;
-    if (const size_t plus = base.find('+');
-        plus != std::string::npos && !std::filesystem::is_regular_file(base, exists_ec))
-        base = base.substr(plus + 1);
+    std::string base =
+        hardware_overlay_part(base_ref, std::filesystem::current_path()).value_or(base_ref);
     // A path is written relative to the overlay, so the two can move together.
     if (base.find('/') != std::string::npos || base.ends_with(".toml")) {
         std::error_code ec;

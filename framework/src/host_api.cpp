@@ -133,9 +133,7 @@ void api_log(nnergy_host_context* ctx, nnergy_log_level level,
                 lvl = spdlog::level::err;
                 break;
         }
-        // A plugin's message may quote names from the user's file as they are.
-        spdlog::log(lvl, "[{}] {}", ctx ? ctx->component_name : std::string("plugin"),
-                    nnergy::modeling::printable(sv(message)));
+        spdlog::log(lvl, "[{}] {}", ctx ? ctx->component_name : std::string("plugin"), sv(message));
     } catch (...) {
     }
 }

@@ -557,15 +557,24 @@ std::vector<std::string> hardware_catalog() { return catalog("hardware"); }
 
 std::vector<std::string> runtime_catalog() { return catalog("runtimes"); }
 
+std::optional<std::string> hardware_overlay_part(const std::string& ref,
+                                                 const std::filesystem::path& base_dir) {
+    const size_t plus = ref.find('+');
+    std::error_code ec;
+    if (plus == std::string::npos || std::filesystem::is_regular_file(base_dir / ref, ec))
+        return std::nullopt;
+    return ref.substr(plus + 1);
+}
+
 std::filesystem::path resolve_hardware(const std::string& ref,
                                        const std::filesystem::path& base_dir,
                                        const source_location& where) {
     // BASE+OVERLAY: the overlay file, once its `base` is checked to be that entry.
-    const size_t plus = ref.find('+');
+    const std::optional<std::string> overlay_part = hardware_overlay_part(ref, base_dir);
+    if (!overlay_part) return resolve_in_catalog("hardware", "hardware", ref, base_dir, where);
+    const std::string& overlay_ref = *overlay_part;
+    const std::string base_ref = ref.substr(0, ref.size() - overlay_ref.size() - 1);
     std::error_code ec;
-    if (plus == std::string::npos || std::filesystem::is_regular_file(base_dir / ref, ec))
-        return resolve_in_catalog("hardware", "hardware", ref, base_dir, where);
-    const std::string base_ref = ref.substr(0, plus), overlay_ref = ref.substr(plus + 1);
     if (overlay_ref.find('+') != std::string::npos)
         throw error(
             fmt::format("{}: hardware '{}': one overlay per reference (BASE+OVERLAY); "

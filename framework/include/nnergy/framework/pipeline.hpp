@@ -133,6 +133,11 @@ std::vector<std::filesystem::path> config_dirs();
 /// empty path when none has it.
 std::filesystem::path find_config(const std::filesystem::path& relative);
 
+/// The OVERLAY of a BASE+OVERLAY hardware reference, or nullopt when `ref` is one entry (a
+/// catalog name, or a file, relative to base_dir, whose name may itself hold a '+').
+std::optional<std::string> hardware_overlay_part(const std::string& ref,
+                                                 const std::filesystem::path& base_dir);
+
 /// Resolves a hardware reference: a path (relative to base_dir) or a catalog name looked up in
 /// configs/hardware/<name>.toml. Throws listing the catalog when the name is unknown.
 std::filesystem::path resolve_hardware(const std::string& ref,

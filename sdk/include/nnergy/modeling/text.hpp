@@ -76,19 +76,16 @@ inline std::string printable(std::string_view s) {
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            if (const size_t n = utf8_sequence_length(s, i)) {
-                out.append(s.data() + i, n);
-                i += n;
-                continue;
-            }
-        } else if (c >= 0x20 && c != 0x7f) {
-            out += static_cast<char>(c);
-            ++i;
-            continue;
-        } else if (c == '\n' || c == '\t') {
-            out += static_cast<char>(c);
-            ++i;
+        // The bytes kept as they are: a UTF-8 sequence, a printable ASCII character, a newline
+        // or a tab; none for a byte shown as \xNN.
+        size_t kept = 0;
+        if (c >= 0x80)
+            kept = utf8_sequence_length(s, i);
+        else if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t')
+            kept = 1;
+        if (kept > 0) {
+            out.append(s.data() + i, kept);
+            i += kept;
             continue;
         }
         out += "\\x";

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -35,6 +36,13 @@ inline std::string style(bool on, std::string_view code, std::string_view s) {
 
 namespace detail {
 
+/// Text from the report as a terminal can show it: names come from the user's files, and their
+/// control bytes (an escape sequence in a node's name) would act on the terminal.
+inline std::string shown(std::string_view s) { return modeling::printable(s); }
+inline std::string shown(const sdk::value_view& v, std::string_view fallback = "") {
+    return modeling::printable(v.text(fallback));
+}
+
 inline std::string count(const sdk::value_view& v) {
     auto n = v.number();
     return n ? si(*n) : "-";
@@ -49,7 +57,7 @@ inline std::string dims_text(const sdk::value_view& dims) {
     std::string s;
     for (size_t i = 0; i < dims.size(); ++i) {
         if (!s.empty()) s += ", ";
-        s += std::string(dims.key(i)) + "=" + dims.at(i).text();
+        s += shown(dims.key(i)) + "=" + shown(dims.at(i));
     }
     return s;
 }
@@ -60,8 +68,8 @@ inline std::string unknown_ops_text(const sdk::value_view& unknown) {
     std::vector<std::string> items;
     for (size_t i = 0; i < n; ++i) {
         const sdk::value_view u = unknown.at(i);
-        std::string item = "node '" + u["node"].text("?") + "' (" + u["op_type"].text("?");
-        const std::string domain = u["domain"].text();
+        std::string item = "node '" + shown(u["node"], "?") + "' (" + shown(u["op_type"], "?");
+        const std::string domain = shown(u["domain"]);
         if (!domain.empty()) item += ", domain " + domain;
         items.push_back(item + ")");
     }
@@ -144,7 +152,7 @@ inline std::string energy_text(const sdk::value_view& totals, bool color = false
         while (!rest.empty()) {
             const size_t end = rest.find('\n');
             s += "    - ";
-            s += rest.substr(0, end);
+            s += shown(rest.substr(0, end));
             s += '\n';
             rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
         }
@@ -166,9 +174,9 @@ inline std::string memory_text(const sdk::value_view& totals) {
         if (auto v = (totals[key[0]]).number())
             parts += (parts.empty() ? "" : ", ") + std::string(key[1]) + " " + si_unit(*v, "B");
     if (!parts.empty()) s += " (" + parts + ")";
-    const std::string kernel = totals["peak_kernel_name"].text();
+    const std::string kernel = shown(totals["peak_kernel_name"]);
     if (!kernel.empty()) s += " at kernel " + kernel;
-    const std::string fits = totals["fits"].text();
+    const std::string fits = shown(totals["fits"]);
     if (fits == "does not fit")
         s += ", does not fit in device memory";
     else if (fits == "unknown")
@@ -235,22 +243,22 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
                             const sdk::value_view& model, const render_options& opt) {
     const sdk::value_view arch = run["architecture"];
     std::string head = "Run " + std::to_string(index + 1) + " of " + std::to_string(run_count) +
-                       ": " + arch["hardware"].text("?");
-    const std::string cls = arch["class"].text();
+                       ": " + shown(arch["hardware"], "?");
+    const std::string cls = shown(arch["class"]);
     if (!cls.empty()) head += " (" + cls + ")";
-    const std::string precision = arch["precision"].text();
+    const std::string precision = shown(arch["precision"]);
     if (!precision.empty()) head += ", " + precision;
     // The run's own bindings (a sweep binds each run differently), else the model's.
     const sdk::value_view dims = run["dims"] ? run["dims"] : model["dims"];
     for (size_t i = 0; i < dims.size(); ++i)
-        head += ", " + std::string(dims.key(i)) + "=" + dims.at(i).text();
+        head += ", " + shown(dims.key(i)) + "=" + shown(dims.at(i));
     std::string s = style(opt.color, "1", head) + "\n";
-    std::string components = "  architecture " + arch["plugin"].text("?");
+    std::string components = "  architecture " + shown(arch["plugin"], "?");
     const sdk::value_view estimators = run["estimators"];
     if (estimators.size()) {
         components += ", estimator" + std::string(estimators.size() > 1 ? "s " : " ");
         for (size_t i = 0; i < estimators.size(); ++i)
-            components += (i ? ", " : "") + estimators.at(i).text();
+            components += (i ? ", " : "") + shown(estimators.at(i));
     }
     s += components + "\n";
 
@@ -276,7 +284,7 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         const sdk::value_view k = kernels.at(i);
         const sdk::value_view mapping = k["mapping"];
         const sdk::value_view metrics = k["metrics"];
-        std::string name = k["name"].text("?");
+        std::string name = shown(k["name"], "?");
         if (metrics["note"] ||
             (k["all_counted"].kind() == NNERGY_VALUE_BOOL && !k["all_counted"].as_bool())) {
             name += "*";
@@ -284,15 +292,15 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         }
         std::string ops;
         const sdk::value_view op_list = k["ops"];
-        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + op_list.at(j).text();
+        for (size_t j = 0; j < op_list.size(); ++j) ops += (j ? "+" : "") + shown(op_list.at(j));
         const double bytes = k["input_bytes"].number().value_or(0) +
                              k["output_bytes"].number().value_or(0) +
                              k["weight_bytes"].number().value_or(0);
         std::optional<double> ai = k["arithmetic_intensity"].number();
         if (!ai && bytes > 0) ai = k["flops"].number().value_or(0) / bytes;
         auto util = mapping["utilization"].number();
-        std::string bottleneck = metrics["bottleneck"].text();
-        if (bottleneck.empty()) bottleneck = mapping["bottleneck"].text("-");
+        std::string bottleneck = shown(metrics["bottleneck"]);
+        if (bottleneck.empty()) bottleneck = shown(mapping["bottleneck"], "-");
         auto latency = metrics["latency_s"].number();
         if (latency) {
             any_metrics = true;
@@ -304,15 +312,15 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         if (auto sc = mapping["bytes_scale"].number(); sc && *sc != 1) scale = *sc;
         std::string share = "-";
         if (latency && run_latency && *run_latency > 0) share = percent(*latency / *run_latency);
-        std::vector<std::string> row = {k["index"].number() ? k["index"].text() : std::to_string(i),
+        std::vector<std::string> row = {k["index"].number() ? shown(k["index"]) : std::to_string(i),
                                         name,
-                                        k["pattern"].text(),
+                                        shown(k["pattern"]),
                                         ops,
                                         count(k["macs"]),
                                         count(k["flops"]),
                                         si(bytes),
                                         ai ? ratio(*ai) : "-",
-                                        mapping["unit"].text("-"),
+                                        shown(mapping["unit"], "-"),
                                         util ? percent(*util) : "-",
                                         bottleneck,
                                         latency ? seconds(*latency) : "-",
@@ -350,9 +358,9 @@ inline std::string run_text(const sdk::value_view& run, size_t index, size_t run
         for (size_t i = 0; i < n; ++i) {
             const sdk::value_view k = kernels.at(slowest[i].row);
             const std::vector<std::string>& row = rows[slowest[i].row];
-            std::string line = "    #" + row[0] + " " + k["name"].text("?") + "  " + row[11];
+            std::string line = "    #" + row[0] + " " + shown(k["name"], "?") + "  " + row[11];
             if (row[12] != "-") line += " (" + row[12] + ")";
-            const std::string why = k["mapping"]["explanation"].text();
+            const std::string why = shown(k["mapping"]["explanation"]);
             if (!why.empty()) line += ": " + why;
             s += line + "\n";
         }
@@ -406,11 +414,11 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     using namespace detail;
     std::string s;
     const sdk::value_view tool = doc["tool"];
-    s += tool["name"].text("nnergy") + " " + tool["version"].text() + " report\n";
+    s += shown(tool["name"], "nnergy") + " " + shown(tool["version"]) + " report\n";
     const sdk::value_view model = doc["model"];
-    std::string model_line = "  model     " + model["name"].text("?");
-    std::string origin = model["path"].text();
-    const std::string frontend = model["frontend"].text();
+    std::string model_line = "  model     " + shown(model["name"], "?");
+    std::string origin = shown(model["path"]);
+    const std::string frontend = shown(model["frontend"]);
     if (!frontend.empty()) origin += (origin.empty() ? "" : " via ") + frontend;
     if (!origin.empty()) model_line += "  (" + origin + ")";
     s += model_line + "\n";
@@ -419,8 +427,8 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     for (size_t i = 0; i < sweep.size(); ++i) {
         std::string values;
         for (size_t v = 0; v < sweep.at(i).size(); ++v)
-            values += (v ? ", " : "") + sweep.at(i).at(v).text();
-        s += "  sweep     " + std::string(sweep.key(i)) + " = " + values +
+            values += (v ? ", " : "") + shown(sweep.at(i).at(v));
+        s += "  sweep     " + shown(sweep.key(i)) + " = " + values +
              " (one run each; dims above are the first run's)\n";
     }
     std::string graph;
@@ -430,11 +438,11 @@ inline std::string render(const sdk::value_view& doc, const render_options& opt 
     const sdk::value_view partitioner = doc["partitioner"];
     if (auto n = partitioner["kernels"].number()) {
         graph += (graph.empty() ? "" : ", ") + plural(*n, "kernel", "kernels");
-        const std::string p = partitioner["plugin"].text();
+        const std::string p = shown(partitioner["plugin"]);
         if (!p.empty()) graph += " (" + p + ")";
     }
     if (!graph.empty()) s += "  graph     " + graph + "\n";
-    const std::string pipeline = doc["pipeline"].text();
+    const std::string pipeline = shown(doc["pipeline"]);
     if (!pipeline.empty()) s += "  pipeline  " + pipeline + "\n";
 
     const sdk::value_view runs = doc["runs"];

@@ -97,7 +97,7 @@ def calibrate(nnergy, entry, args, workdir):
     with open(overlay, "rb") as f:
         tomllib.load(f)  # must parse
     fitted = literal_values(overlay)
-    return {k: v for k, v in fitted.items() if not k.startswith("calibration.")}, p.stdout
+    return {k: v for k, v in fitted.items() if not k.startswith("calibration.")}
 
 
 def main():
@@ -120,7 +120,7 @@ def main():
             largest = 0.0
             for what, args in FITS:
                 before = literal_values(entry)
-                fitted, _ = calibrate(a.nnergy, entry, args, workdir)
+                fitted = calibrate(a.nnergy, entry, args, workdir)
                 moves = []
                 for key, text in sorted(fitted.items()):
                     old = float(before[key])

@@ -21,37 +21,6 @@ namespace nnergy::html {
 /// printf into a std::string: the modeling kit's, shared by every plugin.
 using modeling::format;
 
-/// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one (overlong forms,
-/// surrogates and code points above U+10FFFF are invalid).
-inline size_t utf8_sequence(std::string_view s, size_t i) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = byte(i);
-    if (c < 0x80) return 1;
-    size_t n = 0;
-    uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        cp = c & 0x1Fu;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        cp = c & 0x0Fu;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        cp = c & 0x07u;
-    } else {
-        return 0;
-    }
-    if (i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; ++k) {
-        if ((byte(i + k) & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (byte(i + k) & 0x3Fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 /// Text made safe for HTML element content and quoted attribute values: the five markup
 /// characters become entities, and invalid UTF-8 and control characters (other than tab and
 /// newline) become U+FFFD, so an untrusted model or node name cannot inject markup or garble the
@@ -61,7 +30,7 @@ inline std::string escape(std::string_view s) {
     out.reserve(s.size() + s.size() / 8);
     for (size_t i = 0; i < s.size();) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
-        const size_t n = utf8_sequence(s, i);
+        const size_t n = c < 0x80 ? 1 : modeling::utf8_sequence_length(s, i);
         if (n == 0) {
             out += "\xEF\xBF\xBD";
             ++i;

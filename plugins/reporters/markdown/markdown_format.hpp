@@ -18,12 +18,21 @@ using modeling::format;
 
 /// Text that renders as itself in a table cell or a heading: the punctuation that starts markup
 /// (emphasis, links, code, HTML, strike-through, entities, table pipes) is backslash-escaped,
-/// which GFM allows for any ASCII punctuation, and line breaks, which would end a table row,
-/// become spaces.
+/// which GFM allows for any ASCII punctuation, line breaks, which would end a table row, become
+/// spaces, and other control characters (an escape sequence in a node's name, which would act on
+/// a terminal showing the file) read \xNN.
 inline std::string escape(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(s.size());
     for (char c : s) {
+        const unsigned char u = static_cast<unsigned char>(c);
+        if ((u < 0x20 && c != '\r' && c != '\n' && c != '\t') || u == 0x7f) {
+            out += "\\\\x";  // an escaped backslash, then the byte's code
+            out += hex[u >> 4];
+            out += hex[u & 15];
+            continue;
+        }
         switch (c) {
             case '\\':
             case '`':

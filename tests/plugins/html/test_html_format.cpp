@@ -40,15 +40,6 @@ TEST_CASE("escape: valid UTF-8 kept, invalid bytes and controls replaced", "[htm
     CHECK(escape("tab\tnew\nline") == "tab\tnew\nline");
 }
 
-TEST_CASE("utf8_sequence lengths", "[html][escape]") {
-    CHECK(utf8_sequence("a", 0) == 1);
-    CHECK(utf8_sequence("\xC3\xA9", 0) == 2);
-    CHECK(utf8_sequence("\xE2\x82\xAC", 0) == 3);
-    CHECK(utf8_sequence("\xF0\x9F\x98\x80", 0) == 4);
-    CHECK(utf8_sequence("\xE0\x80\x80", 0) == 0);  // overlong
-    CHECK(utf8_sequence("\x80", 0) == 0);
-}
-
 TEST_CASE("si: decimal prefixes from pico to exa with units", "[html][numbers]") {
     CHECK(si(0, "B") == "0 B");
     CHECK(si(512, "B") == "512 B");

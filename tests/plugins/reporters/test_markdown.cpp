@@ -70,6 +70,10 @@ TEST_CASE("markdown escaping keeps names literal", "[markdown]") {
     // A line break would end the table row.
     CHECK(escape("two\nlines\r\tx") == "two lines  x");
     CHECK(escape("µs") == "µs");
+    // Other control characters read \xNN (an escaped backslash, so it renders as one): an
+    // escape sequence in a name must not reach a terminal showing the file.
+    CHECK(escape("fc\x1b[31m") == "fc\\\\x1b\\[31m");
+    CHECK(escape(std::string("a\0b\x7f", 4)) == "a\\\\x00b\\\\x7f");
 }
 
 TEST_CASE("markdown numbers keep three digits", "[markdown]") {

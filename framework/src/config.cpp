@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nnergy/framework/error.hpp>
@@ -213,6 +215,10 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
         auto source = (*t)["source"].value<std::string>();
         if (!value)
             throw error(fmt::format("{}:{}: '{}': 'value' must be a number", file, line, name));
+        // TOML reads nan and inf as numbers; no quantity of a part is either.
+        if (!std::isfinite(*value))
+            throw error(fmt::format("{}:{}: '{}': 'value' must be a finite number, got {}", file,
+                                    line, name, *value));
         if (!unit)
             throw error(fmt::format("{}:{}: '{}': a quantity needs a 'unit' (one of: {})", file,
                                     line, name, known_units()));
@@ -232,6 +238,10 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
         v.name = name;
         v.kind = NNERGY_VALUE_FLOAT;
         v.float_value = *value * *factor;
+        if (!std::isfinite(v.float_value))
+            throw error(fmt::format("{}:{}: '{}': {} {} is out of range (beyond {:g} in SI units)",
+                                    file, line, name, *value, *unit,
+                                    std::numeric_limits<double>::max()));
         v.file = file;
         v.line = line;
         v.unit = *unit;

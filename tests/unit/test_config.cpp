@@ -44,6 +44,16 @@ TEST_CASE("hardware files reject numbers without unit or source", "[config][hard
     CHECK_THAT(error_of("missing.toml"), Catch::Contains("no such file"));
 }
 
+TEST_CASE("hardware quantities are finite in SI units", "[config][hardware]") {
+    // TOML reads nan and inf as numbers; 1e308 TB/s overflows a double once in B/s.
+    CHECK_THAT(error_of("not_finite.toml"),
+               Catch::Contains("not_finite.toml:5") && Catch::Contains("memory.dram.bandwidth") &&
+                   Catch::Contains("must be a finite number, got nan"));
+    CHECK_THAT(error_of("out_of_range.toml"), Catch::Contains("out_of_range.toml:5") &&
+                                                  Catch::Contains("memory.dram.bandwidth") &&
+                                                  Catch::Contains("1e+308 TB/s is out of range"));
+}
+
 TEST_CASE("TOML files flatten to dotted names with lines", "[config]") {
     auto v = nnergy::read_toml_file(std::string(NNERGY_TEST_SOURCE_DIR) +
                                     "/tests/data/pipelines/unknown_key.toml");

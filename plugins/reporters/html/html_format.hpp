@@ -103,6 +103,8 @@ inline std::string si(double v, std::string_view unit = "") {
         x /= 1000;
         ++i;
     }
+    // Beyond the largest prefix (an absurd hardware file's figures): an exponent.
+    if (x >= 999.5) return sign + format("%.2e", std::fabs(v)) + space + std::string(unit);
     while (x < 0.9995 && i > 0) {
         x *= 1000;
         --i;

@@ -63,11 +63,13 @@ inline std::string escape(std::string_view s) {
 }
 
 /// Three significant digits without an exponent for values from 1e-6 up: "1.23", "12.3",
-/// "123", "12300", "0.0123", "0.000253". Smaller magnitudes keep three digits with an exponent.
+/// "123", "12300", "0.0123", "0.000253". Smaller magnitudes, and those of a billion or more (where
+/// a row of digits stops being readable), keep three digits with an exponent.
 inline std::string digits3(double x) {
     if (!std::isfinite(x)) return "-";
     if (x == 0) return "0";
     const double a = std::fabs(x);
+    if (a >= 999.5e6) return format("%.2e", x);
     if (a >= 999.5) {
         // Round to three significant digits, print the integer: 12345 -> "12300".
         const double unit = std::pow(10.0, std::floor(std::log10(a)) - 2);

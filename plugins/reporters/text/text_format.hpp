@@ -18,11 +18,14 @@ namespace nnergy::text {
 /// printf into a std::string: the modeling kit's, shared by every plugin.
 using modeling::format;
 
-/// Three significant digits of a value in [1, 1000): "1.23", "12.3", "123".
+/// Three significant digits of a value in [1, 1000): "1.23", "12.3", "123"; beyond the largest
+/// unit a caller has, whole numbers up to a million, then an exponent ("2.68e+06"), never a row
+/// of digits.
 inline std::string three_digits(double x) {
     if (x < 9.995) return format("%.2f", x);
     if (x < 99.95) return format("%.1f", x);
-    return format("%.0f", x);
+    if (x < 999.5e3) return format("%.0f", x);
+    return format("%.2e", x);
 }
 
 /// A count with a decimal prefix: 512, 12.5k, 1.23M, 4.09G. Counts below 1000 that are whole
@@ -42,6 +45,7 @@ inline std::string si(double v) {
         if (x == std::floor(x)) return sign + format("%.0f", x);
         return sign + format("%.3g", x);
     }
+    if (x >= 999.5) return format("%.2e", v);  // beyond the largest prefix
     return sign + three_digits(x) + prefixes[i];
 }
 
@@ -59,6 +63,7 @@ inline std::string seconds(double s) {
     if (s == 0) return "0 s";
     if (s < 0) return "-" + seconds(-s);
     static constexpr const char* units[] = {"ns", "us", "ms", "s"};
+    if (s >= 1) return three_digits(s) + " s";  // s * 1e9 would overflow near the top
     double x = s * 1e9;
     size_t i = 0;
     while (x >= 999.5 && i + 1 < std::size(units)) {
@@ -75,6 +80,7 @@ inline std::string joules(double j) {
     if (j == 0) return "0 J";
     if (j < 0) return "-" + joules(-j);
     static constexpr const char* units[] = {"pJ", "nJ", "uJ", "mJ", "J", "kJ"};
+    if (j >= 1e3) return three_digits(j / 1e3) + " kJ";  // j * 1e12 would overflow near the top
     double x = j * 1e12;
     size_t i = 0;
     while (x >= 999.5 && i + 1 < std::size(units)) {

@@ -48,6 +48,10 @@ TEST_CASE("si: decimal prefixes from pico to exa with units", "[html][numbers]")
     CHECK(si(999.6, "B") == "1.00 kB");  // rounds into the next prefix, never "1000 B"
     CHECK(si(5740544, "B") == "5.74 MB");
     CHECK(si(9.894e14, "FLOP/s") == "989 TFLOP/s");
+    // Beyond exa: an exponent (it once indexed past the prefix table).
+    CHECK(si(2.6754e299, "s") == "2.68e+299 s");
+    CHECK(si(-1e21, "J") == "-1.00e+21 J");
+    CHECK(si(999.6e18, "J") == "1.00e+21 J");
     CHECK(si(2.97145e12, "B/s") == "2.97 TB/s");
     CHECK(si(1.663e-6, "s") == "1.66 \xC2\xB5s");
     CHECK(si(0.0123, "J") == "12.3 mJ");

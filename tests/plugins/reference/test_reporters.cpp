@@ -92,6 +92,13 @@ TEST_CASE("human numbers", "[text]") {
     CHECK(seconds(0.00123) == "1.23 ms");
     CHECK(seconds(2.05) == "2.05 s");
     CHECK(seconds(0) == "0 s");
+    // Beyond the largest unit: an exponent, not hundreds of digits or an overflow to inf.
+    CHECK(seconds(2.6754e299) == "2.68e+299 s");
+    CHECK(seconds(1234) == "1234 s");
+    CHECK(joules(5.98e300) == "5.98e+297 kJ");
+    CHECK(joules(2500) == "2.50 kJ");
+    CHECK(si(1e300) == "1.00e+300");
+    CHECK(si(-2e21) == "-2.00e+21");
     CHECK(percent(0.78) == "78%");
     CHECK(percent(0.004) == "0.4%");
     CHECK(percent(1) == "100%");

@@ -87,6 +87,8 @@ TEST_CASE("markdown numbers keep three digits", "[markdown]") {
     CHECK(digits3(-2.5) == "-2.50");
     CHECK(digits3(1.5e-5) == "0.0000150");
     CHECK(digits3(2.5e-8) == "2.50e-08");
+    CHECK(digits3(123456789) == "123000000");
+    CHECK(digits3(2.6754e299) == "2.68e+299");  // an absurd hardware file's latency, readable
     CHECK(percent(0.4167) == "41.7%");
     CHECK(percent(0.0001) == "<0.1%");
 

@@ -16,23 +16,20 @@ namespace nnergy::markdown {
 /// printf into a std::string: the modeling kit's, shared by every plugin.
 using modeling::format;
 
-/// Text that renders as itself in a table cell or a heading: the punctuation that starts markup
-/// (emphasis, links, code, HTML, strike-through, entities, table pipes) is backslash-escaped,
-/// which GFM allows for any ASCII punctuation, line breaks, which would end a table row, become
-/// spaces, and other control characters (an escape sequence in a node's name, which would act on
-/// a terminal showing the file) read \xNN.
-inline std::string escape(std::string_view s) {
-    static constexpr char hex[] = "0123456789abcdef";
+/// Text that renders as itself in a table cell or a heading: line breaks and tabs become spaces
+/// (a line break would end a table row); what else a file should not carry (control characters,
+/// such as an escape sequence in a node's name, and bytes that are not UTF-8) reads \xNN, as
+/// modeling::printable() shows it; then the punctuation that starts markup (emphasis, links,
+/// code, HTML, strike-through, entities, table pipes, and so the backslash of \xNN) is
+/// backslash-escaped, which GFM allows for any ASCII punctuation.
+inline std::string escape(std::string_view raw) {
+    std::string spaced(raw);
+    for (char& c : spaced)
+        if (c == '\r' || c == '\n' || c == '\t') c = ' ';
+    const std::string s = modeling::printable(spaced);
     std::string out;
     out.reserve(s.size());
     for (char c : s) {
-        const unsigned char u = static_cast<unsigned char>(c);
-        if ((u < 0x20 && c != '\r' && c != '\n' && c != '\t') || u == 0x7f) {
-            out += "\\\\x";  // an escaped backslash, then the byte's code
-            out += hex[u >> 4];
-            out += hex[u & 15];
-            continue;
-        }
         switch (c) {
             case '\\':
             case '`':
@@ -49,11 +46,6 @@ inline std::string escape(std::string_view s) {
             case '!':
                 out += '\\';
                 out += c;
-                break;
-            case '\r':
-            case '\n':
-            case '\t':
-                out += ' ';
                 break;
             default:
                 out += c;

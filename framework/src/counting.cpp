@@ -4,6 +4,7 @@
 // tanh) evaluated counts as one FLOP; ops that only move, copy or index data count none.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "op_rules.hpp"
@@ -350,6 +351,24 @@ void count_work(const op_info& op, const node_ctx& c, op_counts& out) {
             const double window = ks ? product(*ks, 0, ks->size()) : 0;
             // max: window - 1 comparisons; average: window - 1 adds and one divide.
             flops = out_elements * (op.id == op_id::MaxPool ? window - 1 : window);
+            break;
+        }
+        case op_id::AdaptiveAveragePool:
+        case op_id::AdaptiveMaxPool: {
+            // The windows' elements summed over every output: average, window - 1 adds and one
+            // divide; max, window - 1 comparisons (as AveragePool and MaxPool). Along a dim of
+            // size d pooled to o the window sizes sum to d + o - gcd(d, o): d when o divides
+            // it, and each of the o - gcd windows that starts inside an element counts it twice.
+            const auto& x = c.shape(0);
+            const auto* size = c.n().attr_ints("output_size");
+            const size_t s = size && size->size() <= x.size() ? size->size() : 0;
+            double windows = product(x, 0, x.size() - s);
+            for (size_t j = 0; j < s; ++j) {
+                const int64_t d = x[x.size() - s + j], o = (*size)[j];
+                windows *= static_cast<double>(d) + static_cast<double>(o) -
+                           static_cast<double>(std::gcd(d, o));
+            }
+            flops = op.id == op_id::AdaptiveMaxPool ? windows - out_elements : windows;
             break;
         }
         case op_id::GlobalAveragePool:

@@ -164,6 +164,9 @@ enum class op_id : uint8_t {
     Upsample,
     Where,
     Xor,
+    // Ops of the host's own domain (host_domain): what ONNX has no op for.
+    AdaptiveAveragePool,
+    AdaptiveMaxPool,
 };
 
 /// How the first output's element type follows from the node.
@@ -223,6 +226,10 @@ std::string versions_string(const op_info& op);
 /// The op of a node, or nullptr when shape inference and counting do not know it.
 /// Only the default ONNX domain ("" or "ai.onnx") is known.
 const op_info* find_op(std::string_view op_type, std::string_view domain) noexcept;
+
+/// The domain of the ops the host defines beyond ONNX (docs/onnx.md, "Host ops"): PyTorch's
+/// adaptive pools, whose windows overlap where the output size does not divide the input.
+inline constexpr std::string_view host_domain = "ai.nnergy";
 
 /// The known ops, in name order.
 const std::vector<op_info>& op_table();

@@ -395,6 +395,30 @@ void infer_pool(const node_ctx& c, op_id id) {
     c.set_shape(1, std::move(out));  // MaxPool's optional indices
 }
 
+/// PyTorch's adaptive pools (host domain): the last len(output_size) dims become output_size;
+/// window i of a dim of size D spans [floor(i D / O), ceil((i + 1) D / O)), so windows overlap
+/// where O does not divide D.
+void infer_adaptive_pool(const node_ctx& c) {
+    const auto& x = c.shape(0);
+    const std::vector<int64_t>* size = c.n().attr_ints("output_size");
+    if (!size || size->empty() || size->size() > 3)
+        c.fail("attribute 'output_size' is required: 1 to 3 output sizes, one per pooled dim");
+    if (x.size() < size->size() + 1)
+        c.fail(c.describe_input(0) + " must have rank >= " + std::to_string(size->size() + 1) +
+               " (the " + std::to_string(size->size()) + " pooled dims after at least one other)");
+    std::vector<int64_t> out(x.begin(), x.end() - static_cast<std::ptrdiff_t>(size->size()));
+    for (size_t j = 0; j < size->size(); ++j) {
+        const int64_t o = (*size)[j];
+        const int64_t d = x[x.size() - size->size() + j];
+        if (o < 1) c.fail("output_size " + shape_string(*size) + " must be positive");
+        if (d < 1)
+            c.fail("pooled dim " + std::to_string(j) + " of " + c.describe_input(0) +
+                   " is empty: there is nothing to pool");
+        out.push_back(o);
+    }
+    c.set_shape(0, std::move(out));
+}
+
 void infer_global_pool(const node_ctx& c) {
     const auto& x = c.shape(0);
     if (x.size() < 3) c.fail(c.describe_input(0) + " must have rank >= 3 (N, C, spatial...)");
@@ -2129,6 +2153,10 @@ void infer_shapes(const op_info& op, const node_ctx& c) {
         case op_id::GlobalMaxPool:
         case op_id::GlobalLpPool:
             infer_global_pool(c);
+            return;
+        case op_id::AdaptiveAveragePool:
+        case op_id::AdaptiveMaxPool:
+            infer_adaptive_pool(c);
             return;
         case op_id::Gemm:
             infer_gemm(c);

@@ -1758,45 +1758,24 @@ private:
 
     // ---- helpers of the mapping
 
-    /// Adaptive pooling to an output size other than 1: each spatial dim D split into `size`
-    /// windows of D / size elements (a Reshape to [..., size, D / size, ...]) and reduced. An
-    /// input whose size the output size does not divide (overlapping windows in PyTorch) fails
-    /// when the model is bound, at this Reshape.
+    /// Adaptive pooling to an output size other than 1: the host's own op (domain ai.nnergy,
+    /// docs/onnx.md), which reads PyTorch's windows exactly, overlapping ones included (a 7x7
+    /// map pooled to 3x3), whatever input size the model is bound with.
     void adaptive_pool(Node* n, const std::vector<int64_t>& size, bool max) {
         const int r = rank(n->input(0));
         const int s = static_cast<int>(size.size());
         if (r < 0 || r < s + 1)
             throw skip_node{std::string(n->kind().toQualString()) + " of a tensor of rank " +
                             (r < 0 ? std::string("unknown") : std::to_string(r))};
-        const std::string base = n->output(0)->debugName();
-        const uint32_t x = tensor(n->input(0));
-        const uint32_t shape = emit_inner(base + "_shape", "Shape", {x});
-        std::vector<uint32_t> parts;
-        std::vector<int64_t> axes;
-        for (int d = 0; d < r - s; ++d) parts.push_back(const_tensor({0}));  // copied
-        for (int j = 0; j < s; ++j) {
-            const int64_t d = r - s + j;
-            const uint32_t dim = emit_inner(base + "_dim", "Slice",
-                                            {shape, const_tensor({d}), const_tensor({d + 1})});
-            parts.push_back(const_tensor({size[static_cast<size_t>(j)]}));
-            parts.push_back(emit_inner(base + "_window", "Div",
-                                       {dim, const_tensor({size[static_cast<size_t>(j)]})}));
-            axes.push_back(r - s + 2 * j + 1);
-        }
-        const uint32_t target = emit_inner(base + "_windows_shape", "Concat", parts);
-        out_.attr(last_node_, "axis", int64_t{0});
-        // Named so that the host's message on a size it does not divide says why.
-        std::string what = std::string(n->kind().toUnqualString()) + " to ";
-        for (int j = 0; j < s; ++j)
-            what += (j ? "x" : "") + std::to_string(size[static_cast<size_t>(j)]);
-        const uint32_t windows = new_tensor(base + "_windows");
-        last_node_ = out_.add_node(
-            unique(base + "/" + what +
-                   " (PyTorch's overlapping windows are not read: the input's "
-                   "spatial dims must be multiples of the output size)"),
-            "Reshape", "", std::vector<uint32_t>{x, target}, std::vector<uint32_t>{windows});
-        emit(n, max ? "ReduceMax" : "ReduceMean", {windows, const_tensor(axes)}, r);
-        out_.attr(last_node_, "keepdims", int64_t{0});
+        Value* v = n->output(0);
+        const uint32_t out = new_tensor(v->debugName());
+        const char* op = max ? "AdaptiveMaxPool" : "AdaptiveAveragePool";
+        last_node_ =
+            out_.add_node(unique(v->debugName() + "/" + op), op, "ai.nnergy",
+                          std::vector<uint32_t>{tensor(n->input(0))}, std::vector<uint32_t>{out});
+        out_.attr(last_node_, "output_size", size);
+        tensors_[v] = out;
+        ranks_[v] = r;
     }
 
     /// x.to(dtype), x.float(), x.half(): a Cast; x.type_as(y), x.to(y): a CastLike, which the

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/shape_inference.hpp>
 #include <optional>

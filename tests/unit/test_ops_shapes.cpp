@@ -589,3 +589,49 @@ TEST_CASE("Split, Pad, Expand, Where, CastLike, Dropout: the other forms exports
     CHECK_THAT(e, Contains("node 'split'"));
     CHECK_THAT(e, Contains("do not add up"));
 }
+
+TEST_CASE("host ops: PyTorch's adaptive pools, overlapping windows and errors",
+          "[ops][shape][pool]") {
+    const auto pool = [](const std::string& op, std::vector<D> x, std::vector<int64_t> size,
+                         const std::string& domain = "ai.nnergy") {
+        auto m = std::make_unique<model>();
+        m->input("x", std::move(x));
+        m->node("p", op, {"x"}, {"y"}, {ais("output_size", std::move(size))});
+        m->g.nodes.back().domain = domain;
+        m->output("y");
+        return m;
+    };
+    // 2 x 8 x 7 x 7 averaged to 3 x 3: windows [0,3) [2,5) [4,7) along each dim, 3 + 3 + 3 =
+    // 9 elements per dim (7 + 3 - gcd 1), 81 per channel plane: 2 x 8 x 81 = 1,296 FLOPs.
+    auto a = pool("AdaptiveAveragePool", {2, 8, 7, 7}, {3, 3});
+    a->bind();
+    CHECK(a->shape_of("y") == shape{2, 8, 3, 3});
+    CHECK(a->counts("p").flops == 1'296.0);
+    CHECK(a->counts("p").macs == 0);
+    // Max over 1 x 4 x 8 pooled to 3 along the last dim: windows [0,3) [2,6) [5,8) = 3 + 4 +
+    // 3 = 10 = 8 + 3 - 1 elements per row; 4 rows x 10 - 12 outputs = 28 comparisons.
+    auto m = pool("AdaptiveMaxPool", {1, 4, 8}, {3});
+    m->bind();
+    CHECK(m->shape_of("y") == shape{1, 4, 3});
+    CHECK(m->counts("p").flops == 28.0);
+    // A divisible size reads each element once, as a mean over windows would: 1 x 2 x 6 x 6 to
+    // 3 x 2 is 72 FLOPs, the input's element count. A wider output than input repeats
+    // elements: 2 pooled to 3 gives windows [0,1) [0,2) [1,2), 4 = 2 + 3 - 1 elements.
+    auto d = pool("AdaptiveAveragePool", {1, 2, 6, 6}, {3, 2});
+    d->bind();
+    CHECK(d->counts("p").flops == 72.0);
+    auto w = pool("AdaptiveAveragePool", {1, 1, 2}, {3});
+    w->bind();
+    CHECK(w->shape_of("y") == shape{1, 1, 3});
+    CHECK(w->counts("p").flops == 4.0);
+
+    CHECK_THAT(pool("AdaptiveAveragePool", {1, 4, 7, 7}, {})->bind_error(),
+               Contains("'output_size' is required"));
+    CHECK_THAT(pool("AdaptiveAveragePool", {4, 7}, {3, 3})->bind_error(),
+               Contains("must have rank >= 3"));
+    CHECK_THAT(pool("AdaptiveMaxPool", {1, 4, 7, 7}, {3, 0})->bind_error(),
+               Contains("must be positive"));
+    // Only in the host's domain: in ONNX's the name is no op, and shape inference says so.
+    CHECK_THAT(pool("AdaptiveAveragePool", {1, 4, 7, 7}, {3, 3}, "")->bind_error(),
+               Contains("unknown to shape inference"));
+}

@@ -218,6 +218,10 @@ class Odd(torch.nn.Module):
 torch.jit.trace(Odd(), torch.randn(2, 8)).save(d + "/unsupported_op.pt")
 torch.jit.trace(torch.nn.AdaptiveAvgPool2d((3, 3)), torch.randn(1, 4, 9, 9)).save(
     d + "/adaptive_pool.pt")
+class MaxPool(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.adaptive_max_pool2d(x, (3, 2))
+torch.jit.trace(MaxPool(), torch.randn(1, 4, 9, 9)).save(d + "/adaptive_max_pool.pt")
 class Casts(torch.nn.Module):
     def forward(self, x):
         return (x.half() * 2.0).float().softmax(-1).type_as(x)
@@ -348,12 +352,26 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
     expect_error(linear, ["--input-shape", "1xfoo-bar"], "foo-bar", "neither a positive integer")
     expect_error(linear, ["--input-shape", "1x8x3"], "linear.pt")
     expect_error(linear, ["--input-shape", "nope=1x8"], "matches no input", "'input'")
-    # Adaptive pooling reads windows that divide the input: 7x7 into 3x3 overlaps in PyTorch.
-    pool = os.path.join(DIR, "adaptive_pool.pt")
-    ok, err = analyze(pool, "--input-shape", "1x4x9x9")
-    check(ok is not None and ok["params"] == 0, "adaptive_pool.pt at 9x9: %s %s" % (ok, err))
-    expect_error(pool, ["--input-shape", "1x4x7x7"], "adaptive_pool.pt",
-                 "adaptive_avg_pool2d to 3x3", "multiples of the output size")
+    # Adaptive pooling reads PyTorch's windows at any input size: window i of a dim of size d
+    # pooled to o spans [floor(i d / o), ceil((i + 1) d / o)), overlapping where o does not
+    # divide d (7x7 into 3x3), wider outputs than inputs included. An average counts each
+    # window element once (window - 1 adds and a divide), a max window - 1 comparisons.
+    def window_elements(dims, sizes):
+        total = 1
+        for d, o in zip(dims, sizes):
+            total *= sum(-(-((i + 1) * d) // o) - (i * d) // o for i in range(o))
+        return total
+    for name, sizes, is_max in (("adaptive_pool.pt", (3, 3), False),
+                                ("adaptive_max_pool.pt", (3, 2), True)):
+        pool = os.path.join(DIR, name)
+        for hw in (9, 7, 13, 2):
+            ok, err = analyze(pool, "--input-shape", "1x4x%dx%d" % (hw, hw))
+            want = 4 * window_elements((hw, hw), sizes)
+            if is_max:
+                want -= 4 * sizes[0] * sizes[1]
+            check(ok is not None and ok["params"] == 0 and ok["flops"] == want,
+                  "%s at %dx%d: %s FLOPs, expected %d %s" %
+                  (name, hw, hw, ok and ok["flops"], want, err))
     # Casts are read as casts (the element types downstream follow them), and the first says
     # that a cast to a type the value already has is counted too.
     casts, casts_graph = os.path.join(DIR, "casts.pt"), os.path.join(DIR, "casts.json")

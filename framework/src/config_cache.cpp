@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "replace_file.hpp"
 #include "user_cache.hpp"
 
 namespace nnergy::config_cache {
@@ -212,7 +213,7 @@ void store(std::string_view schema, const std::filesystem::path& file, std::stri
             put_text(out, v.unit);
             put_f64(out, v.written_value);
         }
-        // Written beside and renamed over: a concurrent run reads the old entry or the new.
+        // Written beside and put in place: a concurrent run reads the old entry or the new.
         std::error_code ec;
         std::filesystem::create_directories(path.parent_path(), ec);
         const std::string tmp =
@@ -220,7 +221,7 @@ void store(std::string_view schema, const std::filesystem::path& file, std::stri
         std::FILE* f = std::fopen(tmp.c_str(), "wb");
         if (!f) return;
         const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-        if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        if (std::fclose(f) != 0 || !ok || !replace_file(tmp, path.native())) {
             std::remove(tmp.c_str());
             spdlog::debug("could not write the configuration cache entry {}", path.string());
         }

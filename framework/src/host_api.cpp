@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host API table (nnergy_host_api) and the calls that drive components across the ABI.
 // Every function here is noexcept towards the plugin: C++ exceptions never cross the boundary.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +17,8 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <unordered_map>
+
+#include "replace_file.hpp"
 
 namespace nnergy::detail {
 
@@ -1121,32 +1121,6 @@ bool stdout_allows_color() {
 
 }  // namespace
 
-namespace {
-
-/// Moves `temporary` over `destination`; false (errno set) on failure. An existing destination
-/// is swapped with the temporary file, which is then removed: readers see the old file or the
-/// new one, as with a rename. ext4 (auto_da_alloc) writes a file's data out before a rename
-/// that replaces another file, which makes the rename take milliseconds; an exchange does not.
-/// The report is then as durable as any file written without fsync.
-bool put_in_place(const std::string& temporary, const std::string& destination) {
-#if defined(__linux__) && defined(RENAME_EXCHANGE)
-    if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) ==
-        0) {
-        // The temporary name now holds what was there: an old report, removed. Should that
-        // have become a directory since the check, swap back and fail as a rename would.
-        if (::unlink(temporary.c_str()) == 0 || errno == ENOENT) return true;
-        const int e = errno == EPERM ? EISDIR : errno;
-        ::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE);
-        errno = e;
-        return false;
-    }
-    // No destination yet (ENOENT), or a file system or kernel without exchange: a rename.
-#endif
-    return std::rename(temporary.c_str(), destination.c_str()) == 0;
-}
-
-}  // namespace
-
 pending_file::pending_file(std::string destination) : destination_(std::move(destination)) {}
 
 pending_file::~pending_file() {
@@ -1186,7 +1160,7 @@ void pending_file::commit() {
     const bool closed = std::fclose(file_) == 0;
     const int close_errno = errno;
     file_ = nullptr;
-    if (!flushed || !closed || !put_in_place(temporary_, destination_)) {
+    if (!flushed || !closed || !replace_file(temporary_, destination_)) {
         const int e = !flushed ? flush_errno : !closed ? close_errno : errno;
         std::remove(temporary_.c_str());
         throw error(

@@ -224,7 +224,8 @@ uint8_t resolve_version(const op_info& op, int64_t opset) noexcept;
 std::string versions_string(const op_info& op);
 
 /// The op of a node, or nullptr when shape inference and counting do not know it.
-/// Only the default ONNX domain ("" or "ai.onnx") is known.
+/// The default ONNX domain ("" or "ai.onnx") and host_domain are known; other domains have no
+/// ops here (their nodes are unknown ops).
 const op_info* find_op(std::string_view op_type, std::string_view domain) noexcept;
 
 /// The domain of the ops the host defines beyond ONNX (docs/onnx.md, "Host ops"): PyTorch's

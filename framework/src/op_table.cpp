@@ -410,17 +410,13 @@ const std::vector<op_info>& op_table() {
 const op_info* find_op(std::string_view op_type, std::string_view domain) noexcept {
     if (domain == host_domain) {
         // Version 1 whatever opset the model imports: the domain has one version.
+        const auto version_1 = [](op_info op) {
+            op.since = {1};
+            return op;
+        };
         static const op_info host_ops[] = {
-            [] {
-                op_info op = unary("AdaptiveAveragePool", op_id::AdaptiveAveragePool);
-                op.since = {1};
-                return op;
-            }(),
-            [] {
-                op_info op = unary("AdaptiveMaxPool", op_id::AdaptiveMaxPool);
-                op.since = {1};
-                return op;
-            }(),
+            version_1(unary("AdaptiveAveragePool", op_id::AdaptiveAveragePool)),
+            version_1(unary("AdaptiveMaxPool", op_id::AdaptiveMaxPool)),
         };
         for (const op_info& op : host_ops)
             if (op.name == op_type) return &op;

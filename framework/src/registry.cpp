@@ -19,6 +19,7 @@
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/registry.hpp>
 
+#include "replace_file.hpp"
 #include "user_cache.hpp"
 
 namespace nnergy {
@@ -395,7 +396,7 @@ void write_catalog(const std::filesystem::path& path, const catalog_map& catalog
                                 static_cast<int>(c.kind), escape_field(c.description),
                                 escape_field(c.file_extensions));
     }
-    // Written beside and renamed over: concurrent runs see the old catalog or the new, whole.
+    // Written beside and put in place: concurrent runs see the old catalog or the new, whole.
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     const std::filesystem::path tmp =
@@ -407,7 +408,7 @@ void write_catalog(const std::filesystem::path& path, const catalog_map& catalog
     }
     bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
     ok = std::fclose(f) == 0 && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (!ok || !replace_file(tmp.string(), path.string())) {
         spdlog::debug("plugin catalog {}: cannot write ({})", path.string(), std::strerror(errno));
         std::remove(tmp.c_str());
     }

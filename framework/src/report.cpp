@@ -53,8 +53,9 @@ void nnergy_value::take(nnergy_value& other) noexcept {
     kind_ = other.kind_;
     bool_ = other.bool_;
     key_ = other.key_;
-    number_ = other.number_;  // whichever of the two it holds
-    if (kind_ == NNERGY_VALUE_STRING)
+    if (kind_ == NNERGY_VALUE_INT || kind_ == NNERGY_VALUE_FLOAT)
+        storage_.number = other.storage_.number;
+    else if (kind_ == NNERGY_VALUE_STRING)
         new (&storage_.text) std::string(std::move(other.storage_.text));
     else if (is_container())
         new (&storage_.items) std::vector<nnergy_value>(std::move(other.storage_.items));
@@ -62,14 +63,15 @@ void nnergy_value::take(nnergy_value& other) noexcept {
 }
 
 void nnergy_value::copy(const nnergy_value& other) {
-    if (other.kind_ == NNERGY_VALUE_STRING)
+    if (other.kind_ == NNERGY_VALUE_INT || other.kind_ == NNERGY_VALUE_FLOAT)
+        storage_.number = other.storage_.number;
+    else if (other.kind_ == NNERGY_VALUE_STRING)
         new (&storage_.text) std::string(other.storage_.text);
     else if (other.is_container())
         new (&storage_.items) std::vector<nnergy_value>(other.storage_.items);
     kind_ = other.kind_;
     bool_ = other.bool_;
     key_ = other.key_;
-    number_ = other.number_;
 }
 
 nnergy_value& nnergy_value::set(std::string_view key, nnergy_value v) {

@@ -26,7 +26,7 @@ report_value sample() {
 
 TEST_CASE("report values hold one kind and read back as written", "[report]") {
     const report_value doc = sample();
-    CHECK(sizeof(report_value) <= 56);
+    CHECK(sizeof(report_value) <= 48);
     REQUIRE(doc.kind() == NNERGY_VALUE_OBJECT);
     REQUIRE(doc.items().size() == 6);
     CHECK(doc.items()[0].key() == "name");

@@ -16,8 +16,8 @@
 /// Defined in the global namespace: it is the host's definition of the ABI's opaque type.
 ///
 /// Reports hold hundreds of thousands of values (a 10k-node graph's has 370,000), so a value
-/// is kept small: 56 bytes, its text or its members sharing one place (a value is one or the
-/// other), and an object member carrying its own name (pooled: the same few hundred names in
+/// is kept small: 48 bytes, its number, text or members sharing one place (a value holds one
+/// of them), and an object member carrying its own name (pooled: the same few hundred names in
 /// every report) instead of its object keeping a list of names beside its members.
 struct nnergy_value {
     nnergy_value() noexcept {}
@@ -36,12 +36,12 @@ struct nnergy_value {
     }
     static nnergy_value of(int64_t v) {
         nnergy_value x = make(NNERGY_VALUE_INT);
-        x.number_.i = v;
+        x.storage_.number.i = v;
         return x;
     }
     static nnergy_value of(double v) {
         nnergy_value x = make(NNERGY_VALUE_FLOAT);
-        x.number_.f = v;
+        x.storage_.number.f = v;
         return x;
     }
     static nnergy_value of(std::string_view v) {
@@ -54,11 +54,11 @@ struct nnergy_value {
     nnergy_value_kind kind() const noexcept { return kind_; }
     bool bool_value() const noexcept { return kind_ == NNERGY_VALUE_BOOL && bool_; }
     /// An INT's value; 0 for other kinds.
-    int64_t int_value() const noexcept { return kind_ == NNERGY_VALUE_INT ? number_.i : 0; }
+    int64_t int_value() const noexcept { return kind_ == NNERGY_VALUE_INT ? storage_.number.i : 0; }
     /// A FLOAT's or an INT's value as a double; 0 for other kinds.
     double float_value() const noexcept {
-        return kind_ == NNERGY_VALUE_FLOAT ? number_.f
-               : kind_ == NNERGY_VALUE_INT ? static_cast<double>(number_.i)
+        return kind_ == NNERGY_VALUE_FLOAT ? storage_.number.f
+               : kind_ == NNERGY_VALUE_INT ? static_cast<double>(storage_.number.i)
                                            : 0.0;
     }
     /// A STRING's text; empty for other kinds.
@@ -108,14 +108,15 @@ private:
     nnergy_value_kind kind_ = NNERGY_VALUE_NULL;
     bool bool_ = false;
     nnergy::detail::pooled_name key_;
-    union number {
+    union number_value {
         int64_t i;
         double f;
-    } number_{0};
+    };
     union storage {
+        number_value number;              ///< INT, FLOAT
         std::string text;                 ///< STRING
         std::vector<nnergy_value> items;  ///< ARRAY, OBJECT
-        storage() noexcept {}
+        storage() noexcept : number{0} {}
         ~storage() {}
     } storage_;
     static const std::vector<nnergy_value> no_items_;

@@ -53,7 +53,7 @@ void nnergy_value::take(nnergy_value& other) noexcept {
     kind_ = other.kind_;
     bool_ = other.bool_;
     key_ = other.key_;
-    if (kind_ == NNERGY_VALUE_INT || kind_ == NNERGY_VALUE_FLOAT)
+    if (is_number())
         storage_.number = other.storage_.number;
     else if (kind_ == NNERGY_VALUE_STRING)
         new (&storage_.text) std::string(std::move(other.storage_.text));
@@ -63,7 +63,7 @@ void nnergy_value::take(nnergy_value& other) noexcept {
 }
 
 void nnergy_value::copy(const nnergy_value& other) {
-    if (other.kind_ == NNERGY_VALUE_INT || other.kind_ == NNERGY_VALUE_FLOAT)
+    if (other.is_number())
         storage_.number = other.storage_.number;
     else if (other.kind_ == NNERGY_VALUE_STRING)
         new (&storage_.text) std::string(other.storage_.text);

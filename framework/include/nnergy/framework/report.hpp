@@ -95,6 +95,9 @@ private:
             new (&x.storage_.items) std::vector<nnergy_value>();
         return x;
     }
+    bool is_number() const noexcept {
+        return kind_ == NNERGY_VALUE_INT || kind_ == NNERGY_VALUE_FLOAT;
+    }
     bool is_container() const noexcept {
         return kind_ == NNERGY_VALUE_ARRAY || kind_ == NNERGY_VALUE_OBJECT;
     }

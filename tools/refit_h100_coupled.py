@@ -11,8 +11,9 @@ in turn, each on the entry as the previous ones left it, until no fitted constan
 than --tolerance percent in a whole round. The values are written as calibrate prints them; the
 lines' units and sources stay as they are.
 
-Then run tools/fit_h100_energy.py --write and tools/scale_gpu_energy.py --write: the energy fit
-reads kernel times from the tables refitted here.
+The energy coefficients come last (they read the kernel times and SM shares the tables give,
+and move no latency): then run tools/scale_gpu_energy.py --write, which carries them to the
+NVIDIA parts nobody here measured.
 
 usage: tools/refit_h100_coupled.py [--nnergy BUILD/bin/nnergy] [--entry TOML] [--rounds N]
                                    [--tolerance PCT] [--dry-run]
@@ -29,23 +30,45 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEASUREMENTS = os.path.join(ROOT, "tests", "data", "measurements")
 OPS = os.path.join(MEASUREMENTS, "gpu-h100-sxm5.json")
 MODELS = os.path.join(MEASUREMENTS, "h100-models.json")
+MICRO = os.path.join(MEASUREMENTS, "h100-micro.json")
+ENERGY_OPS = os.path.join(MEASUREMENTS, "gpu-h100-sxm5-energy.json")
+# The energy fit (docs/calibrate.md, "Where the catalog stands"): the coefficients the entry
+# marks as fitted, and those scaled from them keeping their ratios.
+ENERGY_FIT = [MICRO, ENERGY_OPS, "--runs", "op", "--fit-to", "energy",
+              "--objective", "relative-rms", "--fit", "energy.static.*",
+              "--fit", "energy.compute.cuda_core.float32",
+              "--fit", "energy.compute.tensor_core.tfloat32",
+              "--fit", "energy.compute.tensor_core.float16",
+              "--fit", "energy.compute.tensor_core.bfloat16", "--fit", "energy.memory.dram"]
+for follower, leader in (("cuda_core.tfloat32", "cuda_core.float32"),
+                         ("cuda_core.float16", "cuda_core.float32"),
+                         ("cuda_core.bfloat16", "cuda_core.float32"),
+                         ("tensor_core.float64", "cuda_core.float32"),
+                         ("fp64_core.float64", "cuda_core.float32"),
+                         ("tensor_core.float8_e4m3", "tensor_core.float16"),
+                         ("tensor_core.float8_e5m2", "tensor_core.float16"),
+                         ("tensor_core.int8", "tensor_core.float16")):
+    ENERGY_FIT += ["--tie", "energy.compute.%s=energy.compute.%s" % (follower, leader)]
 
 # (what, calibrate arguments after the entry): the order is the dependency order, host costs
 # first (they set how much of an eager op run is left to the device), the per-pass cost last.
 FITS = [
     ("eager dispatch per class and type",
-     [OPS, "--runs", "op", "--fit", "runtime.pytorch-eager.dispatch.per_class.*",
-      "--objective", "log-mean-abs"]),
+     [OPS, "--runs", "op", "--fit-to", "latency",
+      "--fit", "runtime.pytorch-eager.dispatch.per_class.*", "--objective", "log-mean-abs"]),
     ("grouped convolutions",
-     [OPS, "--runs", "op", "--fit", "gpu.kernels.grouped_conv.*", "--fix", "runtime.*"]),
+     [OPS, "--runs", "op", "--fit-to", "latency", "--fit", "gpu.kernels.grouped_conv.*",
+      "--fix", "runtime.*"]),
     ("strict fp32 convolutions",
-     [OPS, "--runs", "op", "--fit", "gpu.kernels.conv.float32.*", "--fix", "runtime.*"]),
+     [OPS, "--runs", "op", "--fit-to", "latency", "--fit", "gpu.kernels.conv.float32.*",
+      "--fix", "runtime.*"]),
     ("16-bit batch normalization",
-     [OPS, "--runs", "op", "--fit", "gpu.kernels.batch_norm.float16.*",
+     [OPS, "--runs", "op", "--fit-to", "latency", "--fit", "gpu.kernels.batch_norm.float16.*",
       "--fit", "gpu.kernels.batch_norm.bfloat16.*", "--fix", "runtime.*"]),
     ("eager host cost per forward pass",
      [MODELS, "--runs", "model", "--dim", "bert_base:seq=128",
       "--fit", "runtime.pytorch-eager.dispatch.per_call", "--objective", "log-mean-abs"]),
+    ("energy coefficients", ENERGY_FIT),
 ]
 
 HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")

@@ -3,7 +3,7 @@
 """Writes the energy tables of the NVIDIA GPUs in the catalog that nobody has measured
 ([energy.static], [energy.compute], [energy.memory] and [energy.control] of a100-sxm4-80gb,
 h100-pcie, l4, jetson-agx-orin and jetson-orin-nano) from the H100 SXM5's fitted table
-(configs/hardware/h100-sxm5.toml, written by tools/fit_h100_energy.py), so that a refit of the
+(configs/hardware/h100-sxm5.toml, nnergy calibrate's output), so that a refit of the
 H100 reaches every part derived from it.
 
 The rules, each stated in the source of every value it writes (the file's header comment lists

@@ -601,7 +601,12 @@ int main(int argc, char** argv) {
     // What calibrate's and validate --leave-out's fits may minimize (nnergy::fit_objective).
     const std::vector<std::string> objective_names = {
         nnergy::fit_objective_name(nnergy::fit_objective::log_rms),
-        nnergy::fit_objective_name(nnergy::fit_objective::log_mean_abs)};
+        nnergy::fit_objective_name(nnergy::fit_objective::log_mean_abs),
+        nnergy::fit_objective_name(nnergy::fit_objective::relative_rms)};
+    const std::vector<std::string> quantity_names = {
+        nnergy::fit_quantities_name(nnergy::fit_quantities::latency_and_energy),
+        nnergy::fit_quantities_name(nnergy::fit_quantities::latency),
+        nnergy::fit_quantities_name(nnergy::fit_quantities::energy)};
 
     // validate
     auto* validate = app.add_subcommand(
@@ -610,7 +615,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> val_files, val_runtimes, val_dims, val_max_mape, val_max_energy_mape,
         val_models, val_domains;
     std::string val_hw, val_format = "text", val_output = "-", val_leave_out,
-                        val_objective = "log-rms";
+                        val_objective = "log-rms", val_fit_to = "both";
     std::vector<std::string> val_fit, val_fix;
     bool val_ops = false;
     std::string val_graphs_dir;
@@ -682,9 +687,14 @@ int main(int argc, char** argv) {
                              "KEY pattern of constants --leave-out keeps (repeatable)");
         validate
             ->add_option("--objective", val_objective,
-                         "log-rms (default) or log-mean-abs: what --leave-out's fits minimize "
-                         "(as calibrate)")
+                         "log-rms (default), log-mean-abs or relative-rms: what --leave-out's "
+                         "fits minimize (as calibrate)")
             ->check(CLI::IsMember(objective_names));
+        validate
+            ->add_option("--fit-to", val_fit_to,
+                         "both (default), latency or energy: what --leave-out's fits count (as "
+                         "calibrate)")
+            ->check(CLI::IsMember(quantity_names));
         validate
             ->add_option("--format", val_format,
                          "text, markdown, html or json (the last three through the reporter "
@@ -720,7 +730,9 @@ int main(int argc, char** argv) {
         "Refit a hardware entry's fitted constants to measurement files; write an overlay");
     std::vector<std::string> cal_files, cal_runtimes, cal_dims, cal_models, cal_domains, cal_fit,
         cal_fix;
-    std::string cal_hw, cal_output, cal_runs = "all", cal_objective = "log-rms";
+    std::string cal_hw, cal_output, cal_runs = "all", cal_objective = "log-rms",
+                                    cal_fit_to = "both";
+    std::vector<std::string> cal_ties;
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
     bool cal_here = false, cal_quick = false;
@@ -783,8 +795,20 @@ int main(int argc, char** argv) {
             ->add_option("--objective", cal_objective,
                          "log-rms (default: the root mean square of log(estimate / measurement), "
                          "which weighs the largest misses most) or log-mean-abs (the mean of "
-                         "|log(estimate / measurement)|, the log form of MAPE)")
+                         "|log(estimate / measurement)|, the log form of MAPE) or relative-rms "
+                         "(the root mean square of estimate / measurement - 1)")
             ->check(CLI::IsMember(objective_names));
+        calibrate->add_option(
+            "--tie", cal_ties,
+            "FOLLOWER=LEADER: the constant FOLLOWER keeps the entry's ratio to the "
+            "fitted LEADER instead of being fitted on its own (repeatable; a "
+            "coefficient scaled from another)");
+        calibrate
+            ->add_option("--fit-to", cal_fit_to,
+                         "both (default), latency or energy: the measured quantities the "
+                         "objective counts (energy: energy coefficients, whose latency effect "
+                         "through throttling is not what they are fitted to)")
+            ->check(CLI::IsMember(quantity_names));
         calibrate->footer(
             "Examples:\n"
             "  nnergy calibrate xeon-5th-gen-16vcpu xeon.json -o xeon-calibrated.toml\n"
@@ -1161,10 +1185,12 @@ int main(int argc, char** argv) {
             if (!val_graphs_dir.empty() && !val_ops)
                 throw nnergy::error("--write-graphs writes op runs' graphs: it needs --ops",
                                     exit_code::usage);
-            if (val_leave_out.empty() && (val_max_ratio > 0 || !val_fit.empty() ||
-                                          !val_fix.empty() || validate->count("--objective")))
+            if (val_leave_out.empty() &&
+                (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty() ||
+                 validate->count("--objective") || validate->count("--fit-to")))
                 throw nnergy::error(
-                    "--max-leave-out-ratio, --fit, --fix and --objective need --leave-out",
+                    "--max-leave-out-ratio, --fit, --fix, --objective and --fit-to need "
+                    "--leave-out",
                     exit_code::usage);
             const nnergy::validation_session session(vo);
             nnergy::validation_result result = nnergy::validate_session(session, vo);
@@ -1173,6 +1199,7 @@ int main(int argc, char** argv) {
                 co.fit = val_fit;
                 co.fix = val_fix;
                 co.objective = *nnergy::fit_objective_from_name(val_objective);
+                co.quantities = *nnergy::fit_quantities_from_name(val_fit_to);
                 nnergy::add_leave_out(result, session, vo, co,
                                       val_leave_out == "family" ? nnergy::leave_out_unit::family
                                                                 : nnergy::leave_out_unit::model,
@@ -1238,6 +1265,15 @@ int main(int argc, char** argv) {
             co.fix = cal_fix;
             co.max_sweeps = cal_sweeps;
             co.objective = *nnergy::fit_objective_from_name(cal_objective);
+            co.quantities = *nnergy::fit_quantities_from_name(cal_fit_to);
+            for (const std::string& t : cal_ties) {
+                const size_t eq = t.find('=');
+                if (eq == std::string::npos || eq == 0 || eq + 1 == t.size())
+                    throw nnergy::error(
+                        fmt::format("--tie {}: expected FOLLOWER=LEADER (two hardware keys)", t),
+                        exit_code::usage);
+                co.ties.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+            }
             const nnergy::calibration_result r = nnergy::run_calibration(co);
             std::string command = "nnergy calibrate";
             for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];

@@ -132,12 +132,31 @@ struct scored {
 };
 
 const char* objective_text(fit_objective objective) {
-    return objective == fit_objective::log_rms ? "RMS of log(estimate / measurement)"
-                                               : "mean of |log(estimate / measurement)|";
+    switch (objective) {
+        case fit_objective::log_rms:
+            return "RMS of log(estimate / measurement)";
+        case fit_objective::log_mean_abs:
+            return "mean of |log(estimate / measurement)|";
+        case fit_objective::relative_rms:
+            break;
+    }
+    return "RMS of (estimate / measurement - 1)";
+}
+
+/// The objective and, unless it counts both, which quantities it counts.
+std::string goal_text(fit_objective objective, fit_quantities quantities) {
+    std::string s = objective_text(objective);
+    if (quantities == fit_quantities::latency) s += " of the latencies";
+    if (quantities == fit_quantities::energy) s += " of the energies";
+    return s;
 }
 
 /// One estimate's term of the objective.
 double term_of(double estimate, double measured, fit_objective objective) {
+    if (objective == fit_objective::relative_rms) {
+        const double e = estimate / measured - 1;
+        return e * e;
+    }
     const double e = std::log(estimate / measured);
     return objective == fit_objective::log_rms ? e * e : std::fabs(e);
 }
@@ -146,7 +165,7 @@ double term_of(double estimate, double measured, fit_objective objective) {
 double objective_of(double sum, size_t count, fit_objective objective) {
     if (!count) return 0.0;
     const double mean = std::max(0.0, sum) / static_cast<double>(count);
-    return objective == fit_objective::log_rms ? std::sqrt(mean) : mean;
+    return objective == fit_objective::log_mean_abs ? mean : std::sqrt(mean);
 }
 
 /// The objective's terms of each configuration (latency, and energy where both have one).
@@ -155,15 +174,18 @@ struct config_terms {
     size_t count = 0;
 };
 
-config_terms terms_of(const validated_config& c, fit_objective objective) {
+config_terms terms_of(const validated_config& c, const fit_goal& goal) {
     config_terms t;
     const double inf = std::numeric_limits<double>::infinity();
     if (!(c.predicted_latency_s > 0) || !std::isfinite(c.predicted_latency_s)) return {inf, 1};
-    t.sum += term_of(c.predicted_latency_s, c.measured.latency_s, objective);
-    t.count = 1;
-    if (c.measured.energy_j && *c.measured.energy_j > 0 && c.predicted_energy_j) {
-        if (!(*c.predicted_energy_j > 0)) return {inf, 2};
-        t.sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, objective);
+    if (goal.quantities != fit_quantities::energy) {
+        t.sum += term_of(c.predicted_latency_s, c.measured.latency_s, goal.objective);
+        t.count = 1;
+    }
+    if (goal.quantities != fit_quantities::latency && c.measured.energy_j &&
+        *c.measured.energy_j > 0 && c.predicted_energy_j) {
+        if (!(*c.predicted_energy_j > 0)) return {inf, t.count + 1};
+        t.sum += term_of(*c.predicted_energy_j, *c.measured.energy_j, goal.objective);
         ++t.count;
     }
     return t;
@@ -172,18 +194,18 @@ config_terms terms_of(const validated_config& c, fit_objective objective) {
 /// The objective over latencies and energies; infinite when an estimate is missing or not
 /// positive.
 scored score(const validation_session& session, const config_values& hw,
-             const std::vector<size_t>* only, fit_objective objective) {
+             const std::vector<size_t>* only, const fit_goal& goal) {
     scored s;
     s.predictions = session.predict(hw, only);
     double sum = 0;
     size_t n = 0;
     for (const validated_config& c : s.predictions) {
-        const config_terms t = terms_of(c, objective);
+        const config_terms t = terms_of(c, goal);
         if (!std::isfinite(t.sum)) return s;
         sum += t.sum;
         n += t.count;
     }
-    s.objective = objective_of(sum, n, objective);
+    s.objective = objective_of(sum, n, goal.objective);
     return s;
 }
 
@@ -210,12 +232,40 @@ bool fitted_by_default(const config_values& hardware, const config_value& v) {
 }
 
 const char* fit_objective_name(fit_objective objective) {
-    return objective == fit_objective::log_rms ? "log-rms" : "log-mean-abs";
+    switch (objective) {
+        case fit_objective::log_rms:
+            return "log-rms";
+        case fit_objective::log_mean_abs:
+            return "log-mean-abs";
+        case fit_objective::relative_rms:
+            break;
+    }
+    return "relative-rms";
 }
 
 std::optional<fit_objective> fit_objective_from_name(std::string_view name) {
-    for (fit_objective o : {fit_objective::log_rms, fit_objective::log_mean_abs})
+    for (fit_objective o :
+         {fit_objective::log_rms, fit_objective::log_mean_abs, fit_objective::relative_rms})
         if (name == fit_objective_name(o)) return o;
+    return std::nullopt;
+}
+
+const char* fit_quantities_name(fit_quantities quantities) {
+    switch (quantities) {
+        case fit_quantities::latency_and_energy:
+            return "both";
+        case fit_quantities::latency:
+            return "latency";
+        case fit_quantities::energy:
+            break;
+    }
+    return "energy";
+}
+
+std::optional<fit_quantities> fit_quantities_from_name(std::string_view name) {
+    for (fit_quantities q :
+         {fit_quantities::latency_and_energy, fit_quantities::latency, fit_quantities::energy})
+        if (name == fit_quantities_name(q)) return q;
     return std::nullopt;
 }
 
@@ -278,6 +328,40 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         std::remove_if(out.begin(), out.end(),
                        [&](const calibration_parameter& p) { return matches_any(o.fix, p.key); }),
         out.end());
+    for (const auto& pair : o.ties) {
+        // Named copies: clang 14's lambdas cannot capture structured bindings.
+        const std::string& follower = pair.first;
+        const std::string& leader = pair.second;
+        const std::string tie = fmt::format("--tie {}={}", follower, leader);
+        const config_value* v = find_value(hw, follower);
+        if (!v || !movable(*v))
+            throw error(fmt::format("{}: hardware '{}' has no positive constant '{}'", tie,
+                                    session.header().hardware, follower),
+                        exit_code::usage);
+        if (follower == leader)
+            throw error(fmt::format("{}: a constant cannot follow itself", tie), exit_code::usage);
+        // The follower is priced from the leader, not fitted beside it.
+        out.erase(std::remove_if(out.begin(), out.end(),
+                                 [&](const calibration_parameter& p) { return p.key == follower; }),
+                  out.end());
+        const auto lead = std::find_if(out.begin(), out.end(), [&](const calibration_parameter& p) {
+            return p.key == leader;
+        });
+        if (lead == out.end())
+            throw error(fmt::format("{}: '{}' is not among the constants fitted (--fit, --fix)",
+                                    tie, leader),
+                        exit_code::usage);
+        const calibration_parameter as_parameter = parameter_of(*v, v->name);
+        lead->followers.push_back(
+            {v->name, as_parameter.unit, as_parameter.unit_factor, as_parameter.initial});
+    }
+    for (const calibration_parameter& p : out)
+        for (const tied_constant& f : p.followers)
+            if (std::any_of(out.begin(), out.end(),
+                            [&](const calibration_parameter& q) { return q.key == f.key; }))
+                throw error(
+                    fmt::format("--tie {}={}: '{}' leads a tie of its own", f.key, p.key, f.key),
+                    exit_code::usage);
     return out;
 }
 
@@ -302,6 +386,12 @@ config_values with_parameters(const config_values& hardware,
         }
         v->float_value = values[i];
         v->written_value = values[i] / p.unit_factor;
+        for (const tied_constant& f : p.followers)
+            for (config_value& c : out)
+                if (c.name == f.key) {
+                    c.float_value = f.initial * values[i] / p.initial;
+                    c.written_value = c.float_value / f.unit_factor;
+                }
     }
     return out;
 }
@@ -313,11 +403,11 @@ class objective_state {
 public:
     objective_state(const validation_session& session, const config_values& hw,
                     const std::vector<calibration_parameter>& parameters,
-                    const std::vector<size_t>* only, fit_objective objective, size_t& evaluations)
+                    const std::vector<size_t>* only, const fit_goal& goal, size_t& evaluations)
         : session_(session),
           hw_(hw),
           parameters_(parameters),
-          objective_(objective),
+          goal_(goal),
           evaluations_(evaluations) {
         if (only)
             configs_ = *only;
@@ -340,7 +430,7 @@ public:
         try {
             for (const validated_config& c :
                  session_.predict(with_parameters(hw_, parameters_, values), &indices))
-                out.push_back(terms_of(c, objective_));
+                out.push_back(terms_of(c, goal_));
         } catch (const std::exception&) {
             if (!candidate) throw;
             out.assign(subset.size(), {std::numeric_limits<double>::infinity(), 1});
@@ -349,14 +439,14 @@ public:
     }
 
     double objective(double sum, size_t count) const {
-        return objective_of(sum, count, objective_);
+        return objective_of(sum, count, goal_.objective);
     }
 
 private:
     const validation_session& session_;
     const config_values& hw_;
     const std::vector<calibration_parameter>& parameters_;
-    fit_objective objective_;
+    fit_goal goal_;
     size_t& evaluations_;
     std::vector<size_t> configs_;
 };
@@ -365,14 +455,14 @@ private:
 
 double fit_parameters(const validation_session& session,
                       std::vector<calibration_parameter>& parameters,
-                      const std::vector<size_t>* only, size_t max_sweeps, fit_objective objective,
+                      const std::vector<size_t>* only, size_t max_sweeps, const fit_goal& goal,
                       size_t& evaluations) {
     std::vector<double> x;
     for (calibration_parameter& p : parameters) {
         p.fitted = p.initial;
         x.push_back(p.initial);
     }
-    objective_state state(session, session.hardware(), parameters, only, objective, evaluations);
+    objective_state state(session, session.hardware(), parameters, only, goal, evaluations);
     std::vector<size_t> all(state.configs().size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = k;
 
@@ -504,12 +594,14 @@ calibration_result run_calibration(const calibrate_options& o) {
                                 "as fitted (name them with --fit KEY)",
                                 r.header.hardware),
                     exit_code::usage);
-    const scored before = score(session, session.hardware(), nullptr, o.objective);
+    const fit_goal goal{o.objective, o.quantities};
+    const scored before = score(session, session.hardware(), nullptr, goal);
     r.objective = o.objective;
+    r.quantities = o.quantities;
     r.objective_before = before.objective;
     r.before = errors_of(before.predictions);
     r.objective_after =
-        fit_parameters(session, r.parameters, nullptr, o.max_sweeps, o.objective, r.evaluations);
+        fit_parameters(session, r.parameters, nullptr, o.max_sweeps, goal, r.evaluations);
     r.after = errors_of(session.predict(
         with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
     std::stable_partition(r.parameters.begin(), r.parameters.end(),
@@ -617,7 +709,7 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
                      output.filename().string());
     s += "# Command: " + command_line + "\n";
     s += fmt::format("# Fit: {} {:.4f} -> {:.4f} over {} estimates of the whole set.\n",
-                     objective_text(r.objective), r.objective_before, r.objective_after,
+                     goal_text(r.objective, r.quantities), r.objective_before, r.objective_after,
                      r.evaluations);
     std::string unidentified;
     for (const calibration_parameter& p : r.parameters)
@@ -647,35 +739,50 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
     s += "\nschema = \"nnergy.hardware/1\"\n";
     s += "base = " + toml_string(base) + "\n";
 
-    std::map<std::vector<std::string>, std::vector<const calibration_parameter*>> tables;
+    // Each table's lines, in the order of the parameters (a tied constant after its leader).
+    std::map<std::vector<std::string>, std::vector<std::string>> tables;
     for (const calibration_parameter& p : r.parameters) {
         if (!p.identified) continue;
         std::vector<std::string> parts = split_key(p);
+        const std::string key = parts.back();
         parts.pop_back();
-        tables[parts].push_back(&p);
-    }
-    for (const auto& [path, params] : tables) {
-        s += "\n[" + table_path(path) + "]\n";
-        for (const calibration_parameter* p : params) {
-            const std::string key = split_key(*p).back();
-            std::string note =
-                p->from_template
-                    ? fmt::format(
-                          "fitted: {}; the entry has no such constant (the search began "
-                          "at {} {})",
-                          provenance, number(p->initial / p->unit_factor), p->unit)
-                    : fmt::format("fitted: {}; the entry had {} {}", provenance,
-                                  number(p->initial / p->unit_factor), p->unit);
-            if (p->at_bound) note += " (the fit stopped at its search bound, x20 either way)";
-            s += fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n", key_part(key),
-                             number(p->fitted / p->unit_factor), toml_string(p->unit),
-                             toml_string(note));
+        std::string note = p.from_template
+                               ? fmt::format(
+                                     "fitted: {}; the entry has no such constant (the search began "
+                                     "at {} {})",
+                                     provenance, number(p.initial / p.unit_factor), p.unit)
+                               : fmt::format("fitted: {}; the entry had {} {}", provenance,
+                                             number(p.initial / p.unit_factor), p.unit);
+        if (p.at_bound) note += " (the fit stopped at its search bound, x20 either way)";
+        tables[parts].push_back(fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n",
+                                            key_part(key), number(p.fitted / p.unit_factor),
+                                            toml_string(p.unit), toml_string(note)));
+        for (const tied_constant& f : p.followers) {
+            calibration_parameter as_key;
+            as_key.key = f.key;
+            std::vector<std::string> fparts = split_key(as_key);
+            const std::string fkey = fparts.back();
+            fparts.pop_back();
+            const double value = f.initial * p.fitted / p.initial;
+            const std::string fnote = fmt::format(
+                "scaled: {} x {} (the entry's ratio), which is fitted: {}; the entry had {} {}",
+                number(f.initial / p.initial), p.key, provenance, number(f.initial / f.unit_factor),
+                f.unit);
+            tables[fparts].push_back(fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n",
+                                                 key_part(fkey), number(value / f.unit_factor),
+                                                 toml_string(f.unit), toml_string(fnote)));
         }
+    }
+    for (const auto& [path, lines] : tables) {
+        s += "\n[" + table_path(path) + "]\n";
+        for (const std::string& line : lines) s += line;
     }
 
     s += "\n[calibration]\n";
     s += fmt::format("tool = {}\n", toml_string(fmt::format("nnergy {}", NNERGY_VERSION)));
     s += fmt::format("objective = {}\n", toml_string(fit_objective_name(r.objective)));
+    if (r.quantities != fit_quantities::latency_and_energy)
+        s += fmt::format("fitted_to = {}\n", toml_string(fit_quantities_name(r.quantities)));
     s += "files = [";
     for (size_t i = 0; i < r.header.files.size(); ++i)
         s += (i ? ", " : "") + toml_string(r.header.files[i]);
@@ -736,6 +843,12 @@ std::string calibration_text(const calibration_result& r) {
                          p.from_template ? "(" + number(p.initial / p.unit_factor) + ")"
                                          : number(p.initial / p.unit_factor),
                          p.identified ? number(p.fitted / p.unit_factor) : "-", p.unit, note);
+        for (const tied_constant& f : p.followers)
+            s += fmt::format(
+                "{:<56} {:>12} {:>12}  {}  (tied to {})\n", f.key,
+                number(f.initial / f.unit_factor),
+                p.identified ? number(f.initial * p.fitted / p.initial / f.unit_factor) : "-",
+                f.unit, p.key);
     }
     s += fmt::format("\n{:<12} {:>8} {:>16} {:>16}\n", "mode", "configs", "latency MAPE",
                      "energy MAPE");
@@ -753,8 +866,9 @@ std::string calibration_text(const calibration_result& r) {
             pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
                  a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
     }
-    s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n", objective_text(r.objective),
-                     r.objective_before, r.objective_after, r.evaluations);
+    s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n",
+                     goal_text(r.objective, r.quantities), r.objective_before, r.objective_after,
+                     r.evaluations);
     return s;
 }
 
@@ -793,7 +907,8 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
                                 "fitted: there is nothing to refit",
                                 session.header().hardware),
                     exit_code::usage);
-    fit_parameters(session, r.parameters, nullptr, o.max_sweeps, o.objective, r.evaluations);
+    const fit_goal goal{o.objective, o.quantities};
+    fit_parameters(session, r.parameters, nullptr, o.max_sweeps, goal, r.evaluations);
     r.in_sample = errors_of(session.predict(
         with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
     std::vector<validated_config> held;
@@ -801,7 +916,7 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
         std::vector<size_t> train, test;
         for (size_t i = 0; i < session.size(); ++i) (group_of[i] == g ? test : train).push_back(i);
         std::vector<calibration_parameter> p = r.parameters;
-        fit_parameters(session, p, &train, o.max_sweeps, o.objective, r.evaluations);
+        fit_parameters(session, p, &train, o.max_sweeps, goal, r.evaluations);
         for (validated_config& c :
              session.predict(with_parameters(session.hardware(), p, fitted_values(p)), &test))
             held.push_back(std::move(c));

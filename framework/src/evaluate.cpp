@@ -103,6 +103,8 @@ evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g)
             t.edp_j_s = v;
         else if (k == "peak_memory_bytes")
             t.peak_memory_bytes = v;
+        else if (k == "static_energy_j")
+            t.static_energy_j = v;
     }
     for (const auto& [k, v] : results.total_texts)
         if (k == "fits") t.fits = v;

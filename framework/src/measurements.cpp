@@ -265,6 +265,9 @@ measurement_file parse_measurements(const std::string& text, const std::filesyst
                         throw error(fmt::format("{}: {}: missing '{}'", name, ewhere, key));
                 check_keys(e, energy_rules(), name, ewhere);
                 run.energy_j.emplace_back(domain, e["energy_j"].get<double>());
+                if (e.contains("mean_power_w") && e["mean_power_w"].get<double>() > 0)
+                    run.call_period_s.emplace_back(
+                        domain, e["energy_j"].get<double>() / e["mean_power_w"].get<double>());
             }
         out.runs.push_back(std::move(run));
     }

@@ -44,6 +44,7 @@ double median(std::vector<double> v) {
 struct pending {
     measured_config config;
     std::vector<std::pair<double, std::string>> latencies_ms, energies_j;  // value, source
+    std::vector<double> call_periods_s;
 };
 
 std::string describe(const measured_config& c) {
@@ -100,11 +101,19 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
             need(r.latency_ms_median.has_value(), "latency_ms_median");
             const std::string mode = r.mode.empty() ? "eager" : r.mode;
             std::optional<double> energy;
-            for (const auto& [domain, j] : r.energy_j) {
+            const auto summed = [&](const std::string& domain) {
                 const auto& d = options.energy_domains;
-                if (!d.empty() && std::find(d.begin(), d.end(), domain) == d.end()) continue;
-                energy = energy.value_or(0) + j;
-            }
+                return d.empty() || std::find(d.begin(), d.end(), domain) != d.end();
+            };
+            for (const auto& [domain, j] : r.energy_j)
+                if (summed(domain)) energy = energy.value_or(0) + j;
+            double period_sum = 0;
+            size_t periods = 0;
+            for (const auto& [domain, s] : r.call_period_s)
+                if (summed(domain)) {
+                    period_sum += s;
+                    ++periods;
+                }
             const std::string label = op ? op_run_label(r.name, r.params_json) : r.name;
             const auto key = std::make_tuple(label, r.precision, *r.batch, mode, r.device,
                                              r.threads.value_or(0));
@@ -127,6 +136,7 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
             p.config.sources.push_back(source);
             p.latencies_ms.emplace_back(*r.latency_ms_median, source);
             if (energy) p.energies_j.emplace_back(*energy, source);
+            if (periods > 0) p.call_periods_s.push_back(period_sum / static_cast<double>(periods));
         }
     }
     for (pending& p : found) {
@@ -138,6 +148,7 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
         v.clear();
         for (const auto& [x, s] : p.energies_j) v.push_back(x);
         if (!v.empty()) p.config.energy_j = median(v);
+        if (!p.call_periods_s.empty()) p.config.call_period_s = median(p.call_periods_s);
         out.configs.push_back(std::move(p.config));
     }
     return out;
@@ -698,6 +709,22 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         r.runtime = c.runtime->label;
         r.predicted_latency_s = t.latency_s ? *t.latency_s : std::nan("");
         r.predicted_energy_j = t.energy_j;
+        // An op run's energy per call is the loop's energy over its calls, priced over the
+        // time one call took in that loop (docs/validate.md, "Op runs"): a call estimated to be
+        // shorter leaves the device idle for the rest; one estimated to be longer draws its
+        // static power over the measured time only. The op's events stay as estimated, so the
+        // error is the energy model's rather than the latency model's.
+        if (c.measured.kind == "op" && c.measured.call_period_s && r.predicted_energy_j &&
+            r.predicted_latency_s > 0) {
+            const double period = *c.measured.call_period_s;
+            if (period >= r.predicted_latency_s) {
+                if (const config_value* idle =
+                        find_value(hardware_of(c.variant), "energy.static.idle_power"))
+                    *r.predicted_energy_j += idle->float_value * (period - r.predicted_latency_s);
+            } else if (t.static_energy_j) {
+                *r.predicted_energy_j -= *t.static_energy_j * (1 - period / r.predicted_latency_s);
+            }
+        }
     });
     return out;
 }

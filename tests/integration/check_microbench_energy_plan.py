@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """--energy-only (tools/microbench/plan.py energy_only): exactly the plan's cases with an energy
-run, and the committed GPU energy pass (the data tools/fit_h100_energy.py fits) holds runs of
+run, and the committed GPU energy pass (what the H100's energy coefficients are calibrated on) holds runs of
 those cases only, each with its energy. Needs no PyTorch: the plans are pure Python.
 
 With --max-power W, every run's power must be at most W (a GPU's power limit: power that the

@@ -90,6 +90,44 @@ TEST_CASE("with_parameters sets values in SI and as written, and adds missing ke
     CHECK(nnergy::find_value(hw, eff.key)->float_value != Approx(0.5));
 }
 
+TEST_CASE("with_parameters moves a tied constant at its ratio to its leader", "[calibrate]") {
+    const nnergy::config_values hw = nnergy::read_hardware_file(catalog + "h100-sxm5.toml");
+    const nnergy::config_value* fp32 = nnergy::find_value(hw, "energy.compute.cuda_core.float32");
+    const nnergy::config_value* fp16 = nnergy::find_value(hw, "energy.compute.cuda_core.float16");
+    REQUIRE(fp32);
+    REQUIRE(fp16);
+    nnergy::calibration_parameter leader;
+    leader.key = fp32->name;
+    leader.unit = "pJ/FLOP";
+    leader.unit_factor = 1e-12;
+    leader.initial = fp32->float_value;
+    leader.followers.push_back({fp16->name, "pJ/FLOP", 1e-12, fp16->float_value});
+    const nnergy::config_values out =
+        nnergy::with_parameters(hw, {leader}, {3 * fp32->float_value});
+    CHECK(nnergy::find_value(out, fp32->name)->float_value == Approx(3 * fp32->float_value));
+    CHECK(nnergy::find_value(out, fp16->name)->float_value == Approx(3 * fp16->float_value));
+    CHECK(nnergy::find_value(out, fp16->name)->written_value ==
+          Approx(3 * fp16->float_value / 1e-12));
+    CHECK(out.size() == hw.size());
+}
+
+TEST_CASE("objective and quantity names round-trip; others are refused", "[calibrate]") {
+    for (nnergy::fit_objective o :
+         {nnergy::fit_objective::log_rms, nnergy::fit_objective::log_mean_abs,
+          nnergy::fit_objective::relative_rms})
+        CHECK(nnergy::fit_objective_from_name(nnergy::fit_objective_name(o)) == o);
+    CHECK(std::string(nnergy::fit_objective_name(nnergy::fit_objective::relative_rms)) ==
+          "relative-rms");
+    CHECK_FALSE(nnergy::fit_objective_from_name("rms"));
+    for (nnergy::fit_quantities q :
+         {nnergy::fit_quantities::latency_and_energy, nnergy::fit_quantities::latency,
+          nnergy::fit_quantities::energy})
+        CHECK(nnergy::fit_quantities_from_name(nnergy::fit_quantities_name(q)) == q);
+    CHECK(std::string(nnergy::fit_quantities_name(nnergy::fit_quantities::latency_and_energy)) ==
+          "both");
+    CHECK_FALSE(nnergy::fit_quantities_from_name("power"));
+}
+
 TEST_CASE("a hardware file read again gives what it holds now", "[calibrate][overlay]") {
     // A run parses a file once and reuses it while its bytes stay the same; a file rewritten
     // in between (calibrate writing an overlay, a test rewriting a fixture) is read afresh.

@@ -8,7 +8,8 @@ same runs, or --max-mape.
 
 usage: check_op_family_leave_out.py NNERGY OUT_DIR ENTRY.toml OPS.json --op-class CLASS
        --precision P --table gpu.kernels.conv.float32 --start-from gpu.kernels.conv
-       --family NAME=PREFIX[,PREFIX...] ... [--fix PATTERN ...] [--max-ratio R] [--max-mape PCT]
+       --family NAME=PREFIX[,PREFIX...] ... [--fix PATTERN ...] [--fit-to QUANTITIES]
+       [--max-ratio R] [--max-mape PCT]
 """
 import argparse
 import json
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--start-from", required=True, help="the table whose values each refit starts from")
     ap.add_argument("--family", action="append", required=True, help="NAME=PREFIX[,PREFIX...] of params.source")
     ap.add_argument("--fix", action="append", default=[])
+    ap.add_argument("--fit-to", help="calibrate's --fit-to")
     ap.add_argument("--max-ratio", type=float, default=1.5)
     ap.add_argument("--max-mape", type=float, default=100.0)
     a = ap.parse_args()
@@ -97,7 +99,8 @@ def main():
         json.dump(test, open(test_path, "w"))
         overlay = os.path.join(a.out, "without-%s.toml" % name)
         run([a.nnergy, "--quiet", "calibrate", a.entry + "+" + start_overlay, train_path, "--runs",
-             "op", "--fit", a.table + ".*", "-o", overlay] + [x for f in a.fix for x in ("--fix", f)])
+             "op", "--fit", a.table + ".*", "-o", overlay] + [x for f in a.fix for x in ("--fix", f)] +
+            (["--fit-to", a.fit_to] if a.fit_to else []))
         h = errors(overlay, test_path)  # stacked: overlay -> start -> entry
         i = errors(a.entry, test_path)
         print("%-8s %3d runs: held out %5.1f %%, in sample %5.1f %%" %

@@ -11,7 +11,7 @@ measurements.
 
 usage: check_recovery.py NNERGY OUT_DIR --hw BASE --truth TRUTH.toml --mode MODE --device DEV
        --model M [--model M ...] --batch B [...] --precision P [...] [--energy] [--fit PATTERN ...]
-       [--dim ARG ...] [--tolerance PCT]
+       [--dim ARG ...] [--calibrate-arg=ARG ...] [--tolerance PCT]
 """
 import argparse
 import json
@@ -44,6 +44,8 @@ def main():
     ap.add_argument("--energy", action="store_true", help="the measurements carry energies")
     ap.add_argument("--fit", action="append", default=[])
     ap.add_argument("--dim", action="append", default=[])
+    ap.add_argument("--calibrate-arg", action="append", default=[],
+                    help="one more argument for calibrate (--calibrate-arg=--tie=A=B)")
     ap.add_argument("--tolerance", type=float, default=3.0, help="percent")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -82,7 +84,8 @@ def main():
 
     overlay = os.path.join(a.out, "calibrated.toml")
     fit = [x for f in a.fit for x in ("--fit", f)]
-    text = run([a.nnergy, "calibrate", a.hw, synthetic, "-o", overlay] + fit + dims)
+    text = run([a.nnergy, "calibrate", a.hw, synthetic, "-o", overlay] + fit + dims +
+               a.calibrate_arg)
     print(text)
 
     truth = quantities(a.truth)

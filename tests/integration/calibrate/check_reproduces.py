@@ -4,8 +4,8 @@
 same measurements must leave every fitted constant within --tolerance of the entry's value.
 
 usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fit PATTERN ...]
-       [--fix PATTERN ...] [--runs model|op|all] [--dim SPEC ...] [--objective NAME]
-       [--tolerance PCT]
+       [--fix PATTERN ...] [--tie FOLLOWER=LEADER ...] [--runs model|op|all] [--dim SPEC ...]
+       [--objective NAME] [--fit-to QUANTITIES] [--tolerance PCT]
 """
 import argparse
 import os
@@ -27,7 +27,9 @@ def main():
                     help="a constant the entry's own calibration held")
     ap.add_argument("--runs", default="all", help="calibrate's --runs")
     ap.add_argument("--dim", action="append", default=[], help="calibrate's --dim")
+    ap.add_argument("--tie", action="append", default=[], help="calibrate's --tie")
     ap.add_argument("--objective", help="calibrate's --objective")
+    ap.add_argument("--fit-to", help="calibrate's --fit-to")
     ap.add_argument("--tolerance", type=float, default=1.0)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -36,7 +38,9 @@ def main():
                        [x for f in a.fit for x in ("--fit", f)] +
                        [x for f in a.fix for x in ("--fix", f)] +
                        [x for d in a.dim for x in ("--dim", d)] +
-                       (["--objective", a.objective] if a.objective else []),
+                       [x for t in a.tie for x in ("--tie", t)] +
+                       (["--objective", a.objective] if a.objective else []) +
+                       (["--fit-to", a.fit_to] if a.fit_to else []),
                        capture_output=True, text=True)
     print(p.stdout, p.stderr)
     if p.returncode != 0:

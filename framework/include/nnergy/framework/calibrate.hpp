@@ -16,6 +16,15 @@
 
 namespace nnergy {
 
+/// A hardware constant that keeps the entry's ratio to a fitted one (`--tie FOLLOWER=LEADER`):
+/// a coefficient scaled from another (a 16-bit unit's energy from the 32-bit one's) moves with
+/// what it was scaled from instead of being fitted on its own.
+struct tied_constant {
+    std::string key, unit;   ///< unit: as written in the file it came from
+    double unit_factor = 1;  ///< SI value per written value
+    double initial = 0;      ///< SI, the entry's value
+};
+
 /// One constant a calibration may move.
 struct calibration_parameter {
     /// Where it lives: a hardware key (`cpu.kernels.conv.efficiency`), or a runtime cost on
@@ -31,6 +40,8 @@ struct calibration_parameter {
     std::string origin;          ///< the file it was read from
     std::string runtime;         ///< the runtime profile a host cost belongs to; empty: hardware
     bool from_template = false;  ///< absent from the entry: added from the class's template
+    /// Constants tied to this one: each is its initial value times fitted / initial.
+    std::vector<tied_constant> followers;
 };
 
 /// What a fit minimizes over the latencies and energies it is given.
@@ -40,9 +51,32 @@ enum class fit_objective {
     /// Mean of |log(estimate / measurement)|: the log form of the mean absolute percentage
     /// error validate reports, less pulled by a few large misses.
     log_mean_abs,
+    /// Root mean square of (estimate / measurement - 1): least squares on relative errors,
+    /// where a factor too low weighs less than the same factor too high.
+    relative_rms,
 };
 
-/// "log-rms" or "log-mean-abs".
+/// Which measured quantities the objective counts.
+enum class fit_quantities {
+    latency_and_energy,
+    latency,
+    /// Energies only: for energy coefficients, whose latency effect (through throttling at
+    /// the power limit) is not what they are fitted to.
+    energy,
+};
+
+/// What a fit minimizes, over what.
+struct fit_goal {
+    fit_objective objective = fit_objective::log_rms;
+    fit_quantities quantities = fit_quantities::latency_and_energy;
+};
+
+/// "both", "latency" or "energy".
+const char* fit_quantities_name(fit_quantities quantities);
+/// The quantities of that name; none for another name.
+std::optional<fit_quantities> fit_quantities_from_name(std::string_view name);
+
+/// "log-rms", "log-mean-abs" or "relative-rms".
 const char* fit_objective_name(fit_objective objective);
 /// The objective of that name; none for another name.
 std::optional<fit_objective> fit_objective_from_name(std::string_view name);
@@ -53,8 +87,12 @@ struct calibrate_options {
     /// continuous constant the entry marks as fitted (docs/calibrate.md).
     std::vector<std::string> fit;
     std::vector<std::string> fix;  ///< patterns of keys to keep, after `fit`
+    /// (follower, leader) keys: the follower keeps its ratio to the fitted leader and is not
+    /// fitted on its own.
+    std::vector<std::pair<std::string, std::string>> ties;
     size_t max_sweeps = 200;
     fit_objective objective = fit_objective::log_rms;
+    fit_quantities quantities = fit_quantities::latency_and_energy;
 };
 
 /// The errors of one set of estimates, per mode.
@@ -68,7 +106,8 @@ struct calibration_result {
     std::vector<calibration_parameter> parameters;  ///< identified ones first, then the rest
     calibration_errors before, after;               ///< the entry as it is; as fitted
     fit_objective objective = fit_objective::log_rms;
-    double objective_before = 0, objective_after = 0;  ///< of the log errors, as `objective`
+    fit_quantities quantities = fit_quantities::latency_and_energy;
+    double objective_before = 0, objective_after = 0;  ///< of the errors, as `objective`
     size_t evaluations = 0;                            ///< estimates of the whole set made
 };
 
@@ -89,12 +128,12 @@ config_values with_parameters(const config_values& hardware,
                               const std::vector<double>& values);
 
 /// Fits `parameters` (starting at their `initial`) to the configurations `only` of the session
-/// (all when null), minimizing `objective` over the latencies and the energies. Fills `fitted`,
+/// (all when null), minimizing the goal's objective over its quantities. Fills `fitted`,
 /// `identified` and `at_bound`; returns the objective reached and counts evaluations into
 /// `evaluations`.
 double fit_parameters(const validation_session& session,
                       std::vector<calibration_parameter>& parameters,
-                      const std::vector<size_t>* only, size_t max_sweeps, fit_objective objective,
+                      const std::vector<size_t>* only, size_t max_sweeps, const fit_goal& goal,
                       size_t& evaluations);
 
 /// Reads the files, fits, and reports the errors before and after.

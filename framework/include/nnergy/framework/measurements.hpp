@@ -28,6 +28,9 @@ struct measured_run {
     std::string params_json;  ///< kind op: its `params` object, as JSON text; empty otherwise
     /// Energy of one call per meter domain (`gpu0`, `package-0`, ...), in the file's order.
     std::vector<std::pair<std::string, double>> energy_j;
+    /// Per meter domain that gives its mean power too: the time one call occupied the measured
+    /// loop (energy per call over mean power), the calls' idle gaps included.
+    std::vector<std::pair<std::string, double>> call_period_s;
 };
 
 struct measurement_file {

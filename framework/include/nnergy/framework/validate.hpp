@@ -25,13 +25,16 @@ struct measured_config {
     /// A model's name; for an op run its label (op_runs.hpp: name and shape parameters).
     std::string model, precision, mode, device;
     int64_t batch = 1;
-    std::string kind = "model";        ///< "model" or "op"
-    std::string op_class;              ///< op runs: the class the harness measured
-    std::string name;                  ///< op runs: the op's name, as in the file
-    std::string params_json;           ///< op runs: their params
-    std::optional<int64_t> threads;    ///< the run's thread count, where it gives one
-    double latency_s = 0;              ///< the median of its runs' latency_ms_median
-    std::optional<double> energy_j;    ///< the median of its runs' energies, where they have one
+    std::string kind = "model";      ///< "model" or "op"
+    std::string op_class;            ///< op runs: the class the harness measured
+    std::string name;                ///< op runs: the op's name, as in the file
+    std::string params_json;         ///< op runs: their params
+    std::optional<int64_t> threads;  ///< the run's thread count, where it gives one
+    double latency_s = 0;            ///< the median of its runs' latency_ms_median
+    std::optional<double> energy_j;  ///< the median of its runs' energies, where they have one
+    /// The median over its runs of the time one call occupied the measured loop (energy over
+    /// mean power, averaged over the summed domains), where the runs give a mean power.
+    std::optional<double> call_period_s;
     std::vector<std::string> sources;  ///< "FILE run N", one per run
 };
 

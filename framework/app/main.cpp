@@ -1266,14 +1266,8 @@ int main(int argc, char** argv) {
             co.max_sweeps = cal_sweeps;
             co.objective = *nnergy::fit_objective_from_name(cal_objective);
             co.quantities = *nnergy::fit_quantities_from_name(cal_fit_to);
-            for (const std::string& t : cal_ties) {
-                const size_t eq = t.find('=');
-                if (eq == std::string::npos || eq == 0 || eq + 1 == t.size())
-                    throw nnergy::error(
-                        fmt::format("--tie {}: expected FOLLOWER=LEADER (two hardware keys)", t),
-                        exit_code::usage);
-                co.ties.emplace_back(t.substr(0, eq), t.substr(eq + 1));
-            }
+            for (const std::string& t : cal_ties)
+                co.ties.push_back(split_setting(t, "--tie", "FOLLOWER=LEADER (two hardware keys)"));
             const nnergy::calibration_result r = nnergy::run_calibration(co);
             std::string command = "nnergy calibrate";
             for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];

@@ -340,6 +340,20 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
                         exit_code::usage);
         if (follower == leader)
             throw error(fmt::format("{}: a constant cannot follow itself", tie), exit_code::usage);
+        // Ties are one level deep and each follower has one leader: a chain or a second
+        // leader would leave a constant priced by a tie that no longer holds.
+        for (const auto& other : o.ties) {
+            if (&other == &pair) continue;
+            if (other.first == leader)
+                throw error(fmt::format("{}: '{}' follows '{}' (--tie {}={}); a leader must be "
+                                        "fitted on its own",
+                                        tie, leader, other.second, other.first, other.second),
+                            exit_code::usage);
+            if (other.first == follower)
+                throw error(fmt::format("{}: '{}' is tied twice (also to '{}')", tie, follower,
+                                        other.second),
+                            exit_code::usage);
+        }
         // The follower is priced from the leader, not fitted beside it.
         out.erase(std::remove_if(out.begin(), out.end(),
                                  [&](const calibration_parameter& p) { return p.key == follower; }),
@@ -355,13 +369,6 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         lead->followers.push_back(
             {v->name, as_parameter.unit, as_parameter.unit_factor, as_parameter.initial});
     }
-    for (const calibration_parameter& p : out)
-        for (const tied_constant& f : p.followers)
-            if (std::any_of(out.begin(), out.end(),
-                            [&](const calibration_parameter& q) { return q.key == f.key; }))
-                throw error(
-                    fmt::format("--tie {}={}: '{}' leads a tie of its own", f.key, p.key, f.key),
-                    exit_code::usage);
     return out;
 }
 

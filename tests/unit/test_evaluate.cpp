@@ -128,6 +128,9 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
                     // The point of totals-only: far fewer per-kernel keys, latency kept.
                     CHECK(fast_keys < kernel_keys_written(full) / 2);
                     CHECK(fast.kernel_keys.find("latency_s").has_value());
+                    // Per-kernel memory is a report's, not a sweep's (docs/abi.md).
+                    CHECK_FALSE(fast.kernel_keys.find("memory_in_use_bytes").has_value());
+                    CHECK(full.kernel_keys.find("memory_in_use_bytes").has_value());
                     bool explained = false;
                     for (const nnergy_mapping& m : mappings)
                         explained = explained || m.texts.find("explanation") != nullptr;

@@ -254,14 +254,15 @@ public:
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
         const std::shared_ptr<const pass_memory> pass = pass_for(input);
         const model_result& r = pass->result;
-        // A caller that keeps the totals (a sweep) reads no kernel's memory: three keyed writes
-        // per kernel were most of this estimator's cost there.
-        for (uint32_t k = 0; k < r.kernels.size() && !input.totals_only(); ++k) {
-            const kernel_memory& m = r.kernels[k];
-            out.kernel(k, "live_activation_bytes", m.live_activation_bytes);
-            out.kernel(k, "workspace_bytes", m.workspace_bytes);
-            out.kernel(k, "memory_in_use_bytes", m.memory_in_use_bytes);
-        }
+        // A caller that keeps the totals (a sweep) reads no kernel's memory, and the pass is
+        // cached, so these keyed writes were most of the estimator's cost there.
+        if (!input.totals_only())
+            for (uint32_t k = 0; k < r.kernels.size(); ++k) {
+                const kernel_memory& m = r.kernels[k];
+                out.kernel(k, "live_activation_bytes", m.live_activation_bytes);
+                out.kernel(k, "workspace_bytes", m.workspace_bytes);
+                out.kernel(k, "memory_in_use_bytes", m.memory_in_use_bytes);
+            }
         out.total("peak_memory_bytes", r.peak_memory_bytes);
         out.total("peak_activation_bytes", r.peak_activation_bytes);
         out.total("weight_bytes", r.weight_bytes);

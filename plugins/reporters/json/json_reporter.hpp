@@ -5,10 +5,12 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <string>
@@ -29,10 +31,56 @@ inline bool plain_word(uint64_t x) noexcept {
            0;
 }
 
-// A JSON string literal; bytes that are not UTF-8 become U+FFFD so the output stays valid.
-inline void append_string(std::string& out, std::string_view s) {
+/// The text being written. Each piece makes room for its longest possible text once and then
+/// stores bytes through a pointer: appending to a std::string a character at a time checked
+/// its capacity for every one, which was a fifth of a large report's cost. With a writer,
+/// text beyond `flush_bytes` is handed over at member and element boundaries and the buffer
+/// reused, so a report of any size costs the reporter a buffer's worth of memory.
+class text_buffer {
+public:
+    static constexpr size_t flush_bytes = size_t{1} << 16;
+
+    explicit text_buffer(sdk::output_writer* writer = nullptr, size_t capacity = 2 * flush_bytes)
+        : writer_(writer) {
+        buf_.resize(capacity);
+    }
+    /// Room for `n` more bytes; returns where they go. Call done() with the end written.
+    char* room(size_t n) {
+        if (buf_.size() - used_ < n) buf_.resize(std::max(2 * buf_.size(), used_ + n));
+        return buf_.data() + used_;
+    }
+    void done(const char* end) noexcept { used_ = static_cast<size_t>(end - buf_.data()); }
+    void append(std::string_view s) {
+        char* p = room(s.size());
+        std::memcpy(p, s.data(), s.size());
+        used_ += s.size();
+    }
+    void flush_if_full() {
+        if (writer_ && used_ >= flush_bytes) flush();
+    }
+    void flush() {
+        if (writer_ && used_ > 0) writer_->write(view());
+        used_ = 0;
+    }
+    std::string_view view() const noexcept { return {buf_.data(), used_}; }
+    std::string take() {
+        buf_.resize(used_);
+        used_ = 0;
+        return std::move(buf_);
+    }
+
+private:
+    sdk::output_writer* writer_;
+    std::string buf_;  ///< sized to its capacity; the first used_ bytes are the text
+    size_t used_ = 0;
+};
+
+// A JSON string literal at `p`, which has room for 2 + 6 * s.size() bytes (every byte written
+// as \u00XX); returns its end. Bytes that are not UTF-8 become U+FFFD (three bytes for at
+// least one) so the output stays valid.
+inline char* put_string(char* p, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
-    out += '"';
+    *p++ = '"';
     size_t i = 0;
     while (i < s.size()) {
         // Runs of plain ASCII are copied whole: most report text is. They are found eight
@@ -47,137 +95,201 @@ inline void append_string(std::string& out, std::string_view s) {
             if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
             ++run;
         }
-        out.append(s.data() + i, run - i);
+        std::memcpy(p, s.data() + i, run - i);
+        p += run - i;
         i = run;
         if (i == s.size()) break;
         const unsigned char c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
             const size_t n = modeling::utf8_sequence_length(s, i);
             if (n == 0) {
-                out += "\xef\xbf\xbd";
+                std::memcpy(p, "\xef\xbf\xbd", 3);
+                p += 3;
                 ++i;
             } else {
-                out.append(s.data() + i, n);
+                std::memcpy(p, s.data() + i, n);
+                p += n;
                 i += n;
             }
             continue;
         }
+        *p++ = '\\';
         switch (c) {
             case '"':
-                out += "\\\"";
+                *p++ = '"';
                 break;
             case '\\':
-                out += "\\\\";
+                *p++ = '\\';
                 break;
             case '\b':
-                out += "\\b";
+                *p++ = 'b';
                 break;
             case '\f':
-                out += "\\f";
+                *p++ = 'f';
                 break;
             case '\n':
-                out += "\\n";
+                *p++ = 'n';
                 break;
             case '\r':
-                out += "\\r";
+                *p++ = 'r';
                 break;
             case '\t':
-                out += "\\t";
+                *p++ = 't';
                 break;
             default:
-                out += "\\u00";
-                out += hex[c >> 4];
-                out += hex[c & 15];
+                std::memcpy(p, "u00", 3);
+                p[3] = hex[c >> 4];
+                p[4] = hex[c & 15];
+                p += 5;
         }
         ++i;
     }
-    out += '"';
+    *p++ = '"';
+    return p;
 }
 
-// The shortest text that reads back as the same double; a whole number keeps a ".0" so that
-// readers see a float, and NaN and infinities (not JSON) are null.
-inline void append_double(std::string& out, double v) {
+inline void append_string(text_buffer& out, std::string_view s) {
+    out.done(put_string(out.room(2 + 6 * s.size()), s));
+}
+
+inline void append_string(std::string& out, std::string_view s) {
+    text_buffer text(nullptr, 2 + 6 * s.size());
+    append_string(text, s);
+    out += text.view();
+}
+
+/// At `p` (32 bytes of room), the shortest text that reads back as the same double; a whole
+/// number keeps a ".0" so that readers see a float, and NaN and infinities (not JSON) are null.
+/// Returns its end.
+inline char* put_double(char* p, double v) {
     if (!std::isfinite(v)) {
-        out += "null";
-        return;
+        std::memcpy(p, "null", 4);
+        return p + 4;
     }
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    const std::string_view text(buf, static_cast<size_t>(r.ptr - buf));
-    out += text;
-    if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
-}
-
-inline void append_int(std::string& out, int64_t v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, static_cast<size_t>(r.ptr - buf));
-}
-
-inline void newline(std::string& out, int indent, int depth) {
-    if (indent < 0) return;
-    out += '\n';
-    out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
-}
-
-/// Where text goes while it is written: at each member or element boundary, text beyond
-/// `flush_bytes` is handed to `writer` (when there is one) and the buffer reused, so a report of
-/// any size costs the reporter a buffer's worth of memory.
-struct text_flush {
-    sdk::output_writer* writer = nullptr;
-    static constexpr size_t flush_bytes = size_t{1} << 16;
-    void operator()(std::string& out) const {
-        if (writer && out.size() >= flush_bytes) {
-            writer->write(out);
-            out.clear();
+    // Whole numbers below 2^53 (counts, bytes, sizes: two in five of a report's numbers) are
+    // their integer's digits, which is what std::to_chars writes unless the exponent form is
+    // shorter (1e+05 for 100000): its digits without trailing zeros, a point if more than one,
+    // and four for "e+NN". Those, -0 and all other numbers are std::to_chars's.
+    constexpr double exact_below = 9007199254740992.0;  // 2^53
+    if (v == std::trunc(v) && std::fabs(v) < exact_below && !(v == 0 && std::signbit(v))) {
+        const auto whole = static_cast<int64_t>(v);
+        char* const end = std::to_chars(p, p + 24, whole).ptr;
+        const char* first = p + (whole < 0);
+        const auto digits = static_cast<size_t>(end - first);
+        size_t zeros = 0;
+        while (zeros + 1 < digits && end[-1 - static_cast<std::ptrdiff_t>(zeros)] == '0') ++zeros;
+        const size_t significant = digits - zeros;
+        const size_t exponent_form = significant + (significant > 1) + 4;
+        if (digits <= exponent_form) {
+            std::memcpy(end, ".0", 2);
+            return end + 2;
         }
     }
+    char* const end = std::to_chars(p, p + 32, v).ptr;
+    if (std::string_view(p, static_cast<size_t>(end - p)).find_first_of(".eE") !=
+        std::string_view::npos)
+        return end;
+    std::memcpy(end, ".0", 2);
+    return end + 2;
+}
+
+inline void append_double(std::string& out, double v) {
+    char buf[40];
+    out.append(buf, static_cast<size_t>(put_double(buf, v) - buf));
+}
+
+/// The texts of the doubles written last, by their bits: a report repeats most of its numbers
+/// (a device's peaks and efficiencies in every kernel, the same shapes in every block), and
+/// copying a text back costs a tenth of finding the shortest one again.
+class double_texts {
+public:
+    /// put_double(p, v), from a remembered text where there is one.
+    char* put(char* p, double v) noexcept {
+        uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        entry& e = entries_[(bits * 0x9E3779B97F4A7C15ull) >> (64 - index_bits)];
+        if (e.size == 0 || e.bits != bits) {
+            e.bits = bits;
+            e.size = static_cast<uint8_t>(put_double(e.text, v) - e.text);
+        }
+        std::memcpy(p, e.text, sizeof e.text);  // all of it: the room is there, the copy fixed
+        return p + e.size;
+    }
+
+private:
+    static constexpr unsigned index_bits = 10;
+    struct entry {
+        uint64_t bits = 0;
+        uint8_t size = 0;  ///< 0: empty (no double's text is empty)
+        char text[39];
+    };
+    std::array<entry, size_t{1} << index_bits> entries_{};
 };
 
-inline void append_value(std::string& out, const sdk::value_view& v, int indent, int depth,
-                         const text_flush& flush) {
-    switch (v.kind()) {
+/// A line break and `depth` levels of `indent` spaces at `p`; returns the end.
+inline char* put_newline(char* p, int indent, int depth) {
+    const auto spaces = static_cast<size_t>(indent) * static_cast<size_t>(depth);
+    *p++ = '\n';
+    std::memset(p, ' ', spaces);
+    return p + spaces;
+}
+
+inline void append_value(text_buffer& out, double_texts& numbers, const sdk::value_view& v,
+                         int indent, int depth) {
+    const nnergy_value_kind kind = v.kind();
+    switch (kind) {
         case NNERGY_VALUE_NULL:
-            out += "null";
+            out.append("null");
             return;
         case NNERGY_VALUE_BOOL:
-            out += v.as_bool() ? "true" : "false";
+            out.append(v.as_bool() ? "true" : "false");
             return;
-        case NNERGY_VALUE_INT:
-            append_int(out, v.as_int());
+        case NNERGY_VALUE_INT: {
+            char* p = out.room(24);
+            out.done(std::to_chars(p, p + 24, v.as_int()).ptr);
             return;
+        }
         case NNERGY_VALUE_FLOAT:
-            append_double(out, v.as_number());
+            out.done(numbers.put(out.room(40), v.as_number()));
             return;
         case NNERGY_VALUE_STRING:
             append_string(out, v.as_string());
             return;
         case NNERGY_VALUE_ARRAY:
         case NNERGY_VALUE_OBJECT: {
-            const bool object = v.kind() == NNERGY_VALUE_OBJECT;
+            const bool object = kind == NNERGY_VALUE_OBJECT;
             const size_t n = v.size();
-            out += object ? '{' : '[';
             if (n == 0) {
-                out += object ? '}' : ']';
+                out.append(object ? "{}" : "[]");
                 return;
             }
+            // What comes before a member: the separator, the line break and indentation,
+            // the key and ": ".
+            const size_t lead =
+                indent < 0 ? 2 : 2 + static_cast<size_t>(indent) * static_cast<size_t>(depth + 1);
             for (size_t i = 0; i < n; ++i) {
-                if (i > 0) out += ',';
-                newline(out, indent, depth + 1);
+                const std::string_view key = object ? v.key(i) : std::string_view();
+                char* p = out.room(lead + (object ? 4 + 6 * key.size() : 0));
+                *p++ = i == 0 ? (object ? '{' : '[') : ',';
+                if (indent >= 0) p = put_newline(p, indent, depth + 1);
                 if (object) {
-                    append_string(out, v.key(i));
-                    out += indent < 0 ? ":" : ": ";
+                    p = put_string(p, key);
+                    *p++ = ':';
+                    if (indent >= 0) *p++ = ' ';
                 }
-                append_value(out, v.at(i), indent, depth + 1, flush);
-                flush(out);
+                out.done(p);
+                append_value(out, numbers, v.at(i), indent, depth + 1);
+                out.flush_if_full();
             }
-            newline(out, indent, depth);
-            out += object ? '}' : ']';
+            char* p = out.room(lead);
+            if (indent >= 0) p = put_newline(p, indent, depth);
+            *p++ = object ? '}' : ']';
+            out.done(p);
             return;
         }
     }
     throw sdk::error(
-        "report document has a value of unknown kind " + std::to_string(static_cast<int>(v.kind())),
+        "report document has a value of unknown kind " + std::to_string(static_cast<int>(kind)),
         NNERGY_CODE_INTERNAL);
 }
 
@@ -195,24 +307,25 @@ inline size_t count_values(const sdk::value_view& v) {
 /// spaces per level, or -1 for one line. Strings that are not valid UTF-8 get U+FFFD rather
 /// than failing.
 inline std::string render(const sdk::value_view& doc, int indent = 2) {
-    std::string out;
     // Room for the whole text at once: a report of hundreds of kilobytes grown by doubling was
     // copied several times, each time into memory the process had not touched yet. About 45
-    // bytes per value at indent 2; room reserved and not written costs nothing.
-    out.reserve(std::max<size_t>(size_t{1} << 16, detail::count_values(doc) * 64));
-    detail::append_value(out, doc, indent, 0, detail::text_flush{});
-    out += '\n';
-    return out;
+    // bytes per value at indent 2.
+    detail::text_buffer out(nullptr,
+                            std::max<size_t>(size_t{1} << 16, detail::count_values(doc) * 64));
+    const auto numbers = std::make_unique<detail::double_texts>();
+    detail::append_value(out, *numbers, doc, indent, 0);
+    out.append("\n");
+    return out.take();
 }
 
 /// The same, written to `writer` a piece at a time.
 inline void render(const sdk::value_view& doc, int indent, sdk::output_writer& writer) {
-    std::string out;
     // A value's own text (a long string) may carry a piece beyond the flush size.
-    out.reserve(2 * detail::text_flush::flush_bytes);
-    detail::append_value(out, doc, indent, 0, detail::text_flush{&writer});
-    out += '\n';
-    writer.write(out);
+    detail::text_buffer out(&writer);
+    const auto numbers = std::make_unique<detail::double_texts>();
+    detail::append_value(out, *numbers, doc, indent, 0);
+    out.append("\n");
+    out.flush();
 }
 
 class json_reporter : public sdk::reporter {

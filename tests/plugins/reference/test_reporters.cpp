@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Text and JSON reporters over a report document held by the fake host.
 #include <catch2/catch.hpp>
+#include <charconv>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -378,4 +380,87 @@ TEST_CASE("JSON strings: every special byte at every position of every length re
         want.insert(at, "\xef\xbf\xbd");
         CHECK(ordered_json::parse(out).get<std::string>() == want);
     }
+}
+
+namespace {
+/// What the JSON reporter must write for `v`: std::to_chars's shortest text, with ".0" added
+/// where that reads as an integer, and null where JSON has no number.
+std::string shortest_double_text(double v) {
+    if (!std::isfinite(v)) return "null";
+    char buf[40];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    std::string text(buf, r.ptr);
+    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+    return text;
+}
+
+std::vector<double> doubles_to_write() {
+    std::vector<double> values{0.0,
+                               -0.0,
+                               1.0,
+                               -1.0,
+                               0.5,
+                               1e-300,
+                               1e300,
+                               2.5e-7,
+                               123.456,
+                               1e22,
+                               -1e22,
+                               1e15,
+                               1e16,
+                               1e17,
+                               9007199254740991.0,
+                               9007199254740992.0,
+                               9007199254740993.0,
+                               -9007199254740991.0,
+                               std::nan(""),
+                               std::numeric_limits<double>::infinity(),
+                               std::numeric_limits<double>::denorm_min(),
+                               std::numeric_limits<double>::max()};
+    // Whole numbers on both sides of where the exponent form becomes the shorter one: runs of
+    // trailing zeros, every power of ten and its neighbours, and spread-out digits.
+    for (int64_t i = -1000; i <= 200000; ++i) values.push_back(static_cast<double>(i));
+    for (double p = 1; p < 1e19; p *= 10)
+        for (double k : {1.0, 2.0, 9.0, 10.0, 11.0, 12.0, 99.0, 100.0, 101.0, 12345.0})
+            for (double sign : {1.0, -1.0}) {
+                values.push_back(sign * p * k);
+                values.push_back(sign * (p * k + 1));
+                values.push_back(sign * (p * k - 1));
+            }
+    uint64_t state = 0x2545F4914F6CDD1Dull;
+    for (int i = 0; i < 200000; ++i) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        const double whole = static_cast<double>(state >> (11 + state % 50));
+        values.push_back(whole);
+        values.push_back(whole / 7.0);
+    }
+    return values;
+}
+}  // namespace
+
+TEST_CASE("JSON numbers: whole numbers written from their integer read as std::to_chars's text",
+          "[json]") {
+    for (double v : doubles_to_write()) {
+        char buf[40];
+        const std::string mine(buf, nnergy::json::detail::put_double(buf, v));
+        INFO("value bits " << std::hexfloat << v);
+        REQUIRE(mine == shortest_double_text(v));
+    }
+}
+
+TEST_CASE("JSON numbers: a remembered text is the number's own, whatever shares its slot",
+          "[json]") {
+    // Many more values than slots, each written twice in a row and again after the others have
+    // been written over its slot.
+    const std::vector<double> values = doubles_to_write();
+    const auto numbers = std::make_unique<nnergy::json::detail::double_texts>();
+    for (int pass = 0; pass < 2; ++pass)
+        for (size_t i = 0; i < values.size(); i += 37)
+            for (int again = 0; again < 2; ++again) {
+                char buf[40];
+                const std::string mine(buf, numbers->put(buf, values[i]));
+                REQUIRE(mine == shortest_double_text(values[i]));
+            }
 }

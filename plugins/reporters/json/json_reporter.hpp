@@ -46,7 +46,8 @@ public:
     }
     /// Room for `n` more bytes; returns where they go. Call done() with the end written.
     char* room(size_t n) {
-        if (buf_.size() - used_ < n) buf_.resize(std::max(2 * buf_.size(), used_ + n));
+        if (buf_.size() - used_ < n) [[unlikely]]
+            grow(n);
         return buf_.data() + used_;
     }
     void done(const char* end) noexcept { used_ = static_cast<size_t>(end - buf_.data()); }
@@ -70,6 +71,8 @@ public:
     }
 
 private:
+    [[gnu::noinline]] void grow(size_t n) { buf_.resize(std::max(2 * buf_.size(), used_ + n)); }
+
     sdk::output_writer* writer_;
     std::string buf_;  ///< sized to its capacity; the first used_ bytes are the text
     size_t used_ = 0;
@@ -83,21 +86,18 @@ inline char* put_string(char* p, std::string_view s) {
     *p++ = '"';
     size_t i = 0;
     while (i < s.size()) {
-        // Runs of plain ASCII are copied whole: most report text is. They are found eight
-        // bytes at a time, then byte by byte.
-        size_t run = i;
-        for (uint64_t word = 0; run + 8 <= s.size(); run += 8) {
-            std::memcpy(&word, s.data() + run, 8);
+        // Plain ASCII is copied as it is found, eight bytes at a time, then byte by byte: most
+        // report text is plain.
+        for (uint64_t word = 0; i + 8 <= s.size(); i += 8, p += 8) {
+            std::memcpy(&word, s.data() + i, 8);
             if (!plain_word(word)) break;
+            std::memcpy(p, &word, 8);
         }
-        while (run < s.size()) {
-            const unsigned char c = static_cast<unsigned char>(s[run]);
+        for (; i < s.size(); ++i, ++p) {
+            const unsigned char c = static_cast<unsigned char>(s[i]);
             if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-            ++run;
+            *p = static_cast<char>(c);
         }
-        std::memcpy(p, s.data() + i, run - i);
-        p += run - i;
-        i = run;
         if (i == s.size()) break;
         const unsigned char c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
@@ -226,11 +226,13 @@ private:
     std::array<entry, size_t{1} << index_bits> entries_{};
 };
 
-/// A line break and `depth` levels of `indent` spaces at `p`; returns the end.
+/// A line break and `depth` levels of `indent` spaces at `p`, which has room for 8 bytes beyond
+/// them (spaces are stored eight at a time); returns the end.
 inline char* put_newline(char* p, int indent, int depth) {
     const auto spaces = static_cast<size_t>(indent) * static_cast<size_t>(depth);
+    constexpr uint64_t eight_spaces = 0x2020202020202020ull;
     *p++ = '\n';
-    std::memset(p, ' ', spaces);
+    for (size_t k = 0; k < spaces; k += 8) std::memcpy(p + k, &eight_spaces, 8);
     return p + spaces;
 }
 
@@ -263,10 +265,10 @@ inline void append_value(text_buffer& out, double_texts& numbers, const sdk::val
                 out.append(object ? "{}" : "[]");
                 return;
             }
-            // What comes before a member: the separator, the line break and indentation,
-            // the key and ": ".
+            // What comes before a member: the separator, the line break and indentation
+            // (with the 8 bytes put_newline may store beyond it), the key and ": ".
             const size_t lead =
-                indent < 0 ? 2 : 2 + static_cast<size_t>(indent) * static_cast<size_t>(depth + 1);
+                indent < 0 ? 2 : 10 + static_cast<size_t>(indent) * static_cast<size_t>(depth + 1);
             for (size_t i = 0; i < n; ++i) {
                 const std::string_view key = object ? v.key(i) : std::string_view();
                 char* p = out.room(lead + (object ? 4 + 6 * key.size() : 0));

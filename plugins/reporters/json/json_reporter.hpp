@@ -32,10 +32,10 @@ inline bool plain_word(uint64_t x) noexcept {
 }
 
 /// The text being written. Each piece makes room for its longest possible text once and then
-/// stores bytes through a pointer: appending to a std::string a character at a time checked
-/// its capacity for every one, which was a fifth of a large report's cost. With a writer,
-/// text beyond `flush_bytes` is handed over at member and element boundaries and the buffer
-/// reused, so a report of any size costs the reporter a buffer's worth of memory.
+/// stores bytes through a pointer (appending to a std::string a character at a time checked
+/// its capacity for every one). With a writer, text beyond `flush_bytes` is handed over at
+/// member and element boundaries and the buffer reused, so a report of any size costs the
+/// reporter a buffer's worth of memory.
 class text_buffer {
 public:
     static constexpr size_t flush_bytes = size_t{1} << 16;
@@ -59,8 +59,10 @@ public:
     void flush_if_full() {
         if (writer_ && used_ >= flush_bytes) flush();
     }
+    /// Hands the text to the writer; without one, keeps it.
     void flush() {
-        if (writer_ && used_ > 0) writer_->write(view());
+        if (!writer_ || used_ == 0) return;
+        writer_->write(view());
         used_ = 0;
     }
     std::string_view view() const noexcept { return {buf_.data(), used_}; }

@@ -161,7 +161,9 @@ inline byte_kind kind_of_byte(char c) noexcept {
 }  // namespace detail
 
 /// One value. Children of an array or object are contiguous in json_document::values(), in file
-/// order; an object member carries its key.
+/// order; an object member carries its key. 64 bytes: each value is built, kept while its
+/// container is open and then moved to its place, and a graph's text holds one every 15 bytes
+/// or so.
 struct json_value {
     enum class kind : uint8_t {
         null,
@@ -176,19 +178,22 @@ struct json_value {
     };
     kind type = kind::null;
     bool boolean = false;
-    int64_t integer = 0;
-    uint64_t unsigned_integer = 0;
-    double real = 0;
+    /// An array read element by element (json_document::for_each_element); child_count is its
+    /// length, but its elements are not stored.
+    bool streamed = false;
+    uint32_t offset = 0;  ///< where the value starts
+    /// The number, as `type` says: read only the member it names.
+    union {
+        int64_t integer = 0;
+        uint64_t unsigned_integer;
+        double real;
+    };
     std::string_view string;  ///< decoded text of a string
     std::string_view key;     ///< decoded key, for object members
-    uint32_t offset = 0;      ///< where the value starts
     uint32_t line = 0;        ///< the line it starts on (1-based)
     uint32_t key_offset = 0;  ///< where the key starts, for object members
     uint32_t first_child = 0;
     uint32_t child_count = 0;
-    /// An array read element by element (json_document::for_each_element); child_count is its
-    /// length, but its elements are not stored.
-    bool streamed = false;
 
     bool is_number() const noexcept {
         return type == kind::integer || type == kind::unsigned_integer ||

@@ -564,7 +564,7 @@ bound_graph bind(const graph& g, const dim_bindings& bindings, const bind_option
                             std::to_string(x.int_values->size()) + " values but its shape " +
                             declared_string(*x.shape, symbols) + " holds " +
                             std::to_string(static_cast<int64_t>(n)));
-            b.int_values[t] = x.int_values;
+            b.int_values[t] = *x.int_values;
         }
         // Values of the model's code (a Constant node's, a shape constant) are known now; a
         // trained weight is not, even where a compiler might fold an expression of it. An

@@ -453,3 +453,34 @@ TEST_CASE("finalize is repeatable and add_* resets it", "[graph]") {
     b.add("c", "Relu", {"y"}, {"z"});
     CHECK_FALSE(b.g.finalized());
 }
+
+TEST_CASE("a tensor's integer values: copies are deep, equality compares the values", "[graph]") {
+    tensor a;
+    CHECK_FALSE(a.int_values);
+    a.int_values = std::vector<int64_t>{2, -1};
+    REQUIRE(a.int_values);
+    CHECK(a.int_values->size() == 2);
+
+    tensor b = a;  // a copy of its own
+    REQUIRE(b.int_values);
+    CHECK(&*b.int_values != &*a.int_values);
+    CHECK(b == a);
+    (*b.int_values)[1] = 8;
+    CHECK((*a.int_values)[1] == -1);
+    CHECK_FALSE(b == a);
+
+    b = a;
+    CHECK(b == a);
+    b.int_values = std::optional<std::vector<int64_t>>();  // as a frontend without values sets it
+    CHECK_FALSE(b.int_values);
+    CHECK_FALSE(b == a);
+    a.int_values = std::nullopt;
+    CHECK(b == a);
+
+    tensor moved = std::move(b);
+    CHECK_FALSE(moved.int_values);
+    tensor empty_values;
+    empty_values.int_values = std::vector<int64_t>{};  // a value, though empty
+    CHECK(empty_values.int_values);
+    CHECK_FALSE(empty_values == tensor{});
+}

@@ -11,6 +11,7 @@
 #include <nnergy/plugin.h>
 
 #include <cstdint>
+#include <memory>
 #include <nnergy/framework/pooled_name.hpp>
 #include <optional>
 #include <span>
@@ -59,17 +60,54 @@ struct attribute {
     friend bool operator==(const attribute&, const attribute&) = default;
 };
 
+/// An optional value held behind a pointer, with std::optional's interface and value
+/// semantics: one word where it is absent, for members that few objects use.
+template <class T>
+class boxed_optional {
+public:
+    boxed_optional() noexcept = default;
+    boxed_optional(std::nullopt_t) noexcept {}
+    boxed_optional(T v) : p_(std::make_unique<T>(std::move(v))) {}
+    boxed_optional(std::optional<T> v) {
+        if (v) p_ = std::make_unique<T>(std::move(*v));
+    }
+    boxed_optional(const boxed_optional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+    boxed_optional(boxed_optional&&) noexcept = default;
+    boxed_optional& operator=(const boxed_optional& o) {
+        if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+        return *this;
+    }
+    boxed_optional& operator=(boxed_optional&&) noexcept = default;
+    ~boxed_optional() = default;
+
+    bool has_value() const noexcept { return p_ != nullptr; }
+    explicit operator bool() const noexcept { return has_value(); }
+    const T& operator*() const noexcept { return *p_; }
+    T& operator*() noexcept { return *p_; }
+    const T* operator->() const noexcept { return p_.get(); }
+    T* operator->() noexcept { return p_.get(); }
+    void reset() noexcept { p_.reset(); }
+    friend bool operator==(const boxed_optional& a, const boxed_optional& b) {
+        return a.has_value() == b.has_value() && (!a || *a == *b);
+    }
+
+private:
+    std::unique_ptr<T> p_;
+};
+
 struct tensor {
     std::string name;
     nnergy_dtype dtype = NNERGY_DTYPE_UNDEFINED;
-    /// Declared shape; nullopt when the frontend left it to inference.
-    std::optional<std::vector<dim>> shape;
     bool is_initializer = false;
     /// An initializer that is a constant of the model's code, not a trained parameter
     /// (docs/counting.md, "Parameters").
     bool is_constant = false;
-    /// Values of an integer constant (shape constants); weights never carry values.
-    std::optional<std::vector<int64_t>> int_values;
+    /// Declared shape; nullopt when the frontend left it to inference.
+    std::optional<std::vector<dim>> shape;
+    /// Values of an integer constant (shape constants); weights never carry values. Boxed: a
+    /// graph holds a tensor per weight and activation, and few are shape constants (80 bytes a
+    /// tensor instead of 112).
+    boxed_optional<std::vector<int64_t>> int_values;
     friend bool operator==(const tensor&, const tensor&) = default;
 };
 

@@ -41,9 +41,6 @@ struct name_pool {
     name_index index;
 };
 
-}  // namespace
-
-namespace {
 /// A hash of a name's size and its first and last eight bytes: enough to tell apart the names
 /// of one run (report keys, events, levels) at a fraction of hashing every byte.
 uint64_t quick_name_hash(std::string_view text) noexcept {

@@ -203,6 +203,7 @@ struct json_value {
         return type == kind::integer || type == kind::unsigned_integer || type == kind::big_integer;
     }
 };
+static_assert(sizeof(json_value) <= 64, "json_value grew: every value of a document pays for it");
 
 /// A parsed document. The strings it holds point into the text or into the document itself, so
 /// it is neither copied nor moved, and the text must outlive it.

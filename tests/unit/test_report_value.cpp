@@ -5,6 +5,7 @@
 #include <nnergy/framework/report.hpp>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using nnergy::report_value;
 
@@ -76,4 +77,19 @@ TEST_CASE("report values copy, move and replace members by name", "[report]") {
     report_value number = report_value::of(1.5);
     CHECK_THROWS_AS(number.set("x", report_value::of(true)), std::logic_error);
     CHECK_THROWS_AS(doc.push(report_value::of(true)), std::logic_error);
+}
+
+TEST_CASE("pooled names: names alike in size and ends are still told apart", "[report]") {
+    // The pool's per-thread cache finds a name by its size and its first and last eight bytes:
+    // names that differ only in the middle share a cache slot, and each must come back as
+    // itself, however they follow one another.
+    using nnergy::detail::pooled_name;
+    std::vector<std::string> names;
+    for (char c = 'a'; c <= 'z'; ++c) names.push_back(std::string("energy.x") + c + "_joules_j");
+    for (int pass = 0; pass < 3; ++pass)
+        for (const std::string& name : names) {
+            const pooled_name pooled = pooled_name::of(name);
+            REQUIRE(pooled.view() == name);
+            CHECK(pooled == pooled_name::of(std::string(name)));  // one entry per name
+        }
 }

@@ -160,9 +160,13 @@ inline void append_string(std::string& out, std::string_view s) {
     out += text.view();
 }
 
-/// At `p` (32 bytes of room), the shortest text that reads back as the same double; a whole
-/// number keeps a ".0" so that readers see a float, and NaN and infinities (not JSON) are null.
-/// Returns its end.
+/// Room for a double's text: its shortest form (at most 24 bytes) with ".0", and the fixed-size
+/// copy double_texts makes.
+inline constexpr size_t double_room = 40;
+
+/// At `p` (double_room bytes of room), the shortest text that reads back as the same double; a
+/// whole number keeps a ".0" so that readers see a float, and NaN and infinities (not JSON) are
+/// null. Returns its end.
 inline char* put_double(char* p, double v) {
     if (!std::isfinite(v)) {
         std::memcpy(p, "null", 4);
@@ -195,11 +199,6 @@ inline char* put_double(char* p, double v) {
     return end + 2;
 }
 
-inline void append_double(std::string& out, double v) {
-    char buf[40];
-    out.append(buf, static_cast<size_t>(put_double(buf, v) - buf));
-}
-
 /// The texts of the doubles written last, by their bits: a report repeats most of its numbers
 /// (a device's peaks and efficiencies in every kernel, the same shapes in every block), and
 /// copying a text back costs a tenth of finding the shortest one again.
@@ -225,6 +224,7 @@ private:
         uint8_t size = 0;  ///< 0: empty (no double's text is empty)
         char text[39];
     };
+    static_assert(sizeof(entry::text) <= double_room);
     std::array<entry, size_t{1} << index_bits> entries_{};
 };
 
@@ -254,7 +254,7 @@ inline void append_value(text_buffer& out, double_texts& numbers, const sdk::val
             return;
         }
         case NNERGY_VALUE_FLOAT:
-            out.done(numbers.put(out.room(40), v.as_number()));
+            out.done(numbers.put(out.room(double_room), v.as_number()));
             return;
         case NNERGY_VALUE_STRING:
             append_string(out, v.as_string());

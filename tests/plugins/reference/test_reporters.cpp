@@ -443,7 +443,7 @@ std::vector<double> doubles_to_write() {
 TEST_CASE("JSON numbers: whole numbers written from their integer read as std::to_chars's text",
           "[json]") {
     for (double v : doubles_to_write()) {
-        char buf[40];
+        char buf[nnergy::json::detail::double_room];
         const std::string mine(buf, nnergy::json::detail::put_double(buf, v));
         INFO("value bits " << std::hexfloat << v);
         REQUIRE(mine == shortest_double_text(v));
@@ -459,7 +459,7 @@ TEST_CASE("JSON numbers: a remembered text is the number's own, whatever shares 
     for (int pass = 0; pass < 2; ++pass)
         for (size_t i = 0; i < values.size(); i += 37)
             for (int again = 0; again < 2; ++again) {
-                char buf[40];
+                char buf[nnergy::json::detail::double_room];
                 const std::string mine(buf, numbers->put(buf, values[i]));
                 REQUIRE(mine == shortest_double_text(values[i]));
             }

@@ -78,7 +78,6 @@ public:
         return *this;
     }
     boxed_optional& operator=(boxed_optional&&) noexcept = default;
-    ~boxed_optional() = default;
 
     bool has_value() const noexcept { return p_ != nullptr; }
     explicit operator bool() const noexcept { return has_value(); }
@@ -86,7 +85,6 @@ public:
     T& operator*() noexcept { return *p_; }
     const T* operator->() const noexcept { return p_.get(); }
     T* operator->() noexcept { return p_.get(); }
-    void reset() noexcept { p_.reset(); }
     friend bool operator==(const boxed_optional& a, const boxed_optional& b) {
         return a.has_value() == b.has_value() && (!a || *a == *b);
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <nnergy/framework/report.hpp>
 #include <stdexcept>
@@ -9,13 +10,14 @@
 namespace {
 /// Report objects and arrays are built a member at a time and are mostly small: room for eight
 /// at the first one, then doubling, spares the moves of growing one at a time from one.
-template <class T>
-void make_room(std::vector<T>& v) {
-    if (v.size() == v.capacity()) v.reserve(v.empty() ? 8 : 2 * v.size());
+uint32_t grown_capacity(uint32_t size) {
+    if (size == 0) return 8;
+    if (size > UINT32_MAX / 2) throw std::length_error("nnergy_value: too many members");
+    return 2 * size;
 }
 }  // namespace
 
-const std::vector<nnergy_value> nnergy_value::no_items_;
+static_assert(sizeof(nnergy_value) <= 32, "a report holds hundreds of thousands of values");
 
 nnergy_value::nnergy_value(const nnergy_value& other) { copy(other); }
 
@@ -41,48 +43,104 @@ nnergy_value& nnergy_value::operator=(nnergy_value&& other) noexcept {
     return *this;
 }
 
+nnergy_value nnergy_value::of(std::string_view v) {
+    if (v.size() > UINT32_MAX) throw std::length_error("nnergy_value: text too long");
+    nnergy_value x = make(NNERGY_VALUE_STRING);
+    const uint32_t n = static_cast<uint32_t>(v.size());
+    if (n > inline_text) {
+        x.storage_.long_text = new char[n];
+    }
+    // The size is set once the text has its place: a failed allocation leaves a NULL value.
+    std::memcpy(n > inline_text ? x.storage_.long_text : x.storage_.text, v.data(), n);
+    x.size_ = n;
+    return x;
+}
+
 void nnergy_value::destroy() noexcept {
-    if (kind_ == NNERGY_VALUE_STRING)
-        storage_.text.~basic_string();
-    else if (is_container())
-        storage_.items.~vector();
+    if (kind_ == NNERGY_VALUE_STRING) {
+        if (size_ > inline_text) delete[] storage_.long_text;
+    } else if (is_container()) {
+        for (uint32_t i = 0; i < size_; ++i) storage_.items.data[i].~nnergy_value();
+        ::operator delete(storage_.items.data);
+    }
     kind_ = NNERGY_VALUE_NULL;
+    size_ = 0;
+    storage_.number.i = 0;
 }
 
 void nnergy_value::take(nnergy_value& other) noexcept {
     kind_ = other.kind_;
     bool_ = other.bool_;
+    size_ = other.size_;
     key_ = other.key_;
-    if (is_number())
-        storage_.number = other.storage_.number;
-    else if (kind_ == NNERGY_VALUE_STRING)
-        new (&storage_.text) std::string(std::move(other.storage_.text));
-    else if (is_container())
-        new (&storage_.items) std::vector<nnergy_value>(std::move(other.storage_.items));
-    other.destroy();
+    // The place holds a number, a text (inline or its pointer) or the members' array: its
+    // bytes move as they are, and `other` no longer owns what they point to.
+    storage_ = other.storage_;
+    other.kind_ = NNERGY_VALUE_NULL;
+    other.size_ = 0;
+    other.storage_.number.i = 0;
 }
 
 void nnergy_value::copy(const nnergy_value& other) {
-    if (other.is_number())
-        storage_.number = other.storage_.number;
-    else if (other.kind_ == NNERGY_VALUE_STRING)
-        new (&storage_.text) std::string(other.storage_.text);
-    else if (other.is_container())
-        new (&storage_.items) std::vector<nnergy_value>(other.storage_.items);
+    if (other.kind_ == NNERGY_VALUE_STRING) {
+        const std::string_view text = other.string_value();
+        if (text.size() > inline_text) {
+            storage_.long_text = new char[text.size()];
+            std::memcpy(storage_.long_text, text.data(), text.size());
+        } else {
+            storage_ = other.storage_;
+        }
+        size_ = other.size_;
+    } else if (other.is_container()) {
+        storage_.items = {nullptr, 0};
+        kind_ = other.kind_;
+        try {
+            if (other.size_ > 0) reallocate(other.size_);
+            for (const nnergy_value& x : other.items()) {
+                new (&storage_.items.data[size_]) nnergy_value(x);
+                ++size_;
+            }
+        } catch (...) {
+            // A constructor that throws runs no destructor: free what was copied here.
+            destroy();
+            throw;
+        }
+    } else {
+        storage_ = other.storage_;
+    }
     kind_ = other.kind_;
     bool_ = other.bool_;
     key_ = other.key_;
 }
 
+void nnergy_value::reallocate(uint32_t capacity) {
+    auto* moved = static_cast<nnergy_value*>(::operator new(capacity * sizeof(nnergy_value)));
+    for (uint32_t i = 0; i < size_; ++i) {
+        new (&moved[i]) nnergy_value(std::move(storage_.items.data[i]));
+        storage_.items.data[i].~nnergy_value();
+    }
+    ::operator delete(storage_.items.data);
+    storage_.items = {moved, capacity};
+}
+
+nnergy_value& nnergy_value::append_slot() {
+    if (size_ == storage_.items.capacity) reallocate(grown_capacity(size_));
+    nnergy_value* slot = new (&storage_.items.data[size_]) nnergy_value();
+    ++size_;
+    return *slot;
+}
+
 nnergy_value& nnergy_value::set(std::string_view key, nnergy_value v) {
     if (kind_ == NNERGY_VALUE_OBJECT)
-        for (nnergy_value& member : storage_.items)
+        for (uint32_t i = 0; i < size_; ++i) {
+            nnergy_value& member = storage_.items.data[i];
             if (member.key_ == key) {
                 const nnergy::detail::pooled_name name = member.key_;
                 member = std::move(v);
                 member.key_ = name;
                 return member;
             }
+        }
     return add(key, std::move(v));
 }
 
@@ -90,38 +148,42 @@ nnergy_value& nnergy_value::add(std::string_view key, nnergy_value v) {
     if (kind_ != NNERGY_VALUE_OBJECT)
         throw std::logic_error("nnergy_value::add: '" + std::string(key) +
                                "' added to a value that is not an object");
-    std::vector<nnergy_value>& members = storage_.items;
-    make_room(members);
     // Objects of one kind list their members in one order: the member after a given one is
     // usually the one that followed it last time, which saves looking the name up.
     using nnergy::detail::pooled_name;
     constexpr size_t hinted = 256;
     thread_local pooled_name next_after[hinted];
     const size_t slot =
-        members.empty()
+        size_ == 0
             ? 0
-            : (reinterpret_cast<uintptr_t>(members.back().key_.view().data()) >> 4) % hinted;
-    members.push_back(std::move(v));
-    members.back().key_ = pooled_name::of(key, next_after[slot]);
-    return members.back();
+            : (reinterpret_cast<uintptr_t>(storage_.items.data[size_ - 1].key_.view().data()) >>
+               4) %
+                  hinted;
+    const pooled_name name = pooled_name::of(key, next_after[slot]);
+    nnergy_value& member = append_slot();
+    member.take(v);
+    member.key_ = name;
+    return member;
 }
 
 void nnergy_value::reserve(size_t n) {
-    if (is_container()) storage_.items.reserve(n);
+    if (!is_container() || n <= storage_.items.capacity) return;
+    if (n > UINT32_MAX) throw std::length_error("nnergy_value: too many members");
+    reallocate(static_cast<uint32_t>(n));
 }
 
 nnergy_value& nnergy_value::push(nnergy_value v) {
     if (kind_ != NNERGY_VALUE_ARRAY)
         throw std::logic_error("nnergy_value::push: the value is not an array");
-    make_room(storage_.items);
-    storage_.items.push_back(std::move(v));
-    storage_.items.back().key_ = nnergy::detail::pooled_name();
-    return storage_.items.back();
+    nnergy_value& element = append_slot();
+    element.take(v);
+    element.key_ = nnergy::detail::pooled_name();
+    return element;
 }
 
 const nnergy_value* nnergy_value::get(std::string_view key) const noexcept {
     if (kind_ != NNERGY_VALUE_OBJECT) return nullptr;
-    for (const nnergy_value& member : storage_.items)
+    for (const nnergy_value& member : items())
         if (member.key_ == key) return &member;
     return nullptr;
 }

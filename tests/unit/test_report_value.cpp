@@ -27,7 +27,7 @@ report_value sample() {
 
 TEST_CASE("report values hold one kind and read back as written", "[report]") {
     const report_value doc = sample();
-    CHECK(sizeof(report_value) <= 48);
+    CHECK(sizeof(report_value) <= 32);
     REQUIRE(doc.kind() == NNERGY_VALUE_OBJECT);
     REQUIRE(doc.items().size() == 6);
     CHECK(doc.items()[0].key() == "name");
@@ -92,4 +92,60 @@ TEST_CASE("pooled names: names alike in size and ends are still told apart", "[r
             REQUIRE(pooled.view() == name);
             CHECK(pooled == pooled_name::of(std::string(name)));  // one entry per name
         }
+}
+
+TEST_CASE("report texts of every length around the inline limit keep their bytes", "[report]") {
+    // Texts up to 16 bytes lie in the value, longer ones on the heap: copies, moves and
+    // assignments across both must keep the bytes, embedded zeros included.
+    std::vector<std::string> texts;
+    for (size_t n = 0; n <= 40; ++n) {
+        std::string t;
+        for (size_t i = 0; i < n; ++i) t += static_cast<char>(i % 7 == 3 ? '\0' : 'a' + i % 26);
+        texts.push_back(t);
+    }
+    report_value list = report_value::array();
+    for (const std::string& t : texts) list.push(report_value::of(std::string_view(t)));
+    REQUIRE(list.items().size() == texts.size());
+    const report_value copied = list;
+    report_value moved = report_value(copied);
+    for (size_t n = 0; n < texts.size(); ++n) {
+        CHECK(list.items()[n].string_value() == texts[n]);
+        CHECK(copied.items()[n].string_value() == texts[n]);
+        CHECK(moved.items()[n].string_value() == texts[n]);
+    }
+    // A short text replaced by a long one and back, in place.
+    report_value doc = report_value::object();
+    doc.set("t", report_value::of(std::string_view(texts[3])));
+    doc.set("t", report_value::of(std::string_view(texts[33])));
+    CHECK(doc.get("t")->string_value() == texts[33]);
+    doc.set("t", report_value::of(std::string_view(texts[16])));
+    CHECK(doc.get("t")->string_value() == texts[16]);
+    doc = *doc.get("t");  // assigned its own member
+    CHECK(doc.string_value() == texts[16]);
+}
+
+TEST_CASE("report containers grow, reserve and nest without losing members", "[report]") {
+    report_value root = report_value::object();
+    root.reserve(3);  // fewer than it will hold: growth past a reservation
+    for (int i = 0; i < 100; ++i) {
+        report_value& child = root.add("k" + std::to_string(i), report_value::array());
+        child.reserve(static_cast<size_t>(i % 5));
+        for (int j = 0; j < i % 13; ++j) child.push(report_value::of(static_cast<int64_t>(j)));
+        child.push(report_value::of("a text longer than sixteen bytes"));
+    }
+    REQUIRE(root.items().size() == 100);
+    const report_value copy = root;
+    for (int i = 0; i < 100; ++i) {
+        const report_value* child = copy.get("k" + std::to_string(i));
+        REQUIRE(child != nullptr);
+        REQUIRE(child->items().size() == static_cast<size_t>(i % 13 + 1));
+        if (i % 13 > 0) CHECK(child->items()[0].int_value() == 0);
+        CHECK(child->items().back().string_value() == "a text longer than sixteen bytes");
+    }
+    CHECK(nnergy::to_json(copy) == nnergy::to_json(root));
+    // An empty container copies and reads as empty.
+    const report_value empty = report_value::array();
+    const report_value empty_copy = empty;
+    CHECK(empty_copy.kind() == NNERGY_VALUE_ARRAY);
+    CHECK(empty_copy.items().empty());
 }

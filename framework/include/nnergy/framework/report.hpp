@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <new>
 #include <nnergy/framework/pooled_name.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,9 +17,11 @@
 /// Defined in the global namespace: it is the host's definition of the ABI's opaque type.
 ///
 /// Reports hold hundreds of thousands of values (a 10k-node graph's has 370,000), so a value
-/// is kept small: 48 bytes, its number, text or members sharing one place (a value holds one
-/// of them), and an object member carrying its own name (pooled: the same few hundred names in
-/// every report) instead of its object keeping a list of names beside its members.
+/// is kept small: 32 bytes. Its number, text or members share one place of 16 bytes (a value
+/// holds one of them): a text of up to 16 bytes lies there, a longer one on the heap, and
+/// members are an array of their own (pointer and capacity; the count is in the header). An
+/// object member carries its own name (pooled: the same few hundred names in every report)
+/// instead of its object keeping a list of names beside its members.
 struct nnergy_value {
     nnergy_value() noexcept {}
     nnergy_value(const nnergy_value& other);
@@ -44,14 +47,10 @@ struct nnergy_value {
         x.storage_.number.f = v;
         return x;
     }
-    static nnergy_value of(std::string_view v) {
-        nnergy_value x = make(NNERGY_VALUE_STRING);
-        x.storage_.text.assign(v.data(), v.size());
-        return x;
-    }
+    static nnergy_value of(std::string_view v);
     static nnergy_value of(const char* v) { return of(std::string_view(v)); }
 
-    nnergy_value_kind kind() const noexcept { return kind_; }
+    nnergy_value_kind kind() const noexcept { return static_cast<nnergy_value_kind>(kind_); }
     bool bool_value() const noexcept { return kind_ == NNERGY_VALUE_BOOL && bool_; }
     /// An INT's value; 0 for other kinds.
     int64_t int_value() const noexcept { return kind_ == NNERGY_VALUE_INT ? storage_.number.i : 0; }
@@ -63,11 +62,13 @@ struct nnergy_value {
     }
     /// A STRING's text; empty for other kinds.
     std::string_view string_value() const noexcept {
-        return kind_ == NNERGY_VALUE_STRING ? std::string_view(storage_.text) : std::string_view();
+        if (kind_ != NNERGY_VALUE_STRING) return {};
+        return {size_ <= inline_text ? storage_.text : storage_.long_text, size_};
     }
     /// ARRAY elements or OBJECT members (each named by its key()); empty for other kinds.
-    const std::vector<nnergy_value>& items() const noexcept {
-        return is_container() ? storage_.items : no_items_;
+    std::span<const nnergy_value> items() const noexcept {
+        if (!is_container()) return {};
+        return {storage_.items.data, size_};
     }
     /// The name of this value as a member of an OBJECT.
     std::string_view key() const noexcept { return key_.view(); }
@@ -86,13 +87,12 @@ struct nnergy_value {
     nnergy_value* get(std::string_view key) noexcept;
 
 private:
-    static nnergy_value make(nnergy_value_kind k) {
+    static constexpr uint32_t inline_text = 16;  ///< texts this long or shorter lie inline
+
+    static nnergy_value make(nnergy_value_kind k) noexcept {
         nnergy_value x;
-        x.kind_ = k;
-        if (k == NNERGY_VALUE_STRING)
-            new (&x.storage_.text) std::string();
-        else if (x.is_container())
-            new (&x.storage_.items) std::vector<nnergy_value>();
+        x.kind_ = static_cast<uint8_t>(k);
+        if (x.is_container()) x.storage_.items = {nullptr, 0};
         return x;
     }
     bool is_number() const noexcept {
@@ -107,22 +107,30 @@ private:
     void take(nnergy_value& other) noexcept;
     /// Copies `other`'s kind and contents (this value being NULL).
     void copy(const nnergy_value& other);
+    /// Room for one more member or element (a container), and the place for it.
+    nnergy_value& append_slot();
+    /// Moves the members or elements to an array of `capacity` (at least size_).
+    void reallocate(uint32_t capacity);
 
-    nnergy_value_kind kind_ = NNERGY_VALUE_NULL;
+    uint8_t kind_ = NNERGY_VALUE_NULL;  ///< an nnergy_value_kind
     bool bool_ = false;
+    uint32_t size_ = 0;  ///< a STRING's length, or the count of members or elements
     nnergy::detail::pooled_name key_;
     union number_value {
         int64_t i;
         double f;
     };
+    struct member_array {
+        nnergy_value* data;  ///< owned; `capacity` values constructed as NULL ones, or raw
+        uint32_t capacity;
+    };
     union storage {
-        number_value number;              ///< INT, FLOAT
-        std::string text;                 ///< STRING
-        std::vector<nnergy_value> items;  ///< ARRAY, OBJECT
+        number_value number;     ///< INT, FLOAT
+        char text[inline_text];  ///< a STRING of at most inline_text bytes
+        char* long_text;         ///< a longer STRING (owned, new[])
+        member_array items;      ///< ARRAY, OBJECT
         storage() noexcept : number{0} {}
-        ~storage() {}
     } storage_;
-    static const std::vector<nnergy_value> no_items_;
 };
 
 namespace nnergy {

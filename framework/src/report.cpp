@@ -44,16 +44,24 @@ nnergy_value& nnergy_value::operator=(nnergy_value&& other) noexcept {
 }
 
 nnergy_value nnergy_value::of(std::string_view v) {
-    if (v.size() > UINT32_MAX) throw std::length_error("nnergy_value: text too long");
     nnergy_value x = make(NNERGY_VALUE_STRING);
-    const uint32_t n = static_cast<uint32_t>(v.size());
-    if (n > inline_text) {
-        x.storage_.long_text = new char[n];
-    }
-    // The size is set once the text has its place: a failed allocation leaves a NULL value.
-    std::memcpy(n > inline_text ? x.storage_.long_text : x.storage_.text, v.data(), n);
-    x.size_ = n;
+    x.assign_text(v);
     return x;
+}
+
+void nnergy_value::assign_text(std::string_view v) {
+    if (v.size() > UINT32_MAX) throw std::length_error("nnergy_value: text too long");
+    const uint32_t n = static_cast<uint32_t>(v.size());
+    // The size is set once the text has its place: a failed allocation leaves an empty text.
+    if (n > inline_text) storage_.long_text = new char[n];
+    std::memcpy(n > inline_text ? storage_.long_text : storage_.text, v.data(), n);
+    size_ = n;
+}
+
+void nnergy_value::forget() noexcept {
+    kind_ = NNERGY_VALUE_NULL;
+    size_ = 0;
+    storage_.number.i = 0;
 }
 
 void nnergy_value::destroy() noexcept {
@@ -63,9 +71,7 @@ void nnergy_value::destroy() noexcept {
         for (uint32_t i = 0; i < size_; ++i) storage_.items.data[i].~nnergy_value();
         ::operator delete(storage_.items.data);
     }
-    kind_ = NNERGY_VALUE_NULL;
-    size_ = 0;
-    storage_.number.i = 0;
+    forget();
 }
 
 void nnergy_value::take(nnergy_value& other) noexcept {
@@ -76,24 +82,15 @@ void nnergy_value::take(nnergy_value& other) noexcept {
     // The place holds a number, a text (inline or its pointer) or the members' array: its
     // bytes move as they are, and `other` no longer owns what they point to.
     storage_ = other.storage_;
-    other.kind_ = NNERGY_VALUE_NULL;
-    other.size_ = 0;
-    other.storage_.number.i = 0;
+    other.forget();
 }
 
 void nnergy_value::copy(const nnergy_value& other) {
     if (other.kind_ == NNERGY_VALUE_STRING) {
-        const std::string_view text = other.string_value();
-        if (text.size() > inline_text) {
-            storage_.long_text = new char[text.size()];
-            std::memcpy(storage_.long_text, text.data(), text.size());
-        } else {
-            storage_ = other.storage_;
-        }
-        size_ = other.size_;
+        assign_text(other.string_value());
     } else if (other.is_container()) {
         storage_.items = {nullptr, 0};
-        kind_ = other.kind_;
+        kind_ = other.kind_;  // what destroy() frees should a member's copy throw
         try {
             if (other.size_ > 0) reallocate(other.size_);
             for (const nnergy_value& x : other.items()) {
@@ -153,12 +150,8 @@ nnergy_value& nnergy_value::add(std::string_view key, nnergy_value v) {
     using nnergy::detail::pooled_name;
     constexpr size_t hinted = 256;
     thread_local pooled_name next_after[hinted];
-    const size_t slot =
-        size_ == 0
-            ? 0
-            : (reinterpret_cast<uintptr_t>(storage_.items.data[size_ - 1].key_.view().data()) >>
-               4) %
-                  hinted;
+    const char* last_key = size_ == 0 ? nullptr : storage_.items.data[size_ - 1].key_.view().data();
+    const size_t slot = (reinterpret_cast<uintptr_t>(last_key) >> 4) % hinted;
     const pooled_name name = pooled_name::of(key, next_after[slot]);
     nnergy_value& member = append_slot();
     member.take(v);

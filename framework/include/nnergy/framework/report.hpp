@@ -111,6 +111,10 @@ private:
     nnergy_value& append_slot();
     /// Moves the members or elements to an array of `capacity` (at least size_).
     void reallocate(uint32_t capacity);
+    /// Stores `v` as this STRING's text (its place holding none yet).
+    void assign_text(std::string_view v);
+    /// Marks the value NULL without freeing anything: what it owned is freed or taken.
+    void forget() noexcept;
 
     uint8_t kind_ = NNERGY_VALUE_NULL;  ///< an nnergy_value_kind
     bool bool_ = false;
@@ -121,7 +125,7 @@ private:
         double f;
     };
     struct member_array {
-        nnergy_value* data;  ///< owned; `capacity` values constructed as NULL ones, or raw
+        nnergy_value* data;  ///< owned, room for `capacity`; the first size_ are constructed
         uint32_t capacity;
     };
     union storage {

@@ -105,6 +105,8 @@ evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g)
             t.peak_memory_bytes = v;
         else if (k == "static_energy_j")
             t.static_energy_j = v;
+        else if (k == "idle_power_w")
+            t.idle_power_w = v;
     }
     for (const auto& [k, v] : results.total_texts)
         if (k == "fits") t.fits = v;

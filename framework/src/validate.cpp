@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <nnergy/framework/calibrate.hpp>
@@ -15,6 +16,7 @@
 #include <nnergy/framework/model_zoo.hpp>
 #include <nnergy/framework/op_runs.hpp>
 #include <nnergy/framework/validate.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -268,6 +270,8 @@ struct validation_session::state {
     /// allows (0: the entry's), and for a single op the runtime whose per-pass cost it does not
     /// pay (empty: none). Index 0 is the entry as it is.
     std::vector<std::pair<int64_t, std::string>> variants{{0, ""}};
+    /// Said once per session (a calibration predicts the same runs again and again).
+    std::atomic<bool> warned_no_idle_power{false};
 };
 
 validation_session::~validation_session() = default;
@@ -690,7 +694,10 @@ std::vector<validated_config> validation_session::predict(const config_values& h
     };
     for (size_t v = 0; v < variants.size(); ++v) hardware_of(v);  // before threads read them
     std::vector<validated_config> out(n);
-    quiet_plugins quiet;
+    std::optional<quiet_plugins> quiet;
+    quiet.emplace();
+    // Set when an energy estimator reports no idle power (idle_power_w) to price a period by.
+    std::atomic<bool> no_idle_power{false};
     // Thread t uses each runtime's t-th worker.
     parallel_for(threads, n, [&](size_t thread, size_t j) {
         const prepared_config& c = s_->configs.at(only ? (*only)[j] : j);
@@ -718,14 +725,22 @@ std::vector<validated_config> validation_session::predict(const config_values& h
             r.predicted_latency_s > 0) {
             const double period = *c.measured.call_period_s;
             if (period >= r.predicted_latency_s) {
-                if (const config_value* idle =
-                        find_value(hardware_of(c.variant), "energy.static.idle_power"))
-                    *r.predicted_energy_j += idle->float_value * (period - r.predicted_latency_s);
+                if (t.idle_power_w)
+                    *r.predicted_energy_j += *t.idle_power_w * (period - r.predicted_latency_s);
+                else
+                    no_idle_power = true;
             } else if (t.static_energy_j) {
                 *r.predicted_energy_j -= *t.static_energy_j * (1 - period / r.predicted_latency_s);
             }
         }
     });
+    quiet.reset();
+    if (no_idle_power && !s_->warned_no_idle_power.exchange(true)) {
+        spdlog::warn(
+            "op runs: the energy estimator reports no idle_power_w, so a call estimated to take "
+            "less than its period in the measured loop is priced without the device's idle time "
+            "for the rest of it");
+    }
     return out;
 }
 

@@ -198,6 +198,7 @@ public:
         out.total("edp_j_s", energy * total_latency);
         if (energy > 0) out.total("tflops_per_w", flops / energy / 1e12);
         if (table.power_limit_w > 0) out.total("power_limit_w", table.power_limit_w);
+        out.total("idle_power_w", table.idle_power_w);
         out.total("throttled_kernels", static_cast<double>(throttled));
         out.total("fusion_saving_j", fusion_saving);
         if (throttled > 0) {

@@ -105,8 +105,10 @@ TEST_CASE("energy estimator: hand-computed run", "[energy]") {
     // (no power gating: idle units stay clocked) = 0.07 J.
     CHECK(k1["energy.static_j"] == Approx(0.07));
     CHECK(k1["energy_j"] == Approx(0.070806));
-    // Between kernels: 0.5 ms at the idle power, 50 mJ.
+    // Between kernels: 0.5 ms at the idle power, 50 mJ; the idle power is reported (validate
+    // prices a measured call's period with it).
     CHECK(x.r.totals["energy.static.device_idle_j"] == Approx(0.05));
+    CHECK(x.r.totals["idle_power_w"] == 100);
     CHECK(x.r.totals["energy_j"] == Approx(0.281202 + 0.070806 + 0.05));
     CHECK(x.r.totals["average_power_w"] == Approx((0.281202 + 0.070806 + 0.05) / 3e-3));
     CHECK(x.r.totals["edp_j_s"] == Approx((0.281202 + 0.070806 + 0.05) * 3e-3));

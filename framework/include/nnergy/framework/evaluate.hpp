@@ -90,6 +90,7 @@ private:
 struct evaluation_totals {
     std::optional<double> latency_s, energy_j, average_power_w, edp_j_s, peak_memory_bytes;
     std::optional<double> static_energy_j;   ///< the part of energy_j drawn over time
+    std::optional<double> idle_power_w;      ///< what the device draws while no kernel runs
     std::optional<double> inferences_per_j;  ///< the bound batch (1 without one) per joule
     std::string fits;                        ///< the memory estimator's verdict, or empty
     double flops = 0, macs = 0, params = 0;

@@ -1198,8 +1198,8 @@ int main(int argc, char** argv) {
                 nnergy::calibrate_options co;
                 co.fit = val_fit;
                 co.fix = val_fix;
-                co.objective = *nnergy::fit_objective_from_name(val_objective);
-                co.quantities = *nnergy::fit_quantities_from_name(val_fit_to);
+                co.goal = {*nnergy::fit_objective_from_name(val_objective),
+                           *nnergy::fit_quantities_from_name(val_fit_to)};
                 nnergy::add_leave_out(result, session, vo, co,
                                       val_leave_out == "family" ? nnergy::leave_out_unit::family
                                                                 : nnergy::leave_out_unit::model,
@@ -1264,8 +1264,8 @@ int main(int argc, char** argv) {
             co.fit = cal_fit;
             co.fix = cal_fix;
             co.max_sweeps = cal_sweeps;
-            co.objective = *nnergy::fit_objective_from_name(cal_objective);
-            co.quantities = *nnergy::fit_quantities_from_name(cal_fit_to);
+            co.goal = {*nnergy::fit_objective_from_name(cal_objective),
+                       *nnergy::fit_quantities_from_name(cal_fit_to)};
             for (const std::string& t : cal_ties)
                 co.ties.push_back(split_setting(t, "--tie", "FOLLOWER=LEADER (two hardware keys)"));
             const nnergy::calibration_result r = nnergy::run_calibration(co);

@@ -144,10 +144,10 @@ const char* objective_text(fit_objective objective) {
 }
 
 /// The objective and, unless it counts both, which quantities it counts.
-std::string goal_text(fit_objective objective, fit_quantities quantities) {
-    std::string s = objective_text(objective);
-    if (quantities == fit_quantities::latency) s += " of the latencies";
-    if (quantities == fit_quantities::energy) s += " of the energies";
+std::string goal_text(const fit_goal& goal) {
+    std::string s = objective_text(goal.objective);
+    if (goal.quantities == fit_quantities::latency) s += " of the latencies";
+    if (goal.quantities == fit_quantities::energy) s += " of the energies";
     return s;
 }
 
@@ -396,7 +396,7 @@ config_values with_parameters(const config_values& hardware,
         for (const tied_constant& f : p.followers)
             for (config_value& c : out)
                 if (c.name == f.key) {
-                    c.float_value = f.initial * values[i] / p.initial;
+                    c.float_value = p.follower_value(f, values[i]);
                     c.written_value = c.float_value / f.unit_factor;
                 }
     }
@@ -601,10 +601,9 @@ calibration_result run_calibration(const calibrate_options& o) {
                                 "as fitted (name them with --fit KEY)",
                                 r.header.hardware),
                     exit_code::usage);
-    const fit_goal goal{o.objective, o.quantities};
+    const fit_goal& goal = o.goal;
     const scored before = score(session, session.hardware(), nullptr, goal);
-    r.objective = o.objective;
-    r.quantities = o.quantities;
+    r.goal = o.goal;
     r.objective_before = before.objective;
     r.before = errors_of(before.predictions);
     r.objective_after =
@@ -716,8 +715,7 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
                      output.filename().string());
     s += "# Command: " + command_line + "\n";
     s += fmt::format("# Fit: {} {:.4f} -> {:.4f} over {} estimates of the whole set.\n",
-                     goal_text(r.objective, r.quantities), r.objective_before, r.objective_after,
-                     r.evaluations);
+                     goal_text(r.goal), r.objective_before, r.objective_after, r.evaluations);
     std::string unidentified;
     for (const calibration_parameter& p : r.parameters)
         if (!p.identified) unidentified += (unidentified.empty() ? "" : ", ") + p.key;
@@ -770,7 +768,7 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
             std::vector<std::string> fparts = split_key(as_key);
             const std::string fkey = fparts.back();
             fparts.pop_back();
-            const double value = f.initial * p.fitted / p.initial;
+            const double value = p.follower_value(f, p.fitted);
             const std::string fnote = fmt::format(
                 "scaled: {} x {} (the entry's ratio), which is fitted: {}; the entry had {} {}",
                 number(f.initial / p.initial), p.key, provenance, number(f.initial / f.unit_factor),
@@ -787,9 +785,9 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
 
     s += "\n[calibration]\n";
     s += fmt::format("tool = {}\n", toml_string(fmt::format("nnergy {}", NNERGY_VERSION)));
-    s += fmt::format("objective = {}\n", toml_string(fit_objective_name(r.objective)));
-    if (r.quantities != fit_quantities::latency_and_energy)
-        s += fmt::format("fitted_to = {}\n", toml_string(fit_quantities_name(r.quantities)));
+    s += fmt::format("objective = {}\n", toml_string(fit_objective_name(r.goal.objective)));
+    if (r.goal.quantities != fit_quantities::latency_and_energy)
+        s += fmt::format("fitted_to = {}\n", toml_string(fit_quantities_name(r.goal.quantities)));
     s += "files = [";
     for (size_t i = 0; i < r.header.files.size(); ++i)
         s += (i ? ", " : "") + toml_string(r.header.files[i]);
@@ -854,8 +852,8 @@ std::string calibration_text(const calibration_result& r) {
             s += fmt::format(
                 "{:<56} {:>12} {:>12}  {}  (tied to {})\n", f.key,
                 number(f.initial / f.unit_factor),
-                p.identified ? number(f.initial * p.fitted / p.initial / f.unit_factor) : "-",
-                f.unit, p.key);
+                p.identified ? number(p.follower_value(f, p.fitted) / f.unit_factor) : "-", f.unit,
+                p.key);
     }
     s += fmt::format("\n{:<12} {:>8} {:>16} {:>16}\n", "mode", "configs", "latency MAPE",
                      "energy MAPE");
@@ -873,9 +871,8 @@ std::string calibration_text(const calibration_result& r) {
             pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
                  a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
     }
-    s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n",
-                     goal_text(r.objective, r.quantities), r.objective_before, r.objective_after,
-                     r.evaluations);
+    s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n", goal_text(r.goal),
+                     r.objective_before, r.objective_after, r.evaluations);
     return s;
 }
 
@@ -914,7 +911,7 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
                                 "fitted: there is nothing to refit",
                                 session.header().hardware),
                     exit_code::usage);
-    const fit_goal goal{o.objective, o.quantities};
+    const fit_goal& goal = o.goal;
     fit_parameters(session, r.parameters, nullptr, o.max_sweeps, goal, r.evaluations);
     r.in_sample = errors_of(session.predict(
         with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));

@@ -42,6 +42,11 @@ struct calibration_parameter {
     bool from_template = false;  ///< absent from the entry: added from the class's template
     /// Constants tied to this one: each is its initial value times fitted / initial.
     std::vector<tied_constant> followers;
+
+    /// A follower's SI value when this constant is `value`: the entry's ratio kept.
+    double follower_value(const tied_constant& f, double value) const {
+        return f.initial * value / initial;
+    }
 };
 
 /// What a fit minimizes over the latencies and energies it is given.
@@ -91,8 +96,7 @@ struct calibrate_options {
     /// fitted on its own.
     std::vector<std::pair<std::string, std::string>> ties;
     size_t max_sweeps = 200;
-    fit_objective objective = fit_objective::log_rms;
-    fit_quantities quantities = fit_quantities::latency_and_energy;
+    fit_goal goal;
 };
 
 /// The errors of one set of estimates, per mode.
@@ -105,9 +109,8 @@ struct calibration_result {
     validation_result header;                       ///< hardware, files, skipped configurations
     std::vector<calibration_parameter> parameters;  ///< identified ones first, then the rest
     calibration_errors before, after;               ///< the entry as it is; as fitted
-    fit_objective objective = fit_objective::log_rms;
-    fit_quantities quantities = fit_quantities::latency_and_energy;
-    double objective_before = 0, objective_after = 0;  ///< of the errors, as `objective`
+    fit_goal goal;
+    double objective_before = 0, objective_after = 0;  ///< of the errors, as `goal`
     size_t evaluations = 0;                            ///< estimates of the whole set made
 };
 

@@ -30,25 +30,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEASUREMENTS = os.path.join(ROOT, "tests", "data", "measurements")
 OPS = os.path.join(MEASUREMENTS, "gpu-h100-sxm5.json")
 MODELS = os.path.join(MEASUREMENTS, "h100-models.json")
-MICRO = os.path.join(MEASUREMENTS, "h100-micro.json")
-ENERGY_OPS = os.path.join(MEASUREMENTS, "gpu-h100-sxm5-energy.json")
-# The energy fit (docs/calibrate.md, "Where the catalog stands"): the coefficients the entry
-# marks as fitted, and those scaled from them keeping their ratios.
-ENERGY_FIT = [MICRO, ENERGY_OPS, "--runs", "op", "--fit-to", "energy",
-              "--objective", "relative-rms", "--fit", "energy.static.*",
-              "--fit", "energy.compute.cuda_core.float32",
-              "--fit", "energy.compute.tensor_core.tfloat32",
-              "--fit", "energy.compute.tensor_core.float16",
-              "--fit", "energy.compute.tensor_core.bfloat16", "--fit", "energy.memory.dram"]
-for follower, leader in (("cuda_core.tfloat32", "cuda_core.float32"),
-                         ("cuda_core.float16", "cuda_core.float32"),
-                         ("cuda_core.bfloat16", "cuda_core.float32"),
-                         ("tensor_core.float64", "cuda_core.float32"),
-                         ("fp64_core.float64", "cuda_core.float32"),
-                         ("tensor_core.float8_e4m3", "tensor_core.float16"),
-                         ("tensor_core.float8_e5m2", "tensor_core.float16"),
-                         ("tensor_core.int8", "tensor_core.float16")):
-    ENERGY_FIT += ["--tie", "energy.compute.%s=energy.compute.%s" % (follower, leader)]
+# The energy fit (docs/calibrate.md, "Where the catalog stands"): its recipe names the
+# measurements, the coefficients fitted and those scaled from them keeping their ratios.
+ENERGY_FIT = ["--recipe", os.path.join(MEASUREMENTS, "h100-sxm5-energy.calibration.toml")]
 
 # (what, calibrate arguments after the entry): the order is the dependency order, host costs
 # first (they set how much of an eager op run is left to the device), the per-pass cost last.

@@ -736,7 +736,7 @@ int main(int argc, char** argv) {
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
     bool cal_here = false, cal_quick = false;
-    std::string cal_harness, cal_python = "/usr/bin/python3";
+    std::string cal_harness, cal_python = "/usr/bin/python3", cal_recipe;
     int cal_threads = 0;
     std::vector<std::string> cal_input_shapes;
     const auto define_calibrate = [&] {
@@ -760,6 +760,12 @@ int main(int argc, char** argv) {
             "With --here: a Python that imports torch (default /usr/bin/python3)");
         calibrate->add_option("-o,--output", cal_output, "The overlay file to write (TOML)")
             ->required();
+        calibrate->add_option(
+            "--recipe", cal_recipe,
+            "FILE: a calibration recipe (nnergy.calibration/1, docs/calibrate.md): hardware, "
+            "measurement files, --runs, --fit-to, --objective, --fit, --fix, --tie, --dim and "
+            "--models as data; HARDWARE, files and the single-valued options on the command "
+            "line replace the recipe's, its --fit, --fix, --tie, --dim and --models add to them");
         calibrate->add_option("--fit", cal_fit,
                               "KEY pattern (* wildcard) of the constants to fit (repeatable; "
                               "default: the continuous ones the entry marks as fitted, and the "
@@ -815,6 +821,8 @@ int main(int argc, char** argv) {
             "  nnergy analyze resnet50 --hw xeon-5th-gen-16vcpu+xeon-calibrated.toml\n"
             "  nnergy calibrate h100-sxm5 runs.json --fit 'gpu.kernels.conv.*' -o h100-conv.toml\n"
             "  nnergy calibrate --here -o this-cpu.toml     # then --hw this-cpu.toml\n"
+            "  nnergy calibrate --recipe tests/data/measurements/h100-sxm5-energy.calibration.toml "
+            "-o e.toml\n"
             "See docs/calibrate.md.");
     };
 
@@ -1241,6 +1249,33 @@ int main(int argc, char** argv) {
         }
 
         if (calibrate->parsed()) {
+            if (!cal_recipe.empty()) {
+                if (cal_here)
+                    throw nnergy::error(
+                        "--recipe names what to fit; --here measures this "
+                        "machine instead: give one of them",
+                        exit_code::usage);
+                const nnergy::calibration_recipe r = nnergy::read_calibration_recipe(cal_recipe);
+                const auto first = [](std::vector<std::string> a,
+                                      const std::vector<std::string>& b) {
+                    a.insert(a.end(), b.begin(), b.end());
+                    return a;
+                };
+                if (cal_hw.empty()) cal_hw = r.hardware;
+                if (cal_files.empty()) cal_files = r.measurements;
+                cal_fit = first(r.fit, cal_fit);
+                cal_fix = first(r.fix, cal_fix);
+                cal_dims = first(r.dims, cal_dims);
+                cal_models = first(r.models, cal_models);
+                std::vector<std::string> ties;
+                for (const auto& [follower, leader] : r.ties)
+                    ties.push_back(follower + "=" + leader);
+                cal_ties = first(ties, cal_ties);
+                if (!calibrate->count("--runs") && !r.runs.empty()) cal_runs = r.runs;
+                if (!calibrate->count("--fit-to") && !r.fit_to.empty()) cal_fit_to = r.fit_to;
+                if (!calibrate->count("--objective") && !r.objective.empty())
+                    cal_objective = r.objective;
+            }
             if (cal_here) {
                 if (!cal_hw.empty() || !cal_files.empty())
                     throw nnergy::error("--here measures this machine: give no HARDWARE or files",
@@ -1249,8 +1284,10 @@ int main(int argc, char** argv) {
                          cal_files);
                 cal_runs = "op";
             } else if (cal_hw.empty() || cal_files.empty()) {
-                throw nnergy::error("calibrate needs HARDWARE and measurement files (or --here)",
-                                    exit_code::usage);
+                throw nnergy::error(
+                    "calibrate needs HARDWARE and measurement files, on the command line or "
+                    "in a --recipe (or --here)",
+                    exit_code::usage);
             } else if (cal_quick || cal_threads || !cal_harness.empty()) {
                 throw nnergy::error("--quick, --threads and --harness go with --here",
                                     exit_code::usage);

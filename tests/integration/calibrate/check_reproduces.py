@@ -3,9 +3,10 @@
 """A catalog entry whose constants are nnergy calibrate's output: calibrating it again on the
 same measurements must leave every fitted constant within --tolerance of the entry's value.
 
-usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml MEASUREMENTS... [--fit PATTERN ...]
-       [--fix PATTERN ...] [--tie FOLLOWER=LEADER ...] [--runs model|op|all] [--dim SPEC ...]
-       [--objective NAME] [--fit-to QUANTITIES] [--tolerance PCT]
+usage: check_reproduces.py NNERGY OUT_DIR ENTRY.toml [MEASUREMENTS...] [--recipe FILE]
+       [--fit PATTERN ...] [--fix PATTERN ...] [--tie FOLLOWER=LEADER ...] [--runs model|op|all]
+       [--dim SPEC ...] [--objective NAME] [--fit-to QUANTITIES] [--tolerance PCT]
+(a --recipe gives the measurements, and what to fit, when the command line does not)
 """
 import argparse
 import os
@@ -20,12 +21,13 @@ def main():
     ap.add_argument("nnergy")
     ap.add_argument("out")
     ap.add_argument("entry")
-    ap.add_argument("measurements", nargs="+")
+    ap.add_argument("measurements", nargs="*")
+    ap.add_argument("--recipe", help="calibrate's --recipe")
     ap.add_argument("--fit", action="append", default=[],
                     help="the constants the entry's own calibration fitted (default: calibrate's)")
     ap.add_argument("--fix", action="append", default=[],
                     help="a constant the entry's own calibration held")
-    ap.add_argument("--runs", default="all", help="calibrate's --runs")
+    ap.add_argument("--runs", help="calibrate's --runs")
     ap.add_argument("--dim", action="append", default=[], help="calibrate's --dim")
     ap.add_argument("--tie", action="append", default=[], help="calibrate's --tie")
     ap.add_argument("--objective", help="calibrate's --objective")
@@ -34,7 +36,9 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     overlay = os.path.join(a.out, "recalibrated.toml")
-    p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay, "--runs", a.runs] +
+    p = subprocess.run([a.nnergy, "calibrate", a.entry] + a.measurements + ["-o", overlay] +
+                       (["--recipe", a.recipe] if a.recipe else []) +
+                       (["--runs", a.runs] if a.runs else []) +
                        [x for f in a.fit for x in ("--fit", f)] +
                        [x for f in a.fix for x in ("--fix", f)] +
                        [x for d in a.dim for x in ("--dim", d)] +

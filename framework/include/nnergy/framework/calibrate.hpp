@@ -99,6 +99,22 @@ struct calibrate_options {
     fit_goal goal;
 };
 
+/// A calibration written down as data (docs/calibrate.md, "Recipes"): what `calibrate
+/// --recipe FILE` fits, before the command line's own options. Paths are resolved against the
+/// recipe's folder; empty texts and lists were not given.
+struct calibration_recipe {
+    std::string file;
+    std::string hardware;                   ///< a catalog name, or a file (with overlays)
+    std::vector<std::string> measurements;  ///< files
+    std::string runs, fit_to, objective;    ///< as calibrate's --runs, --fit-to, --objective
+    std::vector<std::string> fit, fix, dims, models;
+    std::vector<std::pair<std::string, std::string>> ties;  ///< (follower, leader)
+};
+
+/// Reads a recipe (schema "nnergy.calibration/1"); an unknown key, a value of the wrong kind
+/// or an unknown choice is an error naming the file (and line).
+calibration_recipe read_calibration_recipe(const std::filesystem::path& file);
+
 /// The errors of one set of estimates, per mode.
 struct calibration_errors {
     std::vector<validated_config> configs;

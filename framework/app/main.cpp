@@ -1256,21 +1256,22 @@ int main(int argc, char** argv) {
                         "machine instead: give one of them",
                         exit_code::usage);
                 const nnergy::calibration_recipe r = nnergy::read_calibration_recipe(cal_recipe);
-                const auto first = [](std::vector<std::string> a,
-                                      const std::vector<std::string>& b) {
-                    a.insert(a.end(), b.begin(), b.end());
-                    return a;
+                // The recipe's list, then the command line's.
+                const auto recipe_then = [](std::vector<std::string> recipe,
+                                            const std::vector<std::string>& command_line) {
+                    recipe.insert(recipe.end(), command_line.begin(), command_line.end());
+                    return recipe;
                 };
                 if (cal_hw.empty()) cal_hw = r.hardware;
                 if (cal_files.empty()) cal_files = r.measurements;
-                cal_fit = first(r.fit, cal_fit);
-                cal_fix = first(r.fix, cal_fix);
-                cal_dims = first(r.dims, cal_dims);
-                cal_models = first(r.models, cal_models);
+                cal_fit = recipe_then(r.fit, cal_fit);
+                cal_fix = recipe_then(r.fix, cal_fix);
+                cal_dims = recipe_then(r.dims, cal_dims);
+                cal_models = recipe_then(r.models, cal_models);
                 std::vector<std::string> ties;
                 for (const auto& [follower, leader] : r.ties)
                     ties.push_back(follower + "=" + leader);
-                cal_ties = first(ties, cal_ties);
+                cal_ties = recipe_then(ties, cal_ties);
                 if (!calibrate->count("--runs") && !r.runs.empty()) cal_runs = r.runs;
                 if (!calibrate->count("--fit-to") && !r.fit_to.empty()) cal_fit_to = r.fit_to;
                 if (!calibrate->count("--objective") && !r.objective.empty())

@@ -9,6 +9,8 @@
 #include <initializer_list>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/pipeline.hpp>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -63,23 +65,20 @@ std::string beside(const std::filesystem::path& file, const std::string& path) {
     return p.is_absolute() ? path : (file.parent_path() / p).lexically_normal().string();
 }
 
-/// A hardware reference: a catalog name stays as it is; a file (a path with a folder or the
-/// .toml extension) is relative to the recipe, and so is each overlay after a '+'.
+/// One entry of a hardware reference: a catalog name stays as it is; a file (a path with a
+/// folder or the .toml extension) is relative to the recipe.
+std::string entry_beside(const std::filesystem::path& file, const std::string& entry) {
+    const bool is_file =
+        entry.find('/') != std::string::npos || std::filesystem::path(entry).extension() == ".toml";
+    return is_file ? beside(file, entry) : entry;
+}
+
+/// A hardware reference, BASE+OVERLAY split as everywhere else (hardware_overlay_part).
 std::string hardware_beside(const std::filesystem::path& file, const std::string& hardware) {
-    std::string out;
-    size_t start = 0;
-    while (start <= hardware.size()) {
-        const size_t plus = hardware.find('+', start);
-        const std::string part =
-            hardware.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
-        const bool is_file = part.find('/') != std::string::npos ||
-                             (part.size() > 5 && part.compare(part.size() - 5, 5, ".toml") == 0);
-        if (!out.empty()) out += '+';
-        out += is_file ? beside(file, part) : part;
-        if (plus == std::string::npos) break;
-        start = plus + 1;
-    }
-    return out;
+    const std::optional<std::string> overlay = hardware_overlay_part(hardware, file.parent_path());
+    if (!overlay) return entry_beside(file, hardware);
+    const std::string base = hardware.substr(0, hardware.size() - overlay->size() - 1);
+    return entry_beside(file, base) + "+" + entry_beside(file, *overlay);
 }
 
 }  // namespace
@@ -87,7 +86,6 @@ std::string hardware_beside(const std::filesystem::path& file, const std::string
 calibration_recipe read_calibration_recipe(const std::filesystem::path& file) {
     const toml::table t = detail::parse_toml_file(file);
     calibration_recipe r;
-    r.file = file.string();
     const toml::node* schema = t.get("schema");
     if (!schema || schema->value_exact<std::string>() != std::string(k_recipe_schema))
         throw error(fmt::format("{}: a calibration recipe starts with schema = \"{}\"",
@@ -110,9 +108,15 @@ calibration_recipe read_calibration_recipe(const std::filesystem::path& file) {
         else if (k == "runs")
             r.runs = choice_of(file, k, node, {"model", "op", "all"});
         else if (k == "fit_to")
-            r.fit_to = choice_of(file, k, node, {"both", "latency", "energy"});
+            r.fit_to = choice_of(file, k, node,
+                                 {fit_quantities_name(fit_quantities::latency_and_energy),
+                                  fit_quantities_name(fit_quantities::latency),
+                                  fit_quantities_name(fit_quantities::energy)});
         else if (k == "objective")
-            r.objective = choice_of(file, k, node, {"log-rms", "log-mean-abs", "relative-rms"});
+            r.objective = choice_of(file, k, node,
+                                    {fit_objective_name(fit_objective::log_rms),
+                                     fit_objective_name(fit_objective::log_mean_abs),
+                                     fit_objective_name(fit_objective::relative_rms)});
         else if (k == "fit")
             r.fit = texts_of(file, k, node);
         else if (k == "fix")

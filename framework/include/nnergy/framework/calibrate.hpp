@@ -103,7 +103,6 @@ struct calibrate_options {
 /// --recipe FILE` fits, before the command line's own options. Paths are resolved against the
 /// recipe's folder; empty texts and lists were not given.
 struct calibration_recipe {
-    std::string file;
     std::string hardware;                   ///< a catalog name, or a file (with overlays)
     std::vector<std::string> measurements;  ///< files
     std::string runs, fit_to, objective;    ///< as calibrate's --runs, --fit-to, --objective

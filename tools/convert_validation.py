@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Converts the shared validation files to measurement files (nnergy.measurements/1).
 
-    tools/convert_validation.py SOURCE.json -o OUT.json [--kind models|micro|xeon-models]
-                                [--machine NAME]
+    tools/convert_validation.py SOURCE.json -o OUT.json
+                                [--kind models|micro|op-profiles|xeon-models] [--machine NAME]
 
 Sources (the shared validation set, also under tests/data/validation/):
   h100/models.json      whole models on one H100: kind "model" runs with NVML energy
   h100/micro.json       GEMM, streaming add and convolution sweeps: kind "op" runs; the
                         per-kernel launch figures: op_class "dispatch" runs
+  h100/op_profiles.json per-op device time inside four models (torch.profiler): kind "op"
+                        runs of mode "device", one per op and input shapes
   xeon-host/models.json whole models on the H100 machine's host CPU: kind "model" runs; its
                         measured peaks (4096^3 GEMM, streaming add): kind "op" runs
 
@@ -19,7 +21,9 @@ given. `--machine` names the machine (`machine.name`) for a file measured by the
 another machine (tools/measure_torchvision_gpu.py writes the models format).
 """
 import argparse
+import ast
 import json
+import re
 import sys
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
@@ -137,13 +141,159 @@ def convert_h100_micro(src):
         if key in launch:
             runs.append({
                 "kind": "op", "op_class": "dispatch", "name": "add",
-                "params": {"op": "add_", "numel": 1, "repeats": 100, "for_class": "elementwise",
-                           "source_key": key},
+                "params": {"op": "add_", "ops": ["add"], "numel": 1, "repeats": 100,
+                           "for_class": "elementwise", "source_key": key},
                 "device": "cuda:0", "precision": "fp32", "batch": 1, "mode": mode,
                 "latency_ms_median": launch[key] / 1e3, "flops": 1,
                 "note": "a 1-element in-place add repeated 100 times, per kernel"})
     check_keys(launch, {"eager_us_per_tiny_kernel", "graph_us_per_tiny_kernel"})
     check_keys(src, {"description", "gemm", "elementwise", "conv", "launch"})
+    return doc
+
+
+# ------------------------------------------------------------------ h100/op_profiles.json
+
+PROFILED_ELEMENTWISE = {"aten::clamp_min_": "relu", "aten::clamp": "clamp", "aten::gelu": "gelu",
+                        "aten::hardtanh_": "clamp"}
+# FLOPs per element, as docs/counting.md counts them (a clamp is a max and a min).
+ELEMENTWISE_FLOPS = {"relu": 1, "clamp": 2, "gelu": 5}
+# What the profile holds but no op run prices: copies of the class token (cat), the profiler's
+# own buffer requests, and the CUDA kernels listed under each aten op (their time is the op's).
+PROFILED_ELSEWHERE = ("aten::cat",)
+
+
+def prod(xs):
+    r = 1
+    for x in xs:
+        r *= x
+    return r
+
+
+def shape_text(shape):
+    """An elementwise op's input shape, so that two shapes of one size are two runs."""
+    return "x".join(str(d) for d in shape)
+
+
+def guessed_conv_stride(cin, cout, k, hw, groups):
+    """The stride of a torchvision convolution when the profile cannot show it: stems and patch
+    embeddings, and the downsampling convolutions of ResNets and MobileNets."""
+    if k == 16:
+        return 16
+    if k == 7:
+        return 2
+    if groups == 1 and cin == 3:
+        return 2  # the 3x3/2 stem of MobileNetV2
+    if groups == 1 and cout == 2 * cin and k in (1, 3) and cin >= 64:
+        return 2  # a ResNet downsample (1x1 shortcut, or the 3x3 of a basic block)
+    stage = {64: 56, 128: 28, 256: 14, 512: 7}
+    if groups == 1 and k == 3 and cin == cout and stage.get(cout) and hw == 2 * stage[cout]:
+        return 2
+    return 1
+
+
+def convert_h100_op_profiles(src):
+    """Each aten op of a profile, with its input shapes, becomes one op run: its device time per
+    call (self device time over the calls) at mode "device". An (op, shapes) pair profiled in
+    more than one model is kept once, from the first (the same kernels run either way)."""
+    doc = header(src, H100_MACHINE, {})
+    runs = doc["runs"]
+    seen = set()
+    for profile, prof in src["profiles"].items():
+        check_keys(prof, {"ops", "kernels_per_iter", "kernel_time_us_per_iter"})
+        batch_of = re.search(r"_b(\d+)$", profile)
+        if not batch_of:
+            raise ValueError(f"profile '{profile}': no _b<batch> at the end of its name")
+        batch = int(batch_of.group(1))
+        ops = [o for o in prof["ops"] if o["op"].startswith("aten::")]
+        for i, o in enumerate(ops):
+            check_keys(o, {"op", "shapes", "count", "self_device_us_total"})
+            op = o["op"]
+            key = (op, o["shapes"])
+            if key in seen or op in PROFILED_ELSEWHERE:
+                continue
+            shapes = ast.literal_eval(o["shapes"])
+            x = shapes[0]
+            run = {"kind": "op", "device": "cuda:0", "precision": "fp32", "mode": "device",
+                   "batch": x[0] if x else batch}
+            params = {}
+            if op in ("aten::cudnn_convolution", "aten::_conv_depthwise2d"):
+                w = shapes[1]
+                n_, cin, hw, _ = x
+                cout, cpg, k, _ = w
+                groups = cin // cpg
+                # The op's output is the next op's input: its spatial size gives the stride.
+                following = ast.literal_eval(ops[i + 1]["shapes"]) if i + 1 < len(ops) else []
+                out = following[0] if following else []
+                if len(out) == 4 and out[0] == n_ and out[1] == cout and out[2] <= hw:
+                    stride, how = hw // out[2], "the next op's input"
+                else:
+                    stride, how = guessed_conv_stride(cin, cout, k, hw, groups), "guessed"
+                pad = 0 if k == stride else k // 2  # patch embeddings are unpadded
+                params = {"cin": cin, "cout": cout, "hw": hw, "k": k, "stride": stride,
+                          "groups": groups, "pad": pad, "stride_from": how}
+                out_hw = (hw + 2 * pad - k) // stride + 1
+                flops = 2 * n_ * cout * out_hw * out_hw * cpg * k * k
+                run.update(name="conv2d", op_class=conv_class(cin, groups))
+                if groups == 1:
+                    run["precision"] = "tf32"  # cuDNN's default allows TF32
+            elif op == "aten::addmm":
+                _, a, b = shapes[0], shapes[1], shapes[2]
+                m, k = a
+                n = b[1]
+                if m % batch:
+                    raise ValueError(f"profile '{profile}': {op} {o['shapes']}: {m} rows is "
+                                     f"no multiple of batch {batch}")
+                params = {"k": k, "n": n, "seq": m // batch}
+                flops = 2 * m * n * k + m * n  # the bias add
+                run.update(name="linear", op_class="gemv" if m == 1 or n == 1 else "gemm",
+                           batch=batch)
+            elif op == "aten::_efficient_attention_forward":
+                b_, sq, heads, d = x
+                params = {"seq": sq, "heads": heads, "head_dim": d, "impl": "sdpa"}
+                scores = b_ * heads * sq * sq
+                flops = 2 * 2 * scores * d + 6 * scores  # two products, the scale, softmax
+                run.update(name="attention", op_class="attention")
+            elif op == "aten::cudnn_batch_norm":
+                params = {"c": x[1], "hw": x[2]}
+                flops = 2 * prod(x)
+                run.update(name="batch_norm", op_class="normalization")
+            elif op == "aten::native_layer_norm":
+                params = {"seq": x[1], "d": x[2]}
+                flops = 7 * prod(x)
+                run.update(name="layer_norm", op_class="normalization")
+            elif op == "aten::max_pool2d_with_indices":
+                # torchvision's ResNet stem pool: 3x3, stride 2, padding 1.
+                params = {"c": x[1], "hw": x[2], "k": 3, "stride": 2, "pad": 1}
+                out_hw = (x[2] + 2 - 3) // 2 + 1
+                flops = 8 * x[0] * x[1] * out_hw * out_hw  # comparisons
+                run.update(name="max_pool2d", op_class="pooling")
+            elif op in ("aten::mean", "aten::adaptive_avg_pool2d"):
+                params = {"c": x[1], "hw": x[2]}
+                flops = prod(x)
+                run.update(name="global_avg_pool", op_class="pooling")
+            elif op in ("aten::add", "aten::add_"):
+                # A broadcast operand (a bias, a position embedding) is read once, as a scalar.
+                name = "add" if shapes[1] == x else "add_scalar"
+                params = {"numel": prod(x[1:]), "ops": [name], "shape": shape_text(x)}
+                flops = prod(x)
+                run.update(name=name, op_class="elementwise")
+            elif op in PROFILED_ELEMENTWISE:
+                params = {"numel": prod(x[1:]), "ops": [PROFILED_ELEMENTWISE[op]],
+                          "shape": shape_text(x)}
+                flops = ELEMENTWISE_FLOPS[PROFILED_ELEMENTWISE[op]] * prod(x)
+                run.update(name=PROFILED_ELEMENTWISE[op], op_class="elementwise")
+            else:
+                raise ValueError(f"profile '{profile}': no op run for {op} {o['shapes']}")
+            seen.add(key)
+            params.update(op=op, source=profile)
+            run["params"] = params
+            run["latency_ms_median"] = o["self_device_us_total"] / o["count"] / 1e3
+            run["flops"] = flops
+            run["iters"] = o["count"]
+            run["note"] = (f"torch.profiler self device time of {op}, input shapes "
+                           f"{o['shapes']}, {o['count']} calls over the profile's iterations")
+            runs.append(run)
+    check_keys(src, {"description", "profiles"})
     return doc
 
 
@@ -214,6 +364,9 @@ def source_entries(src):
     """How many runs a source gives: its runs or sweep entries, launch figures and peaks."""
     if "runs" in src and "idle_power_w" in src:
         return len(src["runs"])
+    if "profiles" in src:
+        return sum(1 for p in src["profiles"].values() for o in p["ops"]
+                   if o["op"].startswith("aten::"))
     if "gemm" in src or "conv" in src:
         return (len(src.get("gemm", [])) + len(src.get("elementwise", []))
                 + len(src.get("conv", [])) + len(src.get("launch", {})))
@@ -223,6 +376,8 @@ def source_entries(src):
 
 
 def guess_kind(src):
+    if "profiles" in src:
+        return "op-profiles"
     if "gemm" in src or "conv" in src or "launch" in src:
         return "micro"
     if "idle_power_w" in src or "env" in src:
@@ -231,7 +386,7 @@ def guess_kind(src):
 
 
 CONVERTERS = {"models": convert_h100_models, "micro": convert_h100_micro,
-              "xeon-models": convert_xeon_models}
+              "op-profiles": convert_h100_op_profiles, "xeon-models": convert_xeon_models}
 
 
 def main(argv):

@@ -16,8 +16,9 @@ namespace {
 using json = nlohmann::json;
 
 const std::set<std::string>& note_keys() {
-    static const std::set<std::string> keys = {"source",    "out_hw", "kernels", "eager_bytes",
-                                               "for_class", "m",      "op",      "reuse_output"};
+    static const std::set<std::string> keys = {"source",      "out_hw",       "kernels",
+                                               "eager_bytes", "for_class",    "m",
+                                               "op",          "reuse_output", "stride_from"};
     return keys;
 }
 
@@ -167,7 +168,7 @@ using ints = std::vector<int64_t>;
 uint32_t conv2d(builder& b, const params_reader& p, int64_t batch) {
     const int64_t cin = p.integer("cin"), cout = p.integer("cout"), hw = p.integer("hw"),
                   k = p.integer("k"), stride = p.integer_or("stride", 1),
-                  groups = p.integer_or("groups", 1);
+                  groups = p.integer_or("groups", 1), pad = p.non_negative_or("pad", k / 2);
     if (cin % groups || cout % groups)
         throw error(fmt::format("{}: groups {} does not divide cin {} and cout {}", p.what(),
                                 groups, cin, cout));
@@ -176,7 +177,7 @@ uint32_t conv2d(builder& b, const params_reader& p, int64_t batch) {
     return b.op("Conv", {x, w},
                 {{"kernel_shape", ints{k, k}},
                  {"strides", ints{stride, stride}},
-                 {"pads", ints{k / 2, k / 2, k / 2, k / 2}},
+                 {"pads", ints{pad, pad, pad, pad}},
                  {"group", groups}});
 }
 
@@ -261,6 +262,10 @@ uint32_t elementwise_op(builder& b, const params_reader& p, const std::string& o
     if (op == "mul") return b.op("Mul", {t, other});
     if (op == "add_scalar") return b.op("Add", {t, b.constant(fmt::format("one{}", t), {})});
     if (op == "relu") return b.op("Relu", {t});
+    // torch.clamp(x, lo, hi) (ReLU6, hardtanh): Clip with both bounds.
+    if (op == "clamp")
+        return b.op("Clip", {t, b.constant(fmt::format("lo{}", t), {}),
+                             b.constant(fmt::format("hi{}", t), {})});
     if (op == "gelu") return b.op("Gelu", {t});
     if (op == "sigmoid") return b.op("Sigmoid", {t});
     if (op == "tanh") return b.op("Tanh", {t});
@@ -270,7 +275,7 @@ uint32_t elementwise_op(builder& b, const params_reader& p, const std::string& o
     if (op == "silu") return b.op("Mul", {t, b.op("Sigmoid", {t})});
     throw error(
         fmt::format("{}: unknown elementwise op '{}' (known: add, mul, add_scalar, relu, "
-                    "gelu, sigmoid, tanh, hardswish, silu)",
+                    "clamp, gelu, sigmoid, tanh, hardswish, silu)",
                     p.what(), op));
 }
 

@@ -24,6 +24,17 @@
 namespace nnergy {
 namespace {
 
+/// How a configuration's hardware differs from the entry.
+struct hardware_variant {
+    int64_t units = 0;  ///< the cores its thread count allows (0: the entry's)
+    /// For a single op, the runtime whose per-pass cost it does not pay (empty: none).
+    std::string single_op_runtime;
+    /// For a run of mode "device" (the kernels' time alone), the runtime whose gaps between
+    /// kernels and per-pass device time it leaves out (empty: none).
+    std::string device_time_runtime;
+    bool operator==(const hardware_variant&) const = default;
+};
+
 /// What `--models DIR` finds for a measured model NAME, in order: NAME.onnx, NAME.json, then a
 /// TorchScript archive (from index 2 on: its shapes come from --input-shape MODEL:SHAPE).
 constexpr std::array<std::string_view, 5> model_extensions = {".onnx", ".json", ".pt", ".pth",
@@ -203,7 +214,10 @@ std::vector<mode_summary> summarize(const std::vector<validated_config>& configs
 }
 
 std::map<std::string, std::string> default_runtimes(const std::string& hw_class) {
-    if (hw_class == "gpu") return {{"eager", "pytorch-eager"}, {"cuda_graph", "cuda-graph"}};
+    // A profiler's device time is the graph-mode profile's kernels without the gaps between
+    // them (hardware_variant::device_time_runtime).
+    if (hw_class == "gpu")
+        return {{"eager", "pytorch-eager"}, {"cuda_graph", "cuda-graph"}, {"device", "cuda-graph"}};
     if (hw_class == "cpu") return {{"eager", "pytorch-eager-cpu"}};
     return {};
 }
@@ -266,10 +280,8 @@ struct validation_session::state {
     std::vector<prepared_config> configs;
     size_t measured_count = 0;
     double entry_units = 0;  ///< compute.units of the entry (0: not given)
-    /// How a configuration's hardware differs from the entry: the cores its thread count
-    /// allows (0: the entry's), and for a single op the runtime whose per-pass cost it does not
-    /// pay (empty: none). Index 0 is the entry as it is.
-    std::vector<std::pair<int64_t, std::string>> variants{{0, ""}};
+    /// How configurations' hardware differs from the entry. Index 0 is the entry as it is.
+    std::vector<hardware_variant> variants{hardware_variant{}};
     /// Said once per session (a calibration predicts the same runs again and again).
     std::atomic<bool> warned_no_idle_power{false};
 };
@@ -593,10 +605,11 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
         }
         // The cores the run's threads could use, when fewer than the entry has; a single op
         // pays the runtime's per-op costs but not its per-pass one.
-        std::pair<int64_t, std::string> variant{0, ""};
+        hardware_variant variant;
         if (c.threads && entry_units > 0 && static_cast<double>(*c.threads) < entry_units)
-            variant.first = *c.threads;
-        if (c.kind == "op") variant.second = rt.name;
+            variant.units = *c.threads;
+        if (c.kind == "op") variant.single_op_runtime = rt.name;
+        if (c.mode == "device") variant.device_time_runtime = rt.name;
         size_t vi = 0;
         while (vi < s_->variants.size() && s_->variants[vi] != variant) ++vi;
         if (vi == s_->variants.size()) s_->variants.push_back(variant);
@@ -649,7 +662,7 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         if (v == 0) return hw;
         if (variants[v].empty()) {
             variants[v] = hw;
-            const auto& [units, single_op_runtime] = s_->variants[v];
+            const auto& [units, single_op_runtime, device_time_runtime] = s_->variants[v];
             const auto set = [&](const std::string& key, double value, const char* unit) {
                 for (config_value& c : variants[v])
                     if (c.name == key) {
@@ -688,6 +701,11 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 set(fmt::format("runtime.{}.dispatch.per_call", single_op_runtime), 0, "s");
                 set(fmt::format("runtime.{}.dispatch.per_module", single_op_runtime), 0, "s");
                 set(fmt::format("runtime.{}.dispatch.repeated_calls", single_op_runtime), 1, "1");
+            }
+            // A profiler's device time: the kernels' own, no gap between them.
+            if (!device_time_runtime.empty()) {
+                set(fmt::format("runtime.{}.launch.kernel_gap", device_time_runtime), 0, "s");
+                set(fmt::format("runtime.{}.dispatch.per_call", device_time_runtime), 0, "s");
             }
         }
         return variants[v];

@@ -735,6 +735,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> cal_ties;
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
+    bool cal_discrete_counts = false;
     bool cal_here = false, cal_quick = false;
     std::string cal_harness, cal_python = "/usr/bin/python3", cal_recipe;
     int cal_threads = 0;
@@ -792,6 +793,9 @@ int main(int argc, char** argv) {
             ->add_option("--duplicate-tolerance", cal_tolerance,
                          "PERCENT: repeated runs further apart are an error (default 5)")
             ->check(CLI::NonNegativeNumber);
+        calibrate->add_flag("--discrete-counts", cal_discrete_counts,
+                            "Counts that --fit names (tile sizes, split depths) move by factors "
+                            "of two, not continuously");
         calibrate
             ->add_option("--max-sweeps", cal_sweeps,
                          "Most search sweeps (default 200; the search ends sooner once its step is "
@@ -1276,6 +1280,8 @@ int main(int argc, char** argv) {
                 if (!calibrate->count("--fit-to") && !r.fit_to.empty()) cal_fit_to = r.fit_to;
                 if (!calibrate->count("--objective") && !r.objective.empty())
                     cal_objective = r.objective;
+                if (!calibrate->count("--discrete-counts") && r.discrete_counts)
+                    cal_discrete_counts = *r.discrete_counts;
             }
             if (cal_here) {
                 if (!cal_hw.empty() || !cal_files.empty())
@@ -1302,6 +1308,7 @@ int main(int argc, char** argv) {
             co.fit = cal_fit;
             co.fix = cal_fix;
             co.max_sweeps = cal_sweeps;
+            co.discrete_counts = cal_discrete_counts;
             co.goal = {*nnergy::fit_objective_from_name(cal_objective),
                        *nnergy::fit_quantities_from_name(cal_fit_to)};
             for (const std::string& t : cal_ties)

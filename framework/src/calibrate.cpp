@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <nnergy/framework/calibrate.hpp>
@@ -328,6 +329,9 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         std::remove_if(out.begin(), out.end(),
                        [&](const calibration_parameter& p) { return matches_any(o.fix, p.key); }),
         out.end());
+    if (o.discrete_counts)
+        for (calibration_parameter& p : out)
+            p.discrete = p.unit == "count" && !p.key.ends_with("_half");
     for (const auto& pair : o.ties) {
         // Named copies: clang 14's lambdas cannot capture structured bindings.
         const std::string& follower = pair.first;
@@ -517,65 +521,121 @@ double fit_parameters(const validation_session& session,
                   });
     }
 
-    // Pattern search in log space (Hooke and Jeeves): each sweep tries 8 multiples of each
-    // constant on a grid of the current span (x4 at first); a sweep that gains nothing halves
-    // the span's logarithm, one that gains is extended along the step it took. Ends when the
-    // span is below 0.1 %, or after max_sweeps sweeps.
-    double span = 4.0;
+    // Pattern search in log space (Hooke and Jeeves) over the constants `which`: each sweep
+    // tries 8 multiples of each constant on a grid of the current span (x4 at first); a sweep
+    // that gains nothing halves the span's logarithm, one that gains is extended along the step
+    // it took. Ends when the span is below 0.1 %, or after max_sweeps sweeps.
     const auto better = [](double candidate, double current) {
         return candidate < current - 1e-12 * std::max(1.0, std::fabs(current));
     };
-    for (size_t sweep = 0; sweep < max_sweeps && span > 1.001; ++sweep) {
-        const std::vector<double> start = x;
-        bool improved = false;
-        for (size_t i = 0; i < parameters.size(); ++i) {
-            if (!parameters[i].identified) continue;
-            const std::vector<size_t>& d = depends[i];
-            double old_sum = 0;
-            for (size_t k : d) old_sum += terms[k].sum;
-            for (int step = -4; step <= 4; ++step) {
-                if (step == 0) continue;
+    const auto pattern_search = [&](const std::vector<size_t>& which) {
+        double span = 4.0;
+        for (size_t sweep = 0; sweep < max_sweeps && span > 1.001; ++sweep) {
+            const std::vector<double> start = x;
+            bool improved = false;
+            for (size_t i : which) {
+                const std::vector<size_t>& d = depends[i];
+                double old_sum = 0;
+                for (size_t k : d) old_sum += terms[k].sum;
+                // A count tries half, a quarter, twice and four times itself in every sweep,
+                // within its bounds; a continuous constant the span's grid.
+                const bool discrete = parameters[i].discrete;
+                for (int step = discrete ? -2 : -4; step <= (discrete ? 2 : 4); ++step) {
+                    if (step == 0) continue;
+                    std::vector<double> candidate = x;
+                    if (discrete) {
+                        candidate[i] = x[i] * std::ldexp(1.0, step);
+                        if (candidate[i] < parameters[i].lower ||
+                            candidate[i] > parameters[i].upper)
+                            continue;
+                    } else {
+                        candidate[i] = std::clamp(x[i] * std::pow(span, step / 4.0),
+                                                  parameters[i].lower, parameters[i].upper);
+                    }
+                    if (candidate[i] == x[i]) continue;
+                    std::vector<config_terms> t = state.terms(candidate, d, true);
+                    double new_sum = 0;
+                    for (const config_terms& c : t) new_sum += c.sum;
+                    if (!std::isfinite(new_sum) || !better(sum - old_sum + new_sum, sum)) continue;
+                    for (size_t k = 0; k < d.size(); ++k) terms[d[k]] = t[k];
+                    sum = sum - old_sum + new_sum;
+                    old_sum = new_sum;
+                    x = std::move(candidate);
+                    improved = true;
+                }
+            }
+            // The running total drifts by rounding: the whole set again.
+            terms = state.terms(x, all);
+            total();
+            if (!improved) {
+                span = std::sqrt(span);
+                continue;
+            }
+            // The pattern move: the sweep's whole step once more, while it keeps gaining.
+            std::vector<double> ratio(x.size());
+            for (size_t i = 0; i < x.size(); ++i) ratio[i] = x[i] / start[i];
+            for (int extend = 0; extend < 8; ++extend) {
                 std::vector<double> candidate = x;
-                candidate[i] = std::clamp(x[i] * std::pow(span, step / 4.0), parameters[i].lower,
-                                          parameters[i].upper);
-                if (candidate[i] == x[i]) continue;
-                std::vector<config_terms> t = state.terms(candidate, d, true);
+                bool moved = false;
+                for (size_t i : which) {
+                    candidate[i] =
+                        std::clamp(x[i] * ratio[i], parameters[i].lower, parameters[i].upper);
+                    // A count off its grid of factors of two stays where it is.
+                    if (parameters[i].discrete && candidate[i] != x[i] * ratio[i])
+                        candidate[i] = x[i];
+                    moved = moved || candidate[i] != x[i];
+                }
+                if (!moved) break;
+                std::vector<config_terms> t = state.terms(candidate, all, true);
                 double new_sum = 0;
                 for (const config_terms& c : t) new_sum += c.sum;
-                if (!std::isfinite(new_sum) || !better(sum - old_sum + new_sum, sum)) continue;
-                for (size_t k = 0; k < d.size(); ++k) terms[d[k]] = t[k];
-                sum = sum - old_sum + new_sum;
-                old_sum = new_sum;
+                if (!std::isfinite(new_sum) || !better(new_sum, sum)) break;
+                terms = std::move(t);
+                sum = new_sum;
                 x = std::move(candidate);
-                improved = true;
             }
         }
-        // The running total drifts by rounding: the whole set again.
-        terms = state.terms(x, all);
-        total();
-        if (!improved) {
-            span = std::sqrt(span);
-            continue;
-        }
-        // The pattern move: the sweep's whole step once more, while it keeps gaining.
-        std::vector<double> ratio(x.size());
-        for (size_t i = 0; i < x.size(); ++i) ratio[i] = x[i] / start[i];
-        for (int extend = 0; extend < 8; ++extend) {
-            std::vector<double> candidate = x;
-            bool moved = false;
-            for (size_t i = 0; i < x.size(); ++i) {
-                candidate[i] =
-                    std::clamp(x[i] * ratio[i], parameters[i].lower, parameters[i].upper);
-                moved = moved || candidate[i] != x[i];
+    };
+    std::vector<size_t> identified;
+    for (size_t i = 0; i < parameters.size(); ++i)
+        if (parameters[i].identified) identified.push_back(i);
+    pattern_search(identified);
+
+    // A count moved alone is judged at the continuous constants that suited its old value (a
+    // larger tile wants a higher efficiency): each count's steps are tried again with the
+    // constants that share its configurations refitted, until no step gains.
+    for (bool improved = true; improved;) {
+        improved = false;
+        for (size_t i : identified) {
+            if (!parameters[i].discrete) continue;
+            std::vector<size_t> related;
+            for (size_t j : identified) {
+                if (j == i || parameters[j].discrete) continue;
+                std::vector<size_t> shared;
+                std::set_intersection(depends[i].begin(), depends[i].end(), depends[j].begin(),
+                                      depends[j].end(), std::back_inserter(shared));
+                if (!shared.empty()) related.push_back(j);
             }
-            if (!moved) break;
-            std::vector<config_terms> t = state.terms(candidate, all, true);
-            double new_sum = 0;
-            for (const config_terms& c : t) new_sum += c.sum;
-            if (!std::isfinite(new_sum) || !better(new_sum, sum)) break;
-            terms = std::move(t);
-            sum = new_sum;
-            x = std::move(candidate);
+            for (int step : {-2, -1, 1, 2}) {
+                const double value = x[i] * std::ldexp(1.0, step);
+                if (value < parameters[i].lower || value > parameters[i].upper) continue;
+                const std::vector<double> kept_x = x;
+                const std::vector<config_terms> kept_terms = terms;
+                const double kept_sum = sum;
+                const size_t kept_count = count;
+                x[i] = value;
+                terms = state.terms(x, all, true);
+                total();
+                if (std::isfinite(sum) && !related.empty()) pattern_search(related);
+                if (std::isfinite(sum) && better(sum, kept_sum)) {
+                    improved = true;
+                    break;
+                }
+                x = kept_x;
+                terms = kept_terms;
+                sum = kept_sum;
+                count = kept_count;
+            }
         }
     }
     for (size_t i = 0; i < parameters.size(); ++i) {

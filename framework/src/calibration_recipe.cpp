@@ -22,9 +22,9 @@ namespace {
 
 constexpr std::string_view k_recipe_schema = "nnergy.calibration/1";
 
-constexpr std::array<std::string_view, 12> k_recipe_keys{
-    "schema",    "description", "hardware", "measurements", "runs", "fit_to",
-    "objective", "fit",         "fix",      "ties",         "dims", "models"};
+constexpr std::array<std::string_view, 13> k_recipe_keys{
+    "schema", "description", "hardware", "measurements", "runs",   "fit_to",         "objective",
+    "fit",    "fix",         "ties",     "dims",         "models", "discrete_counts"};
 
 std::string where(const std::filesystem::path& file, const toml::node& n) {
     return fmt::format("{}:{}", file.string(), detail::line_of(n));
@@ -123,7 +123,14 @@ calibration_recipe read_calibration_recipe(const std::filesystem::path& file) {
             r.fix = texts_of(file, k, node);
         else if (k == "dims")
             r.dims = texts_of(file, k, node);
-        else if (k == "ties") {
+        else if (k == "discrete_counts") {
+            const std::optional<bool> b = node.value_exact<bool>();
+            if (!b)
+                throw error(
+                    fmt::format("{}: 'discrete_counts' must be true or false", where(file, node)),
+                    exit_code::usage);
+            r.discrete_counts = *b;
+        } else if (k == "ties") {
             const toml::table* ties = node.as_table();
             if (!ties)
                 throw error(fmt::format("{}: 'ties' must be a table of \"FOLLOWER\" = \"LEADER\"",

@@ -40,6 +40,9 @@ struct calibration_parameter {
     std::string origin;          ///< the file it was read from
     std::string runtime;         ///< the runtime profile a host cost belongs to; empty: hardware
     bool from_template = false;  ///< absent from the entry: added from the class's template
+    /// A count (a tile size, a split depth) named by --fit, with --discrete-counts: it moves by
+    /// factors of two (docs/calibrate.md, "How").
+    bool discrete = false;
     /// Constants tied to this one: each is its initial value times fitted / initial.
     std::vector<tied_constant> followers;
 
@@ -97,6 +100,9 @@ struct calibrate_options {
     std::vector<std::pair<std::string, std::string>> ties;
     size_t max_sweeps = 200;
     fit_goal goal;
+    /// Counts that `fit` names (tile sizes, split depths) move by factors of two instead of
+    /// continuously (docs/calibrate.md, "How").
+    bool discrete_counts = false;
 };
 
 /// A calibration written down as data (docs/calibrate.md, "Recipes"): what `calibrate
@@ -108,6 +114,7 @@ struct calibration_recipe {
     std::string runs, fit_to, objective;    ///< as calibrate's --runs, --fit-to, --objective
     std::vector<std::string> fit, fix, dims, models;
     std::vector<std::pair<std::string, std::string>> ties;  ///< (follower, leader)
+    std::optional<bool> discrete_counts;                    ///< as --discrete-counts
 };
 
 /// Reads a recipe (schema "nnergy.calibration/1"); an unknown key, a value of the wrong kind

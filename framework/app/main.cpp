@@ -733,6 +733,7 @@ int main(int argc, char** argv) {
     std::string cal_hw, cal_output, cal_runs = "all", cal_objective = "log-rms",
                                     cal_fit_to = "both";
     std::vector<std::string> cal_ties;
+    std::vector<nnergy::calibration_tie> recipe_ties;
     double cal_tolerance = 5;
     size_t cal_sweeps = 200;
     bool cal_discrete_counts = false;
@@ -1272,10 +1273,7 @@ int main(int argc, char** argv) {
                 cal_fix = recipe_then(r.fix, cal_fix);
                 cal_dims = recipe_then(r.dims, cal_dims);
                 cal_models = recipe_then(r.models, cal_models);
-                std::vector<std::string> ties;
-                for (const auto& [follower, leader] : r.ties)
-                    ties.push_back(follower + "=" + leader);
-                cal_ties = recipe_then(ties, cal_ties);
+                recipe_ties = r.ties;
                 if (!calibrate->count("--runs") && !r.runs.empty()) cal_runs = r.runs;
                 if (!calibrate->count("--fit-to") && !r.fit_to.empty()) cal_fit_to = r.fit_to;
                 if (!calibrate->count("--objective") && !r.objective.empty())
@@ -1311,8 +1309,13 @@ int main(int argc, char** argv) {
             co.discrete_counts = cal_discrete_counts;
             co.goal = {*nnergy::fit_objective_from_name(cal_objective),
                        *nnergy::fit_quantities_from_name(cal_fit_to)};
-            for (const std::string& t : cal_ties)
-                co.ties.push_back(split_setting(t, "--tie", "FOLLOWER=LEADER (two hardware keys)"));
+            // The recipe's ties, then the command line's.
+            co.ties = recipe_ties;
+            for (const std::string& t : cal_ties) {
+                auto [follower, leader] =
+                    split_setting(t, "--tie", "FOLLOWER=LEADER (two hardware keys)");
+                co.ties.push_back({follower, leader, fmt::format("--tie {}={}", follower, leader)});
+            }
             const nnergy::calibration_result r = nnergy::run_calibration(co);
             std::string command = "nnergy calibrate";
             for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];

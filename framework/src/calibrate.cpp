@@ -332,11 +332,10 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
     if (o.discrete_counts)
         for (calibration_parameter& p : out)
             p.discrete = p.unit == "count" && !p.key.ends_with("_half");
-    for (const auto& pair : o.ties) {
-        // Named copies: clang 14's lambdas cannot capture structured bindings.
-        const std::string& follower = pair.first;
-        const std::string& leader = pair.second;
-        const std::string tie = fmt::format("--tie {}={}", follower, leader);
+    for (const calibration_tie& pair : o.ties) {
+        const std::string& follower = pair.follower;
+        const std::string& leader = pair.leader;
+        const std::string& tie = pair.origin;
         const config_value* v = find_value(hw, follower);
         if (!v || !movable(*v))
             throw error(fmt::format("{}: hardware '{}' has no positive constant '{}'", tie,
@@ -348,14 +347,14 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         // leader would leave a constant priced by a tie that no longer holds.
         for (const auto& other : o.ties) {
             if (&other == &pair) continue;
-            if (other.first == leader)
-                throw error(fmt::format("{}: '{}' follows '{}' (--tie {}={}); a leader must be "
-                                        "fitted on its own",
-                                        tie, leader, other.second, other.first, other.second),
+            if (other.follower == leader)
+                throw error(fmt::format("{}: '{}' follows '{}' ({}); a leader must be fitted on "
+                                        "its own",
+                                        tie, leader, other.leader, other.origin),
                             exit_code::usage);
-            if (other.first == follower)
+            if (other.follower == follower)
                 throw error(fmt::format("{}: '{}' is tied twice (also to '{}')", tie, follower,
-                                        other.second),
+                                        other.leader),
                             exit_code::usage);
         }
         // The follower is priced from the leader, not fitted beside it.

@@ -137,11 +137,14 @@ calibration_recipe read_calibration_recipe(const std::filesystem::path& file) {
                                         where(file, node)),
                             exit_code::usage);
             // In the order they are written (a TOML table iterates by key).
-            std::vector<std::pair<uint32_t, std::pair<std::string, std::string>>> written;
-            for (auto&& [follower, leader] : *ties)
-                written.push_back({detail::line_of(leader),
-                                   {std::string(follower.str()),
-                                    text_of(file, "ties." + std::string(follower.str()), leader)}});
+            std::vector<std::pair<uint32_t, calibration_tie>> written;
+            for (auto&& [follower, leader] : *ties) {
+                calibration_tie t{std::string(follower.str()),
+                                  text_of(file, "ties." + std::string(follower.str()), leader),
+                                  {}};
+                t.origin = fmt::format("{}: tie {}={}", where(file, leader), t.follower, t.leader);
+                written.push_back({detail::line_of(leader), std::move(t)});
+            }
             std::stable_sort(written.begin(), written.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; });
             for (auto& w : written) r.ties.push_back(std::move(w.second));

@@ -89,15 +89,21 @@ const char* fit_objective_name(fit_objective objective);
 /// The objective of that name; none for another name.
 std::optional<fit_objective> fit_objective_from_name(std::string_view name);
 
+/// A tie: the follower keeps its ratio to the fitted leader and is not fitted on its own.
+struct calibration_tie {
+    std::string follower, leader;
+    /// Where it was written, as errors name it: "--tie FOLLOWER=LEADER", or a recipe's
+    /// "FILE:LINE: tie FOLLOWER=LEADER".
+    std::string origin;
+};
+
 struct calibrate_options {
     validate_options validate;  ///< measurements, hardware, runtimes, models, dims
     /// Glob patterns (`*` matches any run of characters) of the keys to fit; empty: every
     /// continuous constant the entry marks as fitted (docs/calibrate.md).
     std::vector<std::string> fit;
     std::vector<std::string> fix;  ///< patterns of keys to keep, after `fit`
-    /// (follower, leader) keys: the follower keeps its ratio to the fitted leader and is not
-    /// fitted on its own.
-    std::vector<std::pair<std::string, std::string>> ties;
+    std::vector<calibration_tie> ties;
     size_t max_sweeps = 200;
     fit_goal goal;
     /// Counts that `fit` names (tile sizes, split depths) move by factors of two instead of
@@ -113,8 +119,8 @@ struct calibration_recipe {
     std::vector<std::string> measurements;  ///< files
     std::string runs, fit_to, objective;    ///< as calibrate's --runs, --fit-to, --objective
     std::vector<std::string> fit, fix, dims, models;
-    std::vector<std::pair<std::string, std::string>> ties;  ///< (follower, leader)
-    std::optional<bool> discrete_counts;                    ///< as --discrete-counts
+    std::vector<calibration_tie> ties;    ///< in the order written
+    std::optional<bool> discrete_counts;  ///< as --discrete-counts
 };
 
 /// Reads a recipe (schema "nnergy.calibration/1"); an unknown key, a value of the wrong kind

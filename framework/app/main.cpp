@@ -671,9 +671,10 @@ int main(int argc, char** argv) {
             "N the run that first measured the configuration");
         validate
             ->add_option("--leave-out", val_leave_out,
-                         "model or family: refit the entry's fitted constants without each model "
-                         "(family) and report the error on the one left out")
-            ->check(CLI::IsMember({"model", "family"}));
+                         "model, family or source: refit the entry's fitted constants without "
+                         "each model (family; source: the model a run measured or an op run's "
+                         "shapes come from) and report the error on the one left out")
+            ->check(CLI::IsMember({"model", "family", "source"}));
         validate
             ->add_option(
                 "--max-leave-out-ratio", val_max_ratio,
@@ -1214,8 +1215,7 @@ int main(int argc, char** argv) {
                 co.goal = {*nnergy::fit_objective_from_name(val_objective),
                            *nnergy::fit_quantities_from_name(val_fit_to)};
                 nnergy::add_leave_out(result, session, vo, co,
-                                      val_leave_out == "family" ? nnergy::leave_out_unit::family
-                                                                : nnergy::leave_out_unit::model,
+                                      *nnergy::leave_out_unit_from_name(val_leave_out),
                                       val_max_ratio);
             }
             if (val_format == "text") {

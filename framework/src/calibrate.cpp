@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/pipeline.hpp>
@@ -946,23 +947,61 @@ std::string model_family(const std::string& model) {
     return f.empty() ? model : f;
 }
 
+const char* leave_out_unit_name(leave_out_unit unit) {
+    switch (unit) {
+        case leave_out_unit::family:
+            return "family";
+        case leave_out_unit::source:
+            return "source";
+        case leave_out_unit::model:
+            break;
+    }
+    return "model";
+}
+
+std::optional<leave_out_unit> leave_out_unit_from_name(std::string_view name) {
+    for (leave_out_unit u : {leave_out_unit::model, leave_out_unit::family, leave_out_unit::source})
+        if (name == leave_out_unit_name(u)) return u;
+    return std::nullopt;
+}
+
+std::string leave_out_group(const measured_config& config, leave_out_unit unit) {
+    if (unit == leave_out_unit::model) return config.model;
+    if (unit == leave_out_unit::family) return model_family(config.model);
+    if (config.kind != "op") return config.model;
+    const nlohmann::json params = nlohmann::json::parse(config.params_json, nullptr, false);
+    if (!params.is_object() || !params.contains("source") || !params["source"].is_string())
+        return {};
+    std::string source = params["source"].get<std::string>();
+    source = source.substr(0, source.find(' '));
+    // "resnet50_b64": the profile of resnet50 at batch 64.
+    const size_t b = source.rfind("_b");
+    if (b != std::string::npos && b + 2 < source.size() &&
+        std::all_of(source.begin() + static_cast<std::ptrdiff_t>(b + 2), source.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        source.resize(b);
+    return source;
+}
+
 leave_out_result run_leave_out(const validation_session& session, const calibrate_options& o,
                                leave_out_unit unit) {
     leave_out_result r;
     r.unit = unit;
     std::vector<std::string> group_of(session.size());
+    std::vector<size_t> grouped;  // the configurations held out in turn
     for (size_t i = 0; i < session.size(); ++i) {
-        const std::string& model = session.measured(i).model;
-        group_of[i] = unit == leave_out_unit::model ? model : model_family(model);
+        group_of[i] = leave_out_group(session.measured(i), unit);
+        if (group_of[i].empty()) continue;
+        grouped.push_back(i);
         if (std::find(r.groups.begin(), r.groups.end(), group_of[i]) == r.groups.end())
             r.groups.push_back(group_of[i]);
     }
+    const char* name = leave_out_unit_name(unit);
     if (r.groups.size() < 2)
         throw error(
-            fmt::format("--leave-out {}: the measurements hold {} {}{}; leaving one out "
-                        "needs two or more",
-                        unit == leave_out_unit::model ? "model" : "family", r.groups.size(),
-                        unit == leave_out_unit::model ? "model" : "family",
+            fmt::format("--leave-out {}: the measurements hold {} {}{}{}; leaving one "
+                        "out needs two or more",
+                        name, r.groups.size(), name, r.groups.size() == 1 ? "" : "s",
                         r.groups.empty() ? "" : " (" + r.groups.front() + ")"));
     r.parameters = calibration_parameters(session, o);
     if (r.parameters.empty())
@@ -972,8 +1011,10 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
                     exit_code::usage);
     const fit_goal& goal = o.goal;
     fit_parameters(session, r.parameters, nullptr, o.max_sweeps, goal, r.evaluations);
+    // In sample over the configurations that are held out in turn, so that both figures are
+    // of the same configurations.
     r.in_sample = errors_of(session.predict(
-        with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters))));
+        with_parameters(session.hardware(), r.parameters, fitted_values(r.parameters)), &grouped));
     std::vector<validated_config> held;
     for (const std::string& g : r.groups) {
         std::vector<size_t> train, test;
@@ -993,7 +1034,7 @@ void add_leave_out(validation_result& v, const validation_session& session,
                    leave_out_unit unit, double max_ratio) {
     const leave_out_result lo = run_leave_out(session, fit, unit);
     leave_out_summary l;
-    l.unit = unit == leave_out_unit::family ? "family" : "model";
+    l.unit = leave_out_unit_name(unit);
     l.groups = lo.groups;
     for (const calibration_parameter& p : lo.parameters)
         if (p.identified) l.parameters.push_back(p.key);

@@ -67,6 +67,43 @@ TEST_CASE("model families are the leading letters of the name", "[calibrate][lea
     CHECK(nnergy::model_family("3dunet") == "3dunet");
 }
 
+TEST_CASE("leave-out groups: model, family, or the model a run's shapes come from",
+          "[calibrate][leave-out]") {
+    const auto op_run = [](std::string params_json) {
+        nnergy::measured_config c;
+        c.kind = "op";
+        c.model = "conv2d(cin=64,cout=64,hw=56,k=3) [resnet50_b64]";
+        c.params_json = std::move(params_json);
+        return c;
+    };
+    const auto source = [](const nnergy::measured_config& c) {
+        return nnergy::leave_out_group(c, nnergy::leave_out_unit::source);
+    };
+    // A profile's name ends in its batch; a harness source is the model, then the layer.
+    CHECK(source(op_run(R"({"source": "resnet50_b64"})")) == "resnet50");
+    CHECK(source(op_run(R"({"source": "vit_b_16_b1"})")) == "vit_b_16");
+    CHECK(source(op_run(R"({"source": "resnet50 layer1 conv1"})")) == "resnet50");
+    CHECK(source(op_run(R"({"source": "mobilenet_v2 block1"})")) == "mobilenet_v2");
+    // "_b" without digits after it is part of the name.
+    CHECK(source(op_run(R"({"source": "bert_base"})")) == "bert_base");
+    CHECK(source(op_run(R"({"source": "model_b"})")) == "model_b");
+    // No source (or not a text): in no group, so in every fit.
+    CHECK(source(op_run(R"({"k": 3})")).empty());
+    CHECK(source(op_run(R"({"source": 7})")).empty());
+    CHECK(source(op_run("not json")).empty());
+    // A model run is its own source; model and family group op runs by their label.
+    nnergy::measured_config model;
+    model.model = "resnet50";
+    CHECK(source(model) == "resnet50");
+    const nnergy::measured_config op = op_run(R"({"source": "resnet50_b64"})");
+    CHECK(nnergy::leave_out_group(op, nnergy::leave_out_unit::model) == op.model);
+    CHECK(nnergy::leave_out_group(op, nnergy::leave_out_unit::family) == "conv");
+    for (nnergy::leave_out_unit u : {nnergy::leave_out_unit::model, nnergy::leave_out_unit::family,
+                                     nnergy::leave_out_unit::source})
+        CHECK(nnergy::leave_out_unit_from_name(nnergy::leave_out_unit_name(u)) == u);
+    CHECK_FALSE(nnergy::leave_out_unit_from_name("op"));
+}
+
 TEST_CASE("with_parameters sets values in SI and as written, and adds missing keys",
           "[calibrate]") {
     const nnergy::config_values hw =

@@ -180,9 +180,21 @@ std::string calibration_overlay(const calibration_result& result, const std::str
 /// A readable summary: parameters before and after, MAPE per mode before and after.
 std::string calibration_text(const calibration_result& result);
 
-/// What `validate --leave-out` groups by: each model, or each family (the model name's leading
-/// letters: resnet18 and resnet50 are the family resnet).
-enum class leave_out_unit { model, family };
+/// What `validate --leave-out` groups by: each model; each family (the model name's leading
+/// letters: resnet18 and resnet50 are the family resnet); or each source, the model a run was
+/// measured on or its op's shapes were taken from (leave_out_group).
+enum class leave_out_unit { model, family, source };
+
+/// "model", "family" or "source".
+const char* leave_out_unit_name(leave_out_unit unit);
+/// The unit of that name; none for another name.
+std::optional<leave_out_unit> leave_out_unit_from_name(std::string_view name);
+
+/// The group of a measured configuration under `unit`. A model run's source is its model; an op
+/// run's is the first word of its `params.source` without a `_b<batch>` suffix ("resnet50_b64"
+/// and "resnet50 fc" are resnet50). Empty: an op run that names no source, which is in no group
+/// and so in every fit.
+std::string leave_out_group(const measured_config& config, leave_out_unit unit);
 
 /// The family of a model name: its leading ASCII letters, lowercased ("mobilenet_v2" ->
 /// "mobilenet"); the whole name when it starts with no letter.

@@ -105,7 +105,7 @@ struct threshold_check {
 /// `validate --leave-out`: the entry's fitted constants refitted on all configurations (in
 /// sample) and once without each model or family, predicting the one left out (docs/validate.md).
 struct leave_out_summary {
-    std::string unit;                     ///< "model" or "family"
+    std::string unit;                     ///< "model", "family" or "source"
     std::vector<std::string> groups;      ///< left out one at a time
     std::vector<std::string> parameters;  ///< the constants refitted
     std::vector<validated_config> in_sample, held_out;

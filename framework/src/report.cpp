@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <nnergy/framework/report.hpp>
 #include <stdexcept>

@@ -7,12 +7,10 @@
 #include <nnergy/plugin.h>
 
 #include <cstdint>
-#include <new>
 #include <nnergy/framework/pooled_name.hpp>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 /// Defined in the global namespace: it is the host's definition of the ABI's opaque type.
 ///

@@ -176,9 +176,16 @@ std::string summary_mode(const measured_config& c) {
     return c.kind == "op" ? c.mode + " ops" : c.mode;
 }
 
-std::vector<mode_summary> summarize(const std::vector<validated_config>& configs) {
-    std::map<std::string, mode_summary> by_mode;
-    std::map<std::string, double> latency_sum, energy_sum;
+namespace {
+
+/// The errors of `configs` grouped by key_of(config), in the keys' order; a configuration whose
+/// key is empty is left out. `worst` indexes `configs`; `runtime` names every profile a group's
+/// configurations ran under.
+template <class Key, class KeyOf>
+std::vector<std::pair<Key, mode_summary>> summarize_by(const std::vector<validated_config>& configs,
+                                                       const KeyOf& key_of) {
+    std::map<Key, mode_summary> by_key;
+    std::map<Key, double> latency_sum, energy_sum;
     const auto add = [](error_summary& s, double& sum, size_t i, double error) {
         const double pct = 100 * error;
         if (s.count == 0 || std::fabs(pct) > std::fabs(s.worst_error)) {
@@ -188,28 +195,50 @@ std::vector<mode_summary> summarize(const std::vector<validated_config>& configs
         ++s.count;
         sum += std::fabs(pct);
     };
-    std::map<std::string, std::set<std::string>> runtimes_of;
+    std::map<Key, std::set<std::string>> runtimes_of;
     for (size_t i = 0; i < configs.size(); ++i) {
         const validated_config& c = configs[i];
-        const std::string mode = summary_mode(c.measured);
-        mode_summary& m = by_mode[mode];
-        if (m.mode.empty()) m.mode = mode;
+        const Key key = key_of(c.measured);
+        if (key == Key{}) continue;
+        mode_summary& m = by_key[key];
+        if (m.mode.empty()) m.mode = summary_mode(c.measured);
         // Op runs of one mode may take two variants of its profile (fp32 math): named both.
-        runtimes_of[mode].insert(c.runtime);
-        add(m.latency, latency_sum[m.mode], i, c.latency_error());
+        runtimes_of[key].insert(c.runtime);
+        add(m.latency, latency_sum[key], i, c.latency_error());
         if (const std::optional<double> e = c.energy_error()) {
             if (!m.energy) m.energy = error_summary{};
-            add(*m.energy, energy_sum[m.mode], i, *e);
+            add(*m.energy, energy_sum[key], i, *e);
         }
     }
-    std::vector<mode_summary> out;
-    for (auto& [mode, m] : by_mode) {
-        for (const std::string& r : runtimes_of[mode])
+    std::vector<std::pair<Key, mode_summary>> out;
+    for (auto& [key, m] : by_key) {
+        for (const std::string& r : runtimes_of[key])
             m.runtime += (m.runtime.empty() ? "" : ", ") + r;
-        m.latency.mape = latency_sum[mode] / static_cast<double>(m.latency.count);
-        if (m.energy) m.energy->mape = energy_sum[mode] / static_cast<double>(m.energy->count);
-        out.push_back(std::move(m));
+        m.latency.mape = latency_sum[key] / static_cast<double>(m.latency.count);
+        if (m.energy) m.energy->mape = energy_sum[key] / static_cast<double>(m.energy->count);
+        out.emplace_back(key, std::move(m));
     }
+    return out;
+}
+
+}  // namespace
+
+std::vector<mode_summary> summarize(const std::vector<validated_config>& configs) {
+    std::vector<mode_summary> out;
+    for (auto& [mode, m] : summarize_by<std::string>(
+             configs, [](const measured_config& c) { return summary_mode(c); }))
+        out.push_back(std::move(m));
+    return out;
+}
+
+std::vector<op_class_summary> summarize_op_classes(const std::vector<validated_config>& configs) {
+    using key = std::pair<std::string, std::string>;  // (mode, op class)
+    std::vector<op_class_summary> out;
+    for (auto& [k, m] : summarize_by<key>(configs, [](const measured_config& c) {
+             return c.kind == "op" ? key{summary_mode(c), c.op_class.empty() ? "-" : c.op_class}
+                                   : key{};
+         }))
+        out.push_back({k.first, k.second, m.latency, m.energy});
     return out;
 }
 
@@ -824,6 +853,7 @@ validation_result validate_session(const validation_session& session, const vali
                         session.measured_count(), session.measured_count() == 1 ? "" : "s",
                         v.skipped.empty() ? "" : " (skipped: see above)"));
     v.modes = summarize(v.configs);
+    v.op_classes = summarize_op_classes(v.configs);
     check_thresholds(v, o);
     return v;
 }
@@ -1041,6 +1071,17 @@ std::string validation_text(const validation_result& v) {
         s += fmt::format("{:<8} {} ({}): MAPE {:.1f}% over {} configuration{}; worst {}\n",
                          r.metric, r.mode, r.runtime, r.s->mape, r.s->count,
                          r.s->count == 1 ? "" : "s", worst_text(v, *r.s));
+    // Per class only where the op runs span more than one.
+    if (v.op_classes.size() > 1) {
+        s += "\nop runs by class:\n";
+        for (const op_class_summary& c : v.op_classes) {
+            s += fmt::format("  {:<12} {:<20} {:>4} configs  latency MAPE {:>6.1f}%  worst {}",
+                             c.mode, c.op_class, c.latency.count, c.latency.mape,
+                             worst_text(v, c.latency));
+            if (c.energy) s += fmt::format("; energy MAPE {:.1f}%", c.energy->mape);
+            s += "\n";
+        }
+    }
     if (v.leave_out) {
         s += "\n" + leave_out_intro(*v.leave_out) + "\n\n";
         s += fmt::format("  {:<8} {:<12} {:>7} {:>10} {:>10} {:>10} {:>8}\n", "metric", "mode",
@@ -1122,6 +1163,16 @@ report_value validation_document(const validation_result& v) {
         modes.push(std::move(x));
     }
     doc.set("modes", std::move(modes));
+    rv op_classes = rv::array();
+    for (const op_class_summary& c : v.op_classes) {
+        rv x = rv::object();
+        x.set("mode", text(c.mode));
+        x.set("op_class", text(c.op_class));
+        x.set("latency", summary(c.latency));
+        x.set("energy", c.energy ? summary(*c.energy) : rv());
+        op_classes.push(std::move(x));
+    }
+    doc.set("op_classes", std::move(op_classes));
     rv skipped = rv::array();
     for (const skipped_configs& k : v.skipped) {
         rv x = rv::object();

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs a command and checks its exit code and output, so a test fails for the right reason only.
-#   cmake -DCMD="a@@b@@c" -DEXPECT_RC=N [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re]
-#         [-DSTDERR_NOT_REGEX=re] [-DVALIDATE="python3@@validate_report.py@@schema"]
+#   cmake -DCMD="a@@b@@c" -DEXPECT_RC=N [-DSTDOUT_REGEX=re] [-DSTDOUT_NOT_REGEX=re]
+#         [-DSTDERR_REGEX=re] [-DSTDERR_NOT_REGEX=re] [-DVALIDATE="python3@@validate_report.py@@schema"]
 #         -P run_check.cmake
 # With VALIDATE, every JSON report a successful command wrote (-o/--output FILE.json, or standard
 # output under --format json) is checked against the report schema.
@@ -13,6 +13,9 @@ if(NOT rc STREQUAL "${EXPECT_RC}")
 endif()
 if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
   message(FATAL_ERROR "stdout does not match '${STDOUT_REGEX}'")
+endif()
+if(DEFINED STDOUT_NOT_REGEX AND out MATCHES "${STDOUT_NOT_REGEX}")
+  message(FATAL_ERROR "stdout matches '${STDOUT_NOT_REGEX}'")
 endif()
 if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
   message(FATAL_ERROR "stderr does not match '${STDERR_REGEX}'")

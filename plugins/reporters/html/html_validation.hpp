@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file html_validation.hpp
 /// \brief A validation document (nnergy.validation/1, from `nnergy validate`) as a
-/// self-contained HTML page in the report's style: the summary per mode, the leave-out error,
-/// the thresholds, every configuration and the skipped ones.
+/// self-contained HTML page in the report's style: the summary per mode and per op class, the
+/// leave-out error, the thresholds, every configuration and the skipped ones.
 #pragma once
 
 #include <nnergy/reporting/validation.hpp>
@@ -52,6 +52,9 @@ inline std::string render_validation(const sdk::value_view& doc) {
          " validated. Error: (predicted &minus; measured) / measured.</p>\n</header>\n<main>\n";
     s += "<section><h2>Summary per mode</h2>\n" + detail::validation_table(p.summary) +
          "</section>\n";
+    if (!p.op_classes.rows.empty())
+        s += "<section><h2>Op runs by class</h2>\n" + detail::validation_table(p.op_classes) +
+             "</section>\n";
     if (p.has_leave_out)
         s += "<section><h2>Leave one " + escape(p.leave_out_unit) + " out</h2>\n<p>" +
              escape(p.leave_out_intro) + "</p>\n" + detail::validation_table(p.leave_out) +

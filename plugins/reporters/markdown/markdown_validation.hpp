@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file markdown_validation.hpp
 /// \brief A validation document (nnergy.validation/1, from `nnergy validate`) as a Markdown
-/// page: the summary per mode, the leave-out error, the thresholds, every configuration and the
-/// skipped ones.
+/// page: the summary per mode and per op class, the leave-out error, the thresholds, every
+/// configuration and the skipped ones.
 #pragma once
 
 #include <nnergy/reporting/validation.hpp>
@@ -42,6 +42,8 @@ inline std::string render_validation(const sdk::value_view& doc) {
          (p.configurations == 1 ? "" : "s") +
          " validated. Error: (predicted - measured) / measured.\n\n";
     s += "## Summary per mode\n\n" + detail::validation_table(p.summary);
+    if (!p.op_classes.rows.empty())
+        s += "\n## Op runs by class\n\n" + detail::validation_table(p.op_classes);
     if (p.has_leave_out) {
         s += "\n## Leave one " + escape(p.leave_out_unit) + " out\n\n" + escape(p.leave_out_intro) +
              "\n\n" + detail::validation_table(p.leave_out) + "\n" +

@@ -94,6 +94,15 @@ struct mode_summary {
     std::optional<error_summary> energy;  ///< empty when no configuration has both energies
 };
 
+/// The op runs of one mode and op class (the class the harness measured): which classes a
+/// hardware entry's tables price well, and which not.
+struct op_class_summary {
+    std::string mode;  ///< as summary_mode(): "<mode> ops"
+    std::string op_class;
+    error_summary latency;
+    std::optional<error_summary> energy;  ///< empty when no run of the class has both energies
+};
+
 /// A threshold (--max-mape, --max-energy-mape) and how the mode fared.
 struct threshold_check {
     std::string mode, metric;  ///< metric: "latency" or "energy"
@@ -118,7 +127,8 @@ struct validation_result {
     std::vector<std::string> files;
     std::vector<validated_config> configs;  ///< by mode, model, precision, batch
     std::vector<skipped_configs> skipped;
-    std::vector<mode_summary> modes;  ///< by mode
+    std::vector<mode_summary> modes;           ///< by mode
+    std::vector<op_class_summary> op_classes;  ///< op runs, by mode and class
     std::vector<threshold_check> thresholds;
     size_t other_runs = 0;
     std::optional<leave_out_summary> leave_out;
@@ -129,6 +139,10 @@ std::string summary_mode(const measured_config& c);
 
 /// Per mode: the MAPE and worst case of latency and, where measured and estimated, energy.
 std::vector<mode_summary> summarize(const std::vector<validated_config>& configs);
+
+/// The op runs among `configs` per mode and op class (by mode, then class; a run that names no
+/// class is "-"), as summarize() gives them per mode.
+std::vector<op_class_summary> summarize_op_classes(const std::vector<validated_config>& configs);
 
 struct validate_options {
     std::vector<std::filesystem::path> measurements;

@@ -37,8 +37,11 @@ struct validation_page {
     std::vector<std::string> measurements;  ///< the measurement files
     size_t configurations = 0;
     table summary;  ///< per metric and mode: MAPE and worst case
+    /// Op runs per mode and op class: latency MAPE and worst case, energy MAPE; no rows unless
+    /// the op runs span more than one class.
+    table op_classes;
     bool has_leave_out = false;
-    std::string leave_out_unit;   ///< "model" or "family"
+    std::string leave_out_unit;   ///< "model", "family" or "source"
     std::string leave_out_intro;  ///< what was refitted and held out, as a sentence
     table leave_out;              ///< per metric and mode: entry, in sample, held out, ratio
     table leave_out_groups;       ///< held-out latency MAPE per group and mode
@@ -133,6 +136,25 @@ inline validation_page read_validation(const sdk::value_view& doc) {
                  signed_pct(worst["error_pct"].number()),
                  at < configs.size() ? detail::config_name(configs.at(at)) : std::string("-")});
         }
+
+    page.op_classes.head = {"mode",         "op class",    "configurations",
+                            "latency MAPE", "worst error", "worst configuration",
+                            "energy MAPE"};
+    page.op_classes.numeric = {false, false, true, true, true, false, true};
+    const sdk::value_view classes = doc["op_classes"];
+    for (size_t i = 0; classes.size() > 1 && i < classes.size(); ++i) {
+        const sdk::value_view c = classes.at(i);
+        const sdk::value_view s = c["latency"], worst = s["worst"];
+        const size_t at = detail::count(worst["configuration"]);
+        const sdk::value_view energy = c["energy"];
+        page.op_classes.rows.push_back(
+            {c["mode"].text(), c["op_class"].text(),
+             std::to_string(detail::count(s["configurations"])), pct(s["mape_pct"].number()),
+             signed_pct(worst["error_pct"].number()),
+             at < configs.size() ? detail::config_name(configs.at(at)) : std::string("-"),
+             energy.kind() == NNERGY_VALUE_OBJECT ? pct(energy["mape_pct"].number())
+                                                  : std::string("-")});
+    }
 
     if (const sdk::value_view lo = doc["leave_out"]; lo.kind() == NNERGY_VALUE_OBJECT) {
         page.has_leave_out = true;

@@ -603,8 +603,10 @@ double fit_parameters(const validation_session& session,
 
     // A count moved alone is judged at the continuous constants that suited its old value (a
     // larger tile wants a higher efficiency): each count's steps are tried again with the
-    // constants that share its configurations refitted, until no step gains.
-    for (bool improved = true; improved;) {
+    // constants that share its configurations refitted, until no step gains (each kept step
+    // lowers the objective; max_sweeps rounds at most, so that a long descent still ends).
+    bool improved = true;
+    for (size_t round = 0; improved && round < max_sweeps; ++round) {
         improved = false;
         for (size_t i : identified) {
             if (!parameters[i].discrete) continue;

@@ -876,6 +876,31 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         if (after.energy)
             mape_line("energy_mape", after.energy->mape,
                       "nnergy calibrate: energy MAPE of " + of + " as fitted");
+        // Per op class, for op runs: which of the entry's tables the fit leaves off.
+        const std::vector<op_class_summary> classes_before = summarize_op_classes(r.before.configs);
+        for (const op_class_summary& c : summarize_op_classes(r.after.configs)) {
+            if (c.mode != after.mode) continue;
+            s += "\n[calibration.residuals." + key_part(after.mode) + ".op_class." +
+                 key_part(c.op_class) + "]\n";
+            const std::string runs =
+                fmt::format("{} {} run{} of mode {}", c.latency.count, c.op_class,
+                            c.latency.count == 1 ? "" : "s", after.mode);
+            for (const op_class_summary& b : classes_before)
+                if (b.mode == c.mode && b.op_class == c.op_class) {
+                    mape_line(
+                        "latency_mape_before", b.latency.mape,
+                        "nnergy calibrate: latency MAPE of " + runs + " with the entry's values");
+                    if (b.energy)
+                        mape_line("energy_mape_before", b.energy->mape,
+                                  "nnergy calibrate: energy MAPE of " + runs +
+                                      " with the entry's values");
+                }
+            mape_line("latency_mape", c.latency.mape,
+                      "nnergy calibrate: latency MAPE of " + runs + " as fitted");
+            if (c.energy)
+                mape_line("energy_mape", c.energy->mape,
+                          "nnergy calibrate: energy MAPE of " + runs + " as fitted");
+        }
         // Per model: where a fit shared by every model leaves its error.
         std::map<std::string, std::vector<validated_config>> by_model;
         for (const validated_config& c : r.after.configs)
@@ -932,6 +957,27 @@ std::string calibration_text(const calibration_result& r) {
             pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
             pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
                  a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
+    }
+    // Per op class where the op runs span more than one.
+    const std::vector<op_class_summary> classes_after = summarize_op_classes(r.after.configs);
+    if (classes_after.size() > 1) {
+        const std::vector<op_class_summary> classes_before = summarize_op_classes(r.before.configs);
+        s += fmt::format("\n{:<12} {:<20} {:>8} {:>16} {:>16}\n", "op runs", "class", "configs",
+                         "latency MAPE", "energy MAPE");
+        for (const op_class_summary& a : classes_after) {
+            const op_class_summary* b = nullptr;
+            for (const op_class_summary& c : classes_before)
+                if (c.mode == a.mode && c.op_class == a.op_class) b = &c;
+            const auto pair = [](std::optional<double> x, std::optional<double> y) {
+                if (!y) return std::string("-");
+                return fmt::format("{} -> {:.1f}%", x ? fmt::format("{:.1f}%", *x) : "-", *y);
+            };
+            s += fmt::format(
+                "{:<12} {:<20} {:>8} {:>16} {:>16}\n", a.mode, a.op_class, a.latency.count,
+                pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
+                pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
+                     a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
+        }
     }
     s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n", goal_text(r.goal),
                      r.objective_before, r.objective_after, r.evaluations);

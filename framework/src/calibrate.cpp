@@ -942,16 +942,17 @@ std::string calibration_text(const calibration_result& r) {
                 p.identified ? number(p.follower_value(f, p.fitted) / f.unit_factor) : "-", f.unit,
                 p.key);
     }
+    // "before -> after", or "-" when there is no figure after.
+    const auto pair = [](std::optional<double> x, std::optional<double> y) {
+        if (!y) return std::string("-");
+        return fmt::format("{} -> {:.1f}%", x ? fmt::format("{:.1f}%", *x) : "-", *y);
+    };
     s += fmt::format("\n{:<12} {:>8} {:>16} {:>16}\n", "mode", "configs", "latency MAPE",
                      "energy MAPE");
     for (const mode_summary& a : r.after.modes) {
         const mode_summary* b = nullptr;
         for (const mode_summary& m : r.before.modes)
             if (m.mode == a.mode) b = &m;
-        const auto pair = [](std::optional<double> x, std::optional<double> y) {
-            if (!y) return std::string("-");
-            return fmt::format("{} -> {:.1f}%", x ? fmt::format("{:.1f}%", *x) : "-", *y);
-        };
         s += fmt::format(
             "{:<12} {:>8} {:>16} {:>16}\n", a.mode, a.latency.count,
             pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
@@ -968,10 +969,6 @@ std::string calibration_text(const calibration_result& r) {
             const op_class_summary* b = nullptr;
             for (const op_class_summary& c : classes_before)
                 if (c.mode == a.mode && c.op_class == a.op_class) b = &c;
-            const auto pair = [](std::optional<double> x, std::optional<double> y) {
-                if (!y) return std::string("-");
-                return fmt::format("{} -> {:.1f}%", x ? fmt::format("{:.1f}%", *x) : "-", *y);
-            };
             s += fmt::format(
                 "{:<12} {:<20} {:>8} {:>16} {:>16}\n", a.mode, a.op_class, a.latency.count,
                 pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),

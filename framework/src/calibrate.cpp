@@ -605,19 +605,23 @@ double fit_parameters(const validation_session& session,
     // larger tile wants a higher efficiency): each count's steps are tried again with the
     // constants that share its configurations refitted, until no step gains (each kept step
     // lowers the objective; max_sweeps rounds at most, so that a long descent still ends).
+    std::vector<std::pair<size_t, std::vector<size_t>>> counts;  // (count, its related)
+    for (size_t i : identified) {
+        if (!parameters[i].discrete) continue;
+        std::vector<size_t> related;
+        for (size_t j : identified) {
+            if (parameters[j].discrete) continue;
+            std::vector<size_t> shared;
+            std::set_intersection(depends[i].begin(), depends[i].end(), depends[j].begin(),
+                                  depends[j].end(), std::back_inserter(shared));
+            if (!shared.empty()) related.push_back(j);
+        }
+        counts.emplace_back(i, std::move(related));
+    }
     bool improved = true;
     for (size_t round = 0; improved && round < max_sweeps; ++round) {
         improved = false;
-        for (size_t i : identified) {
-            if (!parameters[i].discrete) continue;
-            std::vector<size_t> related;
-            for (size_t j : identified) {
-                if (j == i || parameters[j].discrete) continue;
-                std::vector<size_t> shared;
-                std::set_intersection(depends[i].begin(), depends[i].end(), depends[j].begin(),
-                                      depends[j].end(), std::back_inserter(shared));
-                if (!shared.empty()) related.push_back(j);
-            }
+        for (const auto& [i, related] : counts) {
             for (int step : {-2, -1, 1, 2}) {
                 const double value = x[i] * std::ldexp(1.0, step);
                 if (value < parameters[i].lower || value > parameters[i].upper) continue;
@@ -858,13 +862,9 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         s += fmt::format("{} = {{ value = {:.2f}, unit = \"%\", source = {} }}\n", key, value,
                          toml_string(what));
     };
-    for (const mode_summary& after : r.after.modes) {
-        const mode_summary* before = nullptr;
-        for (const mode_summary& m : r.before.modes)
-            if (m.mode == after.mode) before = &m;
-        s += "\n[calibration.residuals." + key_part(after.mode) + "]\n";
-        const std::string of = fmt::format("{} configuration{} of mode {}", after.latency.count,
-                                           after.latency.count == 1 ? "" : "s", after.mode);
+    // A mode's or an op class's MAPEs with the entry's values (where it had the group) and
+    // as fitted.
+    const auto residual_lines = [&](const auto* before, const auto& after, const std::string& of) {
         if (before)
             mape_line("latency_mape_before", before->latency.mape,
                       "nnergy calibrate: latency MAPE of " + of + " with the entry's values");
@@ -876,30 +876,28 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         if (after.energy)
             mape_line("energy_mape", after.energy->mape,
                       "nnergy calibrate: energy MAPE of " + of + " as fitted");
+    };
+    const std::vector<op_class_summary> classes_before = summarize_op_classes(r.before.configs);
+    const std::vector<op_class_summary> classes_after = summarize_op_classes(r.after.configs);
+    for (const mode_summary& after : r.after.modes) {
+        const mode_summary* before = nullptr;
+        for (const mode_summary& m : r.before.modes)
+            if (m.mode == after.mode) before = &m;
+        s += "\n[calibration.residuals." + key_part(after.mode) + "]\n";
+        residual_lines(before, after,
+                       fmt::format("{} configuration{} of mode {}", after.latency.count,
+                                   after.latency.count == 1 ? "" : "s", after.mode));
         // Per op class, for op runs: which of the entry's tables the fit leaves off.
-        const std::vector<op_class_summary> classes_before = summarize_op_classes(r.before.configs);
-        for (const op_class_summary& c : summarize_op_classes(r.after.configs)) {
+        for (const op_class_summary& c : classes_after) {
             if (c.mode != after.mode) continue;
+            const op_class_summary* b = nullptr;
+            for (const op_class_summary& x : classes_before)
+                if (x.mode == c.mode && x.op_class == c.op_class) b = &x;
             s += "\n[calibration.residuals." + key_part(after.mode) + ".op_class." +
                  key_part(c.op_class) + "]\n";
-            const std::string runs =
-                fmt::format("{} {} run{} of mode {}", c.latency.count, c.op_class,
-                            c.latency.count == 1 ? "" : "s", after.mode);
-            for (const op_class_summary& b : classes_before)
-                if (b.mode == c.mode && b.op_class == c.op_class) {
-                    mape_line(
-                        "latency_mape_before", b.latency.mape,
-                        "nnergy calibrate: latency MAPE of " + runs + " with the entry's values");
-                    if (b.energy)
-                        mape_line("energy_mape_before", b.energy->mape,
-                                  "nnergy calibrate: energy MAPE of " + runs +
-                                      " with the entry's values");
-                }
-            mape_line("latency_mape", c.latency.mape,
-                      "nnergy calibrate: latency MAPE of " + runs + " as fitted");
-            if (c.energy)
-                mape_line("energy_mape", c.energy->mape,
-                          "nnergy calibrate: energy MAPE of " + runs + " as fitted");
+            residual_lines(b, c,
+                           fmt::format("{} {} run{} of mode {}", c.latency.count, c.op_class,
+                                       c.latency.count == 1 ? "" : "s", after.mode));
         }
         // Per model: where a fit shared by every model leaves its error.
         std::map<std::string, std::vector<validated_config>> by_model;
@@ -942,10 +940,19 @@ std::string calibration_text(const calibration_result& r) {
                 p.identified ? number(p.follower_value(f, p.fitted) / f.unit_factor) : "-", f.unit,
                 p.key);
     }
-    // "before -> after", or "-" when there is no figure after.
+    // "before -> after" of a mode's or an op class's latency and energy MAPE; "-" where there
+    // is no figure after.
     const auto pair = [](std::optional<double> x, std::optional<double> y) {
         if (!y) return std::string("-");
         return fmt::format("{} -> {:.1f}%", x ? fmt::format("{:.1f}%", *x) : "-", *y);
+    };
+    const auto energy = [](const auto* s) {
+        return s && s->energy ? std::optional<double>(s->energy->mape) : std::nullopt;
+    };
+    const auto figures = [&](const auto* b, const auto& a) {
+        return std::pair<std::string, std::string>{
+            pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
+            pair(energy(b), energy(&a))};
     };
     s += fmt::format("\n{:<12} {:>8} {:>16} {:>16}\n", "mode", "configs", "latency MAPE",
                      "energy MAPE");
@@ -953,11 +960,9 @@ std::string calibration_text(const calibration_result& r) {
         const mode_summary* b = nullptr;
         for (const mode_summary& m : r.before.modes)
             if (m.mode == a.mode) b = &m;
-        s += fmt::format(
-            "{:<12} {:>8} {:>16} {:>16}\n", a.mode, a.latency.count,
-            pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
-            pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
-                 a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
+        const auto [latency, energy_mape] = figures(b, a);
+        s += fmt::format("{:<12} {:>8} {:>16} {:>16}\n", a.mode, a.latency.count, latency,
+                         energy_mape);
     }
     // Per op class where the op runs span more than one.
     const std::vector<op_class_summary> classes_after = summarize_op_classes(r.after.configs);
@@ -969,11 +974,9 @@ std::string calibration_text(const calibration_result& r) {
             const op_class_summary* b = nullptr;
             for (const op_class_summary& c : classes_before)
                 if (c.mode == a.mode && c.op_class == a.op_class) b = &c;
-            s += fmt::format(
-                "{:<12} {:<20} {:>8} {:>16} {:>16}\n", a.mode, a.op_class, a.latency.count,
-                pair(b ? std::optional<double>(b->latency.mape) : std::nullopt, a.latency.mape),
-                pair(b && b->energy ? std::optional<double>(b->energy->mape) : std::nullopt,
-                     a.energy ? std::optional<double>(a.energy->mape) : std::nullopt));
+            const auto [latency, energy_mape] = figures(b, a);
+            s += fmt::format("{:<12} {:<20} {:>8} {:>16} {:>16}\n", a.mode, a.op_class,
+                             a.latency.count, latency, energy_mape);
         }
     }
     s += fmt::format("\n{}: {:.4f} -> {:.4f} ({} evaluations)\n", goal_text(r.goal),
@@ -1066,9 +1069,10 @@ leave_out_result run_leave_out(const validation_session& session, const calibrat
         for (size_t i = 0; i < session.size(); ++i) (group_of[i] == g ? test : train).push_back(i);
         std::vector<calibration_parameter> p = r.parameters;
         fit_parameters(session, p, &train, o.max_sweeps, goal, r.evaluations);
-        for (validated_config& c :
-             session.predict(with_parameters(session.hardware(), p, fitted_values(p)), &test))
-            held.push_back(std::move(c));
+        std::vector<validated_config> predicted =
+            session.predict(with_parameters(session.hardware(), p, fitted_values(p)), &test);
+        r.held_out_per_group.push_back(errors_of(predicted).modes);
+        for (validated_config& c : predicted) held.push_back(std::move(c));
     }
     r.held_out = errors_of(std::move(held));
     return r;
@@ -1087,6 +1091,11 @@ void add_leave_out(validation_result& v, const validation_session& session,
     l.in_sample_modes = lo.in_sample.modes;
     l.held_out = lo.held_out.configs;
     l.held_out_modes = lo.held_out.modes;
+    l.held_out_per_group = lo.held_out_per_group;
+    std::vector<validated_config> grouped;
+    for (const validated_config& c : v.configs)
+        if (!leave_out_group(c.measured, unit).empty()) grouped.push_back(c);
+    l.entry_modes = summarize(grouped);
     const auto find = [](const std::vector<mode_summary>& modes, const std::string& mode) {
         const mode_summary* f = nullptr;
         for (const mode_summary& m : modes)

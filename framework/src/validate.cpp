@@ -968,13 +968,6 @@ std::vector<leave_out_row> leave_out_rows(const validation_result& v) {
             if (m.mode == mode) f = &m;
         return f;
     };
-    // The entry's error over the configurations held out in turn (with --leave-out source, op
-    // runs that name no source are never held out).
-    const leave_out_unit unit = *leave_out_unit_from_name(l.unit);
-    std::vector<validated_config> grouped;
-    for (const validated_config& c : v.configs)
-        if (!leave_out_group(c.measured, unit).empty()) grouped.push_back(c);
-    const std::vector<mode_summary> entry_modes = summarize(grouped);
     for (const char* metric : {"latency", "energy"})
         for (const mode_summary& h : l.held_out_modes) {
             const bool latency = std::string_view(metric) == "latency";
@@ -986,7 +979,7 @@ std::vector<leave_out_row> leave_out_rows(const validation_result& v) {
             leave_out_row r{metric,
                             h.mode,
                             latency ? h.latency.count : 0,
-                            mape(find(entry_modes, h.mode)),
+                            mape(find(l.entry_modes, h.mode)),
                             mape(find(l.in_sample_modes, h.mode)),
                             mape(&h)};
             if (!latency && !r.held_out) continue;
@@ -1000,14 +993,9 @@ std::vector<leave_out_row> leave_out_rows(const validation_result& v) {
 std::vector<std::tuple<std::string, std::string, size_t, double>> leave_out_groups(
     const leave_out_summary& l) {
     std::vector<std::tuple<std::string, std::string, size_t, double>> out;
-    for (const std::string& g : l.groups) {
-        std::vector<validated_config> mine;
-        for (const validated_config& c : l.held_out)
-            if (leave_out_group(c.measured, *leave_out_unit_from_name(l.unit)) == g)
-                mine.push_back(c);
-        for (const mode_summary& m : summarize(mine))
-            out.emplace_back(g, m.mode, m.latency.count, m.latency.mape);
-    }
+    for (size_t i = 0; i < l.groups.size() && i < l.held_out_per_group.size(); ++i)
+        for (const mode_summary& m : l.held_out_per_group[i])
+            out.emplace_back(l.groups[i], m.mode, m.latency.count, m.latency.mape);
     return out;
 }
 

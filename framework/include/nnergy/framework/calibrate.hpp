@@ -206,6 +206,7 @@ struct leave_out_result {
     std::vector<calibration_parameter> parameters;  ///< as fitted on every group
     calibration_errors in_sample;                   ///< refitted on all, predicting all
     calibration_errors held_out;  ///< each configuration predicted by the fit without its group
+    std::vector<std::vector<mode_summary>> held_out_per_group;  ///< the same, per group
     size_t evaluations = 0;
 };
 

@@ -112,13 +112,18 @@ struct threshold_check {
 };
 
 /// `validate --leave-out`: the entry's fitted constants refitted on all configurations (in
-/// sample) and once without each model or family, predicting the one left out (docs/validate.md).
+/// sample) and once without each model, family or source, predicting the one left out
+/// (docs/validate.md).
 struct leave_out_summary {
     std::string unit;                     ///< "model", "family" or "source"
     std::vector<std::string> groups;      ///< left out one at a time
     std::vector<std::string> parameters;  ///< the constants refitted
     std::vector<validated_config> in_sample, held_out;
     std::vector<mode_summary> in_sample_modes, held_out_modes;
+    /// The entry's own errors over the configurations held out in turn (with `source`, op runs
+    /// that name none are never held out).
+    std::vector<mode_summary> entry_modes;
+    std::vector<std::vector<mode_summary>> held_out_per_group;  ///< in the order of `groups`
 };
 
 struct validation_result {

@@ -72,6 +72,12 @@ inline std::string config_name(const sdk::value_view& c) {
     return c["model"].text() + " " + c["precision"].text() + " batch " + c["batch"].text();
 }
 
+/// The configuration a summary's `worst` names, or "-".
+inline std::string worst_name(const sdk::value_view& worst, const sdk::value_view& configs) {
+    const size_t at = count(worst["configuration"]);
+    return at < configs.size() ? config_name(configs.at(at)) : std::string("-");
+}
+
 inline std::string threshold_text(const sdk::value_view& t) {
     const std::string head = t["metric"].text() + " MAPE of " + t["mode"].text() + " at most " +
                              format("%g", t["max_mape_pct"].number().value_or(0)) + "%";
@@ -128,33 +134,31 @@ inline validation_page read_validation(const sdk::value_view& doc) {
             const sdk::value_view m = modes.at(i);
             const sdk::value_view s = m[metric];
             if (s.kind() != NNERGY_VALUE_OBJECT) continue;
-            const sdk::value_view worst = s["worst"];
-            const size_t at = detail::count(worst["configuration"]);
-            page.summary.rows.push_back(
-                {metric, m["mode"].text(), m["runtime"].text(),
-                 std::to_string(detail::count(s["configurations"])), pct(s["mape_pct"].number()),
-                 signed_pct(worst["error_pct"].number()),
-                 at < configs.size() ? detail::config_name(configs.at(at)) : std::string("-")});
+            page.summary.rows.push_back({metric, m["mode"].text(), m["runtime"].text(),
+                                         std::to_string(detail::count(s["configurations"])),
+                                         pct(s["mape_pct"].number()),
+                                         signed_pct(s["worst"]["error_pct"].number()),
+                                         detail::worst_name(s["worst"], configs)});
         }
 
     page.op_classes.head = {"mode",         "op class",    "configurations",
                             "latency MAPE", "worst error", "worst configuration",
                             "energy MAPE"};
     page.op_classes.numeric = {false, false, true, true, true, false, true};
+    // One class alone would repeat its mode's row.
     const sdk::value_view classes = doc["op_classes"];
-    for (size_t i = 0; classes.size() > 1 && i < classes.size(); ++i) {
-        const sdk::value_view c = classes.at(i);
-        const sdk::value_view s = c["latency"], worst = s["worst"];
-        const size_t at = detail::count(worst["configuration"]);
-        const sdk::value_view energy = c["energy"];
-        page.op_classes.rows.push_back(
-            {c["mode"].text(), c["op_class"].text(),
-             std::to_string(detail::count(s["configurations"])), pct(s["mape_pct"].number()),
-             signed_pct(worst["error_pct"].number()),
-             at < configs.size() ? detail::config_name(configs.at(at)) : std::string("-"),
-             energy.kind() == NNERGY_VALUE_OBJECT ? pct(energy["mape_pct"].number())
-                                                  : std::string("-")});
-    }
+    if (classes.size() > 1)
+        for (size_t i = 0; i < classes.size(); ++i) {
+            const sdk::value_view c = classes.at(i);
+            const sdk::value_view s = c["latency"], energy = c["energy"];
+            page.op_classes.rows.push_back(
+                {c["mode"].text(), c["op_class"].text(),
+                 std::to_string(detail::count(s["configurations"])), pct(s["mape_pct"].number()),
+                 signed_pct(s["worst"]["error_pct"].number()),
+                 detail::worst_name(s["worst"], configs),
+                 energy.kind() == NNERGY_VALUE_OBJECT ? pct(energy["mape_pct"].number())
+                                                      : std::string("-")});
+        }
 
     if (const sdk::value_view lo = doc["leave_out"]; lo.kind() == NNERGY_VALUE_OBJECT) {
         page.has_leave_out = true;

@@ -23,6 +23,7 @@ another machine (tools/measure_torchvision_gpu.py writes the models format).
 import argparse
 import ast
 import json
+import math
 import re
 import sys
 
@@ -162,13 +163,6 @@ ELEMENTWISE_FLOPS = {"relu": 1, "clamp": 2, "gelu": 5}
 PROFILED_ELSEWHERE = ("aten::cat",)
 
 
-def prod(xs):
-    r = 1
-    for x in xs:
-        r *= x
-    return r
-
-
 def shape_text(shape):
     """An elementwise op's input shape, so that two shapes of one size are two runs."""
     return "x".join(str(d) for d in shape)
@@ -176,7 +170,8 @@ def shape_text(shape):
 
 def guessed_conv_stride(cin, cout, k, hw, groups):
     """The stride of a torchvision convolution when the profile cannot show it: stems and patch
-    embeddings, and the downsampling convolutions of ResNets and MobileNets."""
+    embeddings, and the downsampling convolutions of ResNets and MobileNets (tools/fit_h100_gpu.py
+    reads the profiles with it too)."""
     if k == 16:
         return 16
     if k == 7:
@@ -255,11 +250,11 @@ def convert_h100_op_profiles(src):
                 run.update(name="attention", op_class="attention")
             elif op == "aten::cudnn_batch_norm":
                 params = {"c": x[1], "hw": x[2]}
-                flops = 2 * prod(x)
+                flops = 2 * math.prod(x)
                 run.update(name="batch_norm", op_class="normalization")
             elif op == "aten::native_layer_norm":
                 params = {"seq": x[1], "d": x[2]}
-                flops = 7 * prod(x)
+                flops = 7 * math.prod(x)
                 run.update(name="layer_norm", op_class="normalization")
             elif op == "aten::max_pool2d_with_indices":
                 # torchvision's ResNet stem pool: 3x3, stride 2, padding 1.
@@ -269,18 +264,18 @@ def convert_h100_op_profiles(src):
                 run.update(name="max_pool2d", op_class="pooling")
             elif op in ("aten::mean", "aten::adaptive_avg_pool2d"):
                 params = {"c": x[1], "hw": x[2]}
-                flops = prod(x)
+                flops = math.prod(x)
                 run.update(name="global_avg_pool", op_class="pooling")
             elif op in ("aten::add", "aten::add_"):
                 # A broadcast operand (a bias, a position embedding) is read once, as a scalar.
                 name = "add" if shapes[1] == x else "add_scalar"
-                params = {"numel": prod(x[1:]), "ops": [name], "shape": shape_text(x)}
-                flops = prod(x)
+                params = {"numel": math.prod(x[1:]), "ops": [name], "shape": shape_text(x)}
+                flops = math.prod(x)
                 run.update(name=name, op_class="elementwise")
             elif op in PROFILED_ELEMENTWISE:
-                params = {"numel": prod(x[1:]), "ops": [PROFILED_ELEMENTWISE[op]],
+                params = {"numel": math.prod(x[1:]), "ops": [PROFILED_ELEMENTWISE[op]],
                           "shape": shape_text(x)}
-                flops = ELEMENTWISE_FLOPS[PROFILED_ELEMENTWISE[op]] * prod(x)
+                flops = ELEMENTWISE_FLOPS[PROFILED_ELEMENTWISE[op]] * math.prod(x)
                 run.update(name=PROFILED_ELEMENTWISE[op], op_class="elementwise")
             else:
                 raise ValueError(f"profile '{profile}': no op run for {op} {o['shapes']}")

@@ -34,6 +34,8 @@ import os
 import random
 import sys
 
+from convert_validation import guessed_conv_stride
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SMS = 132
@@ -74,30 +76,6 @@ def model_time(p, s):
     return p["fixed"] + max(compute, memory)
 
 
-def prod(xs):
-    r = 1
-    for x in xs:
-        r *= x
-    return r
-
-
-def conv_stride(cin, cout, k, hw, groups):
-    """Stride of a torchvision ResNet/MobileNet/ViT convolution from its shapes (the profile
-    does not record it): stems and patch embeddings, and the downsampling convolutions."""
-    if k == 16:
-        return 16
-    if k == 7:
-        return 2
-    if groups == 1 and cin == 3:
-        return 2  # MobileNetV2 stem 3x3/2
-    if groups == 1 and cout == 2 * cin and k in (1, 3) and cin >= 64:
-        return 2  # ResNet downsample (1x1 shortcut, or the 3x3 of a basic block)
-    stage = {64: 56, 128: 28, 256: 14, 512: 7}
-    if groups == 1 and k == 3 and cin == cout and stage.get(cout) and hw == 2 * stage[cout]:
-        return 2
-    return 1
-
-
 def profile_samples(validation):
     profiles = json.load(open(os.path.join(validation, "op_profiles.json")))["profiles"]
     out = []
@@ -119,11 +97,11 @@ def profile_samples(validation):
                 n_, cin, h, _ = x
                 cout, cpg, kh, kw = w
                 groups = cin // cpg
-                stride = conv_stride(cin, cout, kh, h, groups)
+                stride = guessed_conv_stride(cin, cout, kh, h, groups)
                 oh = h // stride
                 outputs = n_ * cout * oh * oh
                 macs = outputs * cpg * kh * kw
-                byts = 4 * (prod(x) + prod(w) + outputs)
+                byts = 4 * (math.prod(x) + math.prod(w) + outputs)
                 s = dict(cls="conv", unit="tfloat32", tiles=True, outputs=outputs, n=cout,
                          macs=macs, flops=2 * macs, bytes=byts, cin=cpg)
             elif op == "aten::_conv_depthwise2d":
@@ -133,7 +111,7 @@ def profile_samples(validation):
                 outputs = n_ * c * h * h  # stride unknown: upper bound of the work
                 macs = outputs * kh * kh
                 s = dict(cls="depthwise", unit="float32", tiles=False, outputs=outputs, n=c,
-                         macs=macs, flops=2 * macs, bytes=4 * (prod(x) + outputs))
+                         macs=macs, flops=2 * macs, bytes=4 * (math.prod(x) + outputs))
             elif op == "aten::addmm":
                 bias, a, b = shapes[0], shapes[1], shapes[2]
                 m, k = a
@@ -150,7 +128,7 @@ def profile_samples(validation):
                 s = dict(cls="attention", unit="float32", tiles=True, outputs=b_ * h * sq * sq,
                          n=sq, macs=macs, flops=2 * macs, bytes=4 * 4 * b_ * sq * h * d)
             elif op in ("aten::cudnn_batch_norm", "aten::native_layer_norm"):
-                e = prod(shapes[0])
+                e = math.prod(shapes[0])
                 # FLOPs as docs/counting.md counts them: 2 per element for an inference batch
                 # norm, 7 for a layer norm with bias.
                 per = 2 if op == "aten::cudnn_batch_norm" else 7
@@ -158,13 +136,13 @@ def profile_samples(validation):
                          bytes=8 * e)
             elif op in ("aten::clamp_min_", "aten::clamp", "aten::add_", "aten::add",
                         "aten::gelu", "aten::hardtanh_"):
-                e = prod(shapes[0])
+                e = math.prod(shapes[0])
                 reads = 2 if op in ("aten::add_", "aten::add") and shapes[1] == shapes[0] else 1
                 s = dict(cls="elementwise", unit="float32", tiles=False, flops=e,
                          bytes=4 * e * (reads + 1))
             elif op in ("aten::max_pool2d_with_indices", "aten::mean",
                         "aten::adaptive_avg_pool2d"):
-                e = prod(shapes[0])
+                e = math.prod(shapes[0])
                 out_e = e // 4 if "max_pool" in op else e // (shapes[0][-1] * shapes[0][-2])
                 s = dict(cls="pooling", unit="float32", tiles=False, flops=e,
                          bytes=4 * (e + out_e))

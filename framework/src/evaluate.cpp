@@ -92,20 +92,29 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
 
 evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g) {
     evaluation_totals t;
+    // Pooled once: each total's key then compares by address.
+    using detail::pooled_name;
+    static const pooled_name latency = pooled_name::of("latency_s"),
+                             energy = pooled_name::of("energy_j"),
+                             power = pooled_name::of("average_power_w"),
+                             edp = pooled_name::of("edp_j_s"),
+                             memory = pooled_name::of("peak_memory_bytes"),
+                             static_energy = pooled_name::of("static_energy_j"),
+                             idle_power = pooled_name::of("idle_power_w");
     for (const auto& [k, v] : results.totals) {
-        if (k == "latency_s")
+        if (k == latency)
             t.latency_s = v;
-        else if (k == "energy_j")
+        else if (k == energy)
             t.energy_j = v;
-        else if (k == "average_power_w")
+        else if (k == power)
             t.average_power_w = v;
-        else if (k == "edp_j_s")
+        else if (k == edp)
             t.edp_j_s = v;
-        else if (k == "peak_memory_bytes")
+        else if (k == memory)
             t.peak_memory_bytes = v;
-        else if (k == "static_energy_j")
+        else if (k == static_energy)
             t.static_energy_j = v;
-        else if (k == "idle_power_w")
+        else if (k == idle_power)
             t.idle_power_w = v;
     }
     for (const auto& [k, v] : results.total_texts)

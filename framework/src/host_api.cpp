@@ -445,9 +445,14 @@ bool api_node_attr_ints(const nnergy_graph* g, uint32_t n, nnergy_string_view na
 template <class T>
 void write_prefix(const T& src, T* dst) noexcept {
     if (!dst) return;
-    size_t n = std::min(dst->struct_size, sizeof(T));
-    size_t keep = dst->struct_size;
-    std::memcpy(static_cast<void*>(dst), &src, n);
+    const size_t keep = dst->struct_size;
+    // A plugin built against this header (the usual case, once per kernel in a sweep) gets a
+    // copy of known size, which compiles to a few vector moves; a copy of variable size becomes
+    // `rep movs`, whose start-up costs more than the copy.
+    if (keep >= sizeof(T))
+        std::memcpy(static_cast<void*>(dst), &src, sizeof(T));
+    else
+        std::memcpy(static_cast<void*>(dst), &src, keep);
     dst->struct_size = keep;
 }
 
@@ -554,9 +559,9 @@ uint32_t api_kernel_node(const nnergy_partition* p, uint32_t k, size_t i) noexce
 }
 void api_kernel_stats(const nnergy_partition* p, uint32_t k, nnergy_kernel_stats* out) noexcept {
     if (!kernel_ok(p, k) || !out) return;
-    nnergy_kernel_stats s = p->source->kernels[k].stats;
-    s.struct_size = sizeof s;
-    write_prefix(s, out);
+    // Straight from the partition: a copy on the stack first, its size member rewritten, is
+    // read back in pieces that straddle those stores (a store-forwarding stall per call).
+    write_prefix(p->source->kernels[k].stats, out);
 }
 size_t api_kernel_dependency_count(const nnergy_partition* p, uint32_t k) noexcept {
     return kernel_ok(p, k) ? p->source->kernels[k].dependencies.size() : 0;
@@ -651,6 +656,65 @@ void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnerg
     } catch (...) {
     }
 }
+// Interned names (since 1.7): a handle is a pooled name's address, so these compare
+// addresses where the text forms above compare texts.
+const nnergy_name* api_name_intern(nnergy_string_view name) noexcept {
+    try {
+        return nnergy::detail::pooled_name::of(sv(name)).handle();
+    } catch (...) {
+        return nullptr;
+    }
+}
+void api_mapping_set_number_named(nnergy_mapping* m, const nnergy_name* key,
+                                  double value) noexcept {
+    if (!m || !key) return;
+    try {
+        m->numbers.set(nnergy_mapping::name::from_handle(key), value, 16);
+    } catch (...) {
+    }
+}
+void api_mapping_set_text_named(nnergy_mapping* m, const nnergy_name* key,
+                                nnergy_string_view value) noexcept {
+    if (!m || !key) return;
+    try {
+        m->texts.set(nnergy_mapping::name::from_handle(key), sv(value), 4);
+    } catch (...) {
+    }
+}
+bool api_mapping_get_number_named(const nnergy_mapping* m, const nnergy_name* key,
+                                  double* out) noexcept {
+    const double* v = m && key ? m->numbers.find(nnergy_mapping::name::from_handle(key)) : nullptr;
+    if (v && out) *out = *v;
+    return v != nullptr;
+}
+bool api_mapping_get_text_named(const nnergy_mapping* m, const nnergy_name* key,
+                                nnergy_string_view* out) noexcept {
+    const std::string* v =
+        m && key ? m->texts.find(nnergy_mapping::name::from_handle(key)) : nullptr;
+    if (v && out) *out = to_sv(*v);
+    return v != nullptr;
+}
+void api_mapping_add_event_named(nnergy_mapping* m, const nnergy_name* category,
+                                 const nnergy_name* event, double count) noexcept {
+    if (!m || !category || !event || !(count >= 0) || !std::isfinite(count)) return;
+    try {
+        using placed = nnergy::detail::unique_list<nnergy_mapping::event>::placed;
+        const nnergy_mapping::name c = nnergy_mapping::name::from_handle(category);
+        const nnergy_mapping::name n = nnergy_mapping::name::from_handle(event);
+        auto [e, how] = m->events.place(
+            [&](const nnergy_mapping::event& x) { return x.name == n && x.category == c; }, 16);
+        if (how == placed::live) {
+            e.count += count;
+            return;
+        }
+        if (how == placed::fresh) {
+            e.category = c;
+            e.name = n;
+        }
+        e.count = count;
+    } catch (...) {
+    }
+}
 size_t api_mapping_event_count(const nnergy_mapping* m) noexcept {
     return m ? m->events.size() : 0;
 }
@@ -677,7 +741,7 @@ bool api_results_get_kernel_number(const nnergy_results* r, uint32_t k, nnergy_s
     return false;
 }
 bool api_results_get_total(const nnergy_results* r, nnergy_string_view key, double* out) noexcept {
-    const double* v = r ? r->totals.find(sv(key)) : nullptr;
+    const double* v = r ? r->totals.find(sv(key)) : nullptr;  // read rarely: by text
     if (v && out) *out = *v;
     return v != nullptr;
 }
@@ -736,7 +800,7 @@ void api_results_set_kernel_text(nnergy_results* r, uint32_t k, nnergy_string_vi
 void api_results_set_total(nnergy_results* r, nnergy_string_view key, double value) noexcept {
     if (!r) return;
     try {
-        r->totals.set(sv(key), value, 8);
+        r->totals.set(nnergy::detail::pooled_name::of(sv(key)), value, 8);
     } catch (...) {
     }
 }
@@ -850,6 +914,12 @@ const nnergy_host_api k_host_api = [] {
     a.graph_identity = api_graph_identity;
     a.partition_identity = api_partition_identity;
     a.graph_reserve = api_graph_reserve;
+    a.name_intern = api_name_intern;
+    a.mapping_set_number_named = api_mapping_set_number_named;
+    a.mapping_set_text_named = api_mapping_set_text_named;
+    a.mapping_get_number_named = api_mapping_get_number_named;
+    a.mapping_get_text_named = api_mapping_get_text_named;
+    a.mapping_add_event_named = api_mapping_add_event_named;
     a.graph_add_input = api_graph_add_input;
     a.graph_add_output = api_graph_add_output;
     a.graph_add_node = api_graph_add_node;

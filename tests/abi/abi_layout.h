@@ -11,10 +11,11 @@
  * is {pointer, size_t} = 16 bytes aligned to 8; a struct's size is rounded up to its largest
  * alignment. For example nnergy_named_value: struct_size 0..8, name 8..24, kind 24..28,
  * bool_value 28..29, int_value aligned up to 32..40, float_value 40..48, string_value 48..64,
- * file 64..80, line 80..84, rounded up to 88. nnergy_host_api is struct_size followed by 91
+ * file 64..80, line 80..84, rounded up to 88. nnergy_host_api is struct_size followed by 97
  * function pointers (78 in ABI 1.0, graph_set_constant appended in 1.1, six event and results
- * readers in 1.3, three output functions in 1.4, two identities in 1.5, graph_reserve in 1.6),
- * so member i (counting struct_size as 0) sits at 8 * i and the size is 8 * 92 = 736.
+ * readers in 1.3, three output functions in 1.4, two identities in 1.5, graph_reserve in 1.6,
+ * name_intern and five mapping functions taking interned names in 1.7), so member i (counting
+ * struct_size as 0) sits at 8 * i and the size is 8 * 98 = 784.
  *
  * Changing the ABI deliberately (appending a member under a new minor) means updating this file
  * in the same change; anything else that makes the test fail is an accidental ABI break.
@@ -31,7 +32,7 @@
     X(nnergy_op_counts, 64) \
     X(nnergy_kernel_stats, 112) \
     X(nnergy_map_options, 24) \
-    X(nnergy_host_api, 736) \
+    X(nnergy_host_api, 784) \
     X(nnergy_create_args, 72) \
     X(nnergy_frontend_vtbl, 32) \
     X(nnergy_partitioner_vtbl, 16) \
@@ -173,6 +174,12 @@
     X(nnergy_host_api, graph_identity, 712, uint64_t (*)(const nnergy_graph*)) \
     X(nnergy_host_api, partition_identity, 720, uint64_t (*)(const nnergy_partition*)) \
     X(nnergy_host_api, graph_reserve, 728, nnergy_status* (*)(nnergy_graph_builder*, size_t, size_t)) \
+    X(nnergy_host_api, name_intern, 736, const nnergy_name* (*)(nnergy_string_view)) \
+    X(nnergy_host_api, mapping_set_number_named, 744, void (*)(nnergy_mapping*, const nnergy_name*, double)) \
+    X(nnergy_host_api, mapping_set_text_named, 752, void (*)(nnergy_mapping*, const nnergy_name*, nnergy_string_view)) \
+    X(nnergy_host_api, mapping_get_number_named, 760, bool (*)(const nnergy_mapping*, const nnergy_name*, double*)) \
+    X(nnergy_host_api, mapping_get_text_named, 768, bool (*)(const nnergy_mapping*, const nnergy_name*, nnergy_string_view*)) \
+    X(nnergy_host_api, mapping_add_event_named, 776, void (*)(nnergy_mapping*, const nnergy_name*, const nnergy_name*, double)) \
     X(nnergy_create_args, struct_size, 0, size_t) \
     X(nnergy_create_args, ctx, 8, nnergy_host_context*) \
     X(nnergy_create_args, api, 16, const nnergy_host_api*) \

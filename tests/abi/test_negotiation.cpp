@@ -317,6 +317,68 @@ TEST_CASE("a C plugin maps a kernel through the host API", "[abi][loader]") {
     }
 }
 
+TEST_CASE("interned names are one pointer per text and key a mapping as their text does",
+          "[abi][host]") {
+    const nnergy_host_api& api = *nnergy::host_api();
+    REQUIRE(NNERGY_HAS_MEMBER(&api, nnergy_host_api, mapping_add_event_named));
+    const auto sv = [](std::string_view s) { return nnergy_string_view{s.data(), s.size()}; };
+    // The same text from another buffer gives the same pointer; another text another one.
+    const std::string copy = "units_allocated";
+    const nnergy_name* units = api.name_intern(sv("units_allocated"));
+    REQUIRE(units != nullptr);
+    CHECK(api.name_intern(sv(copy)) == units);
+    const nnergy_name* waves = api.name_intern(sv("waves"));
+    CHECK(waves != units);
+    CHECK(api.name_intern(sv("")) == nullptr);
+
+    nnergy_mapping m;
+    // Set by name, read by text and by name; set by text, read by name.
+    api.mapping_set_number_named(&m, units, 3);
+    api.mapping_set_number(&m, sv("waves"), 2);
+    api.mapping_set_number_named(&m, waves, 5);  // the same key: overwritten, not added
+    CHECK(m.numbers.size() == 2);
+    double v = 0;
+    CHECK(api.mapping_get_number(&m, sv("units_allocated"), &v));
+    CHECK(v == 3);
+    CHECK(api.mapping_get_number_named(&m, waves, &v));
+    CHECK(v == 5);
+    CHECK_FALSE(api.mapping_get_number_named(&m, api.name_intern(sv("utilization")), &v));
+    api.mapping_set_text_named(&m, api.name_intern(sv("unit")), sv("tensor_core"));
+    nnergy_string_view t{nullptr, 0};
+    CHECK(api.mapping_get_text(&m, sv("unit"), &t));
+    CHECK(std::string_view(t.data, t.size) == "tensor_core");
+    CHECK(api.mapping_get_text_named(&m, api.name_intern(sv("unit")), &t));
+    CHECK(std::string_view(t.data, t.size) == "tensor_core");
+
+    // An event counted twice, by name and by text, is one event with both counts.
+    const nnergy_name* memory = api.name_intern(sv("memory"));
+    const nnergy_name* dram = api.name_intern(sv("dram"));
+    api.mapping_add_event_named(&m, memory, dram, 100);
+    api.mapping_add_event(&m, sv("memory"), sv("dram"), 50);
+    api.mapping_add_event_named(&m, api.name_intern(sv("control")), api.name_intern(sv("launch")),
+                                1);
+    REQUIRE(api.mapping_event_count(&m) == 2);
+    nnergy_string_view category{nullptr, 0}, event{nullptr, 0};
+    double count = 0;
+    api.mapping_event(&m, 0, &category, &event, &count);
+    CHECK(std::string_view(category.data, category.size) == "memory");
+    CHECK(std::string_view(event.data, event.size) == "dram");
+    CHECK(count == 150);
+
+    // Null names change nothing and find nothing; negative counts are refused as by text.
+    api.mapping_set_number_named(&m, nullptr, 7);
+    api.mapping_set_text_named(&m, nullptr, sv("x"));
+    api.mapping_add_event_named(&m, memory, nullptr, 1);
+    api.mapping_add_event_named(&m, memory, dram, -1);
+    CHECK_FALSE(api.mapping_get_number_named(&m, nullptr, &v));
+    CHECK_FALSE(api.mapping_get_text_named(&m, nullptr, &t));
+    CHECK(m.numbers.size() == 2);
+    CHECK(m.texts.size() == 1);
+    CHECK(api.mapping_event_count(&m) == 2);
+    api.mapping_event(&m, 0, &category, &event, &count);
+    CHECK(count == 150);
+}
+
 TEST_CASE("a C++17 SDK plugin drives every kind of component through the host",
           "[abi][loader][sdk]") {
     nnergy::registry r;

@@ -4,6 +4,7 @@
 // checks do not depend on the host's implementation.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <memory>
 #include <nnergy/sdk.hpp>
 #include <stdexcept>
 #include <string>
@@ -169,4 +170,86 @@ TEST_CASE("a host error becomes an sdk::error with the host's code and message",
         CHECK(std::string(e.what()) == "rules.toml: no such file");
     }
     CHECK_NOTHROW(sdk::detail::check(nullptr, "anything"));
+}
+
+namespace {
+// What the stand-in host's mapping functions were called with: by text or by interned name.
+struct mapping_calls {
+    std::vector<std::string> by_text, by_name;
+};
+mapping_calls calls;
+// The stand-in's interned names: addresses of its own copies, one per text.
+std::vector<std::unique_ptr<std::string>> interned_texts;
+const nnergy_name* intern(nnergy_string_view s) {
+    const std::string text(s.data, s.size);
+    for (const auto& t : interned_texts)
+        if (*t == text) return reinterpret_cast<const nnergy_name*>(t.get());
+    interned_texts.push_back(std::make_unique<std::string>(text));
+    return reinterpret_cast<const nnergy_name*>(interned_texts.back().get());
+}
+std::string text_of(const nnergy_name* n) { return *reinterpret_cast<const std::string*>(n); }
+void set_number(nnergy_mapping*, nnergy_string_view key, double) {
+    calls.by_text.emplace_back(key.data, key.size);
+}
+void set_number_named(nnergy_mapping*, const nnergy_name* key, double) {
+    calls.by_name.push_back(text_of(key));
+}
+void add_event(nnergy_mapping*, nnergy_string_view category, nnergy_string_view event, double) {
+    calls.by_text.push_back(std::string(category.data, category.size) + "." +
+                            std::string(event.data, event.size));
+}
+void add_event_named(nnergy_mapping*, const nnergy_name* category, const nnergy_name* event,
+                     double) {
+    calls.by_name.push_back(text_of(category) + "." + text_of(event));
+}
+bool get_number(const nnergy_mapping*, nnergy_string_view key, double* out) {
+    calls.by_text.emplace_back(key.data, key.size);
+    *out = 1;
+    return true;
+}
+bool get_number_named(const nnergy_mapping*, const nnergy_name* key, double* out) {
+    calls.by_name.push_back(text_of(key));
+    *out = 2;
+    return true;
+}
+}  // namespace
+
+TEST_CASE("sdk::key passes interned names to a 1.7 host and texts to an older one", "[abi][sdk]") {
+    scoped_host host;
+    host.api.mapping_set_number = set_number;
+    host.api.mapping_add_event = add_event;
+    host.api.mapping_get_number = get_number;
+    host.api.name_intern = intern;
+    host.api.mapping_set_number_named = set_number_named;
+    host.api.mapping_add_event_named = add_event_named;
+    host.api.mapping_get_number_named = get_number_named;
+    calls = {};
+    // Each test case makes its own keys: a key keeps the name the first host interned.
+    static const sdk::key units{"units_allocated"}, memory{"memory"}, dram{"dram"};
+    sdk::mapping_writer out(nullptr);
+    const sdk::mapping_view view(nullptr);
+
+    SECTION("a host with interned names gets them") {
+        out.set(units, 1);
+        out.add_event(memory, dram, 10);
+        CHECK(view.number_or(units, 0) == 2);
+        CHECK(calls.by_name ==
+              std::vector<std::string>{"units_allocated", "memory.dram", "units_allocated"});
+        CHECK(calls.by_text.empty());
+    }
+    SECTION("a 1.6 host, whose table ends before them, gets the texts") {
+        host.api.struct_size = NNERGY_STRUCT_SIZE(nnergy_host_api, graph_reserve);
+        out.set(units, 1);
+        out.add_event(memory, dram, 10);
+        CHECK(view.number_or(units, 0) == 1);
+        CHECK(calls.by_text ==
+              std::vector<std::string>{"units_allocated", "memory.dram", "units_allocated"});
+        CHECK(calls.by_name.empty());
+    }
+    SECTION("a host without name_intern gets the texts") {
+        host.api.name_intern = nullptr;
+        out.set(units, 1);
+        CHECK(calls.by_text == std::vector<std::string>{"units_allocated"});
+        CHECK(calls.by_name.empty());
+    }
 }

@@ -38,7 +38,7 @@ struct totals {
 
 totals totals_of_results(const nnergy_results& r) {
     totals t;
-    for (const auto& [k, v] : r.totals) t.numbers[k] = v;
+    for (const auto& [k, v] : r.totals) t.numbers[std::string(k.view())] = v;
     for (const auto& [k, v] : r.total_texts) t.texts[k] = v;
     return t;
 }

@@ -19,6 +19,13 @@
 
 namespace nnergy::cpu {
 
+/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
+namespace event_names {
+inline const sdk::key instruction{"instruction"};
+inline const sdk::key l1{"l1"};
+inline const sdk::key register_file{"register_file"};
+}  // namespace event_names
+
 /// [convolution.native] of a runtime profile (native_conv_rule); absent: no native path.
 inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
     native_conv_rule r;
@@ -184,15 +191,16 @@ private:
         // Repacking the weights reads and writes them once more; casting reads them as stored
         // and writes them in the compute precision.
         const double bytes = m.memory_bytes + cpu::weight_traffic(k, m);
-        out.add_event("memory", "register_file", bytes);
-        out.add_event("memory", "l1", bytes);
+        out.add_event(sdk::keys::memory, event_names::register_file, bytes);
+        out.add_event(sdk::keys::memory, event_names::l1, bytes);
         if (m.memory_level != "l1") out.add_event("memory", m.memory_level, bytes);
         double element = modeling::precision_storage_bytes(precision);
         if (element <= 0) element = 4;
         const double width = vector_bytes(m.unit);
         const double lanes = std::max(1.0, width / element);
-        out.add_event("control", "instruction", k.flops / (2 * lanes) + bytes / width);
-        out.add_event("control", "launch", 1);
+        out.add_event(sdk::keys::control, event_names::instruction,
+                      k.flops / (2 * lanes) + bytes / width);
+        out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 
     cpu_runtime runtime_;

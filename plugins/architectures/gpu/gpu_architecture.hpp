@@ -17,6 +17,14 @@
 
 namespace nnergy::gpu {
 
+/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
+namespace event_names {
+inline const sdk::key l2{"l2"};
+inline const sdk::key register_file{"register_file"};
+inline const sdk::key shared{"shared"};
+inline const sdk::key warp_instruction{"warp_instruction"};
+}  // namespace event_names
+
 /// Math modes from the runtime profile ([math] float32_conv / float32_matmul = "tfloat32" or
 /// "float32"); without a runtime, fp32 stays fp32.
 inline math_modes read_math(const sdk::config_view& runtime) {
@@ -101,21 +109,21 @@ private:
     void add_events(const gpu_kernel& k, const gpu_mapping& m, double dram,
                     sdk::mapping_writer& out) const {
         modeling::add_compute_event(out, m.unit, m.unit_precision, k.flops);
-        out.add_event("memory", "dram", dram);
-        out.add_event("memory", "l2", m.dram_bytes);
+        out.add_event(sdk::keys::memory, sdk::keys::dram, dram);
+        out.add_event(sdk::keys::memory, event_names::l2, m.dram_bytes);
         double shared = 0;
         if (modeling::uses_matrix_tiles(k.cls) && k.macs > 0) {
             const class_params& cp = hw_.params(k.cls, m.unit_precision);
             double element = modeling::precision_storage_bytes(m.unit_precision);
             if (element <= 0) element = 4;
             shared = k.macs * element * (1 / cp.tile_m + 1 / cp.tile_n);
-            out.add_event("memory", "shared", shared);
+            out.add_event(sdk::keys::memory, event_names::shared, shared);
         }
-        out.add_event("memory", "register_file", shared + m.dram_bytes);
+        out.add_event(sdk::keys::memory, event_names::register_file, shared + m.dram_bytes);
         const double flops_per_instruction = m.unit == "tensor_core" ? 4096.0 : 64.0;
-        out.add_event("control", "warp_instruction",
+        out.add_event(sdk::keys::control, event_names::warp_instruction,
                       k.flops / flops_per_instruction + (shared + m.dram_bytes) / 512);
-        out.add_event("control", "launch", 1);
+        out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 
     math_modes math_;

@@ -17,6 +17,14 @@
 
 namespace nnergy::kpu {
 
+/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
+namespace event_names {
+inline const sdk::key dma{"dma"};
+inline const sdk::key noc{"noc"};
+inline const sdk::key tile_sram{"tile_sram"};
+inline const sdk::key token_routing{"token_routing"};
+}  // namespace event_names
+
 class kpu_architecture : public modeling::class_architecture<kpu_hardware> {
 public:
     explicit kpu_architecture(const sdk::context& ctx)
@@ -56,13 +64,14 @@ private:
     static void add_events(const kpu_kernel& k, const kpu_mapping& m, std::string_view precision,
                            sdk::mapping_writer& out) {
         modeling::add_compute_event(out, m.unit, precision, k.flops);
-        out.add_event("memory", "tile_sram", m.sram_bytes);
+        out.add_event(sdk::keys::memory, event_names::tile_sram, m.sram_bytes);
         const double hops = std::max(1.0, std::sqrt(std::max(1.0, m.units_allocated)) / 2);
-        out.add_event("memory", "noc", m.noc_bytes * hops);
-        out.add_event("control", "token_routing", m.noc_bytes / std::max(1.0, k.element_bytes));
-        out.add_event("memory", "dram", m.dram_bytes);
-        out.add_event("control", "dma", std::ceil(m.dram_bytes / 4096));
-        out.add_event("control", "launch", 1);
+        out.add_event(sdk::keys::memory, event_names::noc, m.noc_bytes * hops);
+        out.add_event(sdk::keys::control, event_names::token_routing,
+                      m.noc_bytes / std::max(1.0, k.element_bytes));
+        out.add_event(sdk::keys::memory, sdk::keys::dram, m.dram_bytes);
+        out.add_event(sdk::keys::control, event_names::dma, std::ceil(m.dram_bytes / 4096));
+        out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 };
 

@@ -48,8 +48,8 @@ public:
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         // Events for the energy estimator: FLOPs on the unit, DRAM bytes, one launch.
         modeling::add_compute_event(out, m.unit, units.precision, work.flops);
-        out.add_event("memory", "dram", m.dram_bytes);
-        out.add_event("control", "launch", 1);
+        out.add_event(sdk::keys::memory, sdk::keys::dram, m.dram_bytes);
+        out.add_event(sdk::keys::control, sdk::keys::launch, 1);
         out.set_text("bottleneck", m.bottleneck);
         if (explain) out.set_text("explanation", m.explanation);
         out.set_text("confidence", to_string(m.confidence));

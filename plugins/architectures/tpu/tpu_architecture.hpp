@@ -18,6 +18,13 @@
 
 namespace nnergy::tpu {
 
+/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
+namespace event_names {
+inline const sdk::key accumulator{"accumulator"};
+inline const sdk::key dma{"dma"};
+inline const sdk::key weight_load{"weight_load"};
+}  // namespace event_names
+
 class tpu_architecture : public modeling::class_architecture<tpu_hardware> {
 public:
     explicit tpu_architecture(const sdk::context& ctx)
@@ -63,15 +70,17 @@ private:
     void add_events(const tpu_kernel& k, const tpu_mapping& m, std::string_view precision,
                     sdk::mapping_writer& out) const {
         modeling::add_compute_event(out, m.unit, precision, k.flops);
-        out.add_event("memory", "dram", m.dram_bytes);
+        out.add_event(sdk::keys::memory, sdk::keys::dram, m.dram_bytes);
         if (hw_.on_chip) out.add_event("memory", hw_.on_chip->name, m.on_chip_bytes);
         if (m.plan) {
-            out.add_event("memory", "weight_load", k.weight_bytes * m.plan->splits);
+            out.add_event(sdk::keys::memory, event_names::weight_load,
+                          k.weight_bytes * m.plan->splits);
             const double outputs = m.plan->m * m.plan->n * m.plan->groups;
-            out.add_event("memory", "accumulator", outputs * 4 * 2 * m.plan->k_tiles);
+            out.add_event(sdk::keys::memory, event_names::accumulator,
+                          outputs * 4 * 2 * m.plan->k_tiles);
         }
-        out.add_event("control", "dma", std::ceil(m.dram_bytes / 4096));
-        out.add_event("control", "launch", 1);
+        out.add_event(sdk::keys::control, event_names::dma, std::ceil(m.dram_bytes / 4096));
+        out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 };
 

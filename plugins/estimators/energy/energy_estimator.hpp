@@ -58,12 +58,15 @@ public:
             lines.add(index, key, j);
         };
 
-        kernel_input in;
-        kernel_energy e;
-        std::vector<uint32_t> kernel_categories;
-        scratch work;
-        std::vector<double> edp(kernels, 0.0);
-        std::vector<kernel_summary> summaries(kernels);
+        // The run's buffers come with its lines, so a sweep's runs allocate nothing here.
+        kernel_input& in = lines.buffers.in;
+        kernel_energy& e = lines.buffers.e;
+        std::vector<uint32_t>& kernel_categories = lines.buffers.kernel_categories;
+        scratch& work = lines.buffers.work;
+        std::vector<double>& edp = lines.buffers.edp;
+        std::vector<kernel_summary>& summaries = lines.buffers.summaries;
+        edp.assign(kernels, 0.0);
+        summaries.assign(kernels, kernel_summary{});
         const std::shared_ptr<const partition_facts> facts_held = facts_for(input);
         const partition_facts& facts = *facts_held;
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
@@ -82,19 +85,21 @@ public:
             in.name = partition.name(k);
             in.index = k;
             in.latency_s = *latency;
-            in.overhead_s = mapping.number_or("launch_overhead_s", 0.0);
-            in.units_allocated = mapping.number_or("units_allocated", 0.0);
-            in.units_available = mapping.number_or("units_available", 0.0);
+            in.overhead_s = mapping.number_or(sdk::keys::launch_overhead_s, 0.0);
+            in.units_allocated = mapping.number_or(sdk::keys::units_allocated, 0.0);
+            in.units_available = mapping.number_or(sdk::keys::units_available, 0.0);
             in.ideal_time_s =
                 ideal_time(mapping, facts.flops[k], work.dram_bytes, work.dram_bandwidth);
             in.events.resize(mapping.event_count());
             for (size_t i = 0; i < in.events.size(); ++i) {
                 kernel_event& ev = in.events[i];
-                const sdk::mapping_view::event counted = mapping.event_at(i);
-                ev.category = counted.category;
-                ev.event = counted.name;
-                ev.count = counted.count;
-                ev.slot = lines.find(table, ev.category, ev.event);
+                // Looked up from the values read, not from `ev`: a 16-byte load of a view just
+                // stored as two 8-byte halves would wait for them to reach the cache.
+                std::string_view category, name;
+                mapping.event_at(i, category, name, ev.count);
+                ev.category = category;
+                ev.event = name;
+                ev.slot = lines.find(table, category, name);
                 ev.price = lines.lines[ev.slot].price;
             }
 
@@ -287,7 +292,7 @@ private:
     static double ideal_time(const sdk::mapping_view& m, double flops, double& dram_bytes,
                              double& dram_bandwidth) {
         double t = 0;
-        const double peak = m.number_or("peak_flops_per_s", 0.0);
+        const double peak = m.number_or(sdk::keys::peak_flops_per_s, 0.0);
         if (flops > 0 && peak > 0) t = flops / peak;
         dram_bytes = dram_bandwidth = 0;
         const size_t levels = m.level_count();
@@ -308,8 +313,8 @@ private:
     /// traffic: the most that more bandwidth there, or its tensors kept closer, would save.
     static double memory_wait_time(const sdk::mapping_view& m, double flops, std::string_view level,
                                    double working_s) {
-        double rate = m.number_or("effective_flops_per_s", 0.0);
-        if (!(rate > 0)) rate = m.number_or("peak_flops_per_s", 0.0);
+        double rate = m.number_or(sdk::keys::effective_flops_per_s, 0.0);
+        if (!(rate > 0)) rate = m.number_or(sdk::keys::peak_flops_per_s, 0.0);
         double needed = flops > 0 && rate > 0 ? flops / rate : 0.0;
         const size_t levels = level.empty() ? 0 : m.level_count();
         for (size_t i = 0; i < levels; ++i) {
@@ -408,7 +413,7 @@ private:
                               scratch& work, sdk::results_writer& out) {
         const uint32_t first = facts.first_op[k], count = facts.first_op[k + 1] - first;
         if (count < 2 || e.energy_j <= 0) return 0;
-        const double scale = mapping.number_or("bytes_scale", 1.0);
+        const double scale = mapping.number_or(sdk::keys::bytes_scale, 1.0);
         std::vector<fused_op>& ops = work.ops;
         ops.resize(count);
         for (uint32_t i = 0; i < count; ++i) {
@@ -475,6 +480,15 @@ private:
         };
         std::vector<category> categories;
         std::vector<line> lines;
+        /// The per-kernel buffers of a run, kept with the lines for the next run.
+        struct run_buffers {
+            kernel_input in;
+            kernel_energy e;
+            std::vector<uint32_t> kernel_categories;
+            scratch work;
+            std::vector<double> edp;
+            std::vector<kernel_summary> summaries;
+        } buffers;
         std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
 
         uint32_t add_line(const energy_table& t, std::string_view category_name,
@@ -622,9 +636,9 @@ private:
                           const kernel_input& in, const kernel_energy& e, const kernel_parts& parts,
                           breakdown_lines& lines, kernel_summary& s) {
         s.name = in.name;
-        s.op_class = mapping.text("op_class").value_or("");
-        s.bottleneck = mapping.text("bottleneck").value_or("");
-        s.utilization = mapping.number_or("utilization", 0.0);
+        s.op_class = mapping.text(sdk::keys::op_class).value_or("");
+        s.bottleneck = mapping.text(sdk::keys::bottleneck).value_or("");
+        s.utilization = mapping.number_or(sdk::keys::utilization, 0.0);
         s.energy_j = e.energy_j;
         s.static_j = e.static_j;
         s.underutilization_j = e.underutilization_j;

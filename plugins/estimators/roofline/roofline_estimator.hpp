@@ -48,8 +48,8 @@ public:
             in.label += std::to_string(k);
             in.label += ')';
             in.flops = stats.flops;
-            in.effective_flops_per_s = mapping.number("effective_flops_per_s");
-            in.launch_overhead_s = mapping.number_or("launch_overhead_s", 0.0);
+            in.effective_flops_per_s = mapping.number(sdk::keys::effective_flops_per_s);
+            in.launch_overhead_s = mapping.number_or(sdk::keys::launch_overhead_s, 0.0);
             // Read into the reused levels: no allocation per kernel.
             in.levels.resize(mapping.level_count());
             for (size_t i = 0; i < in.levels.size(); ++i) {
@@ -100,7 +100,8 @@ public:
                 // Host dispatch per op class (and the run's precision), where the profile or the
                 // machine gives it.
                 if (!on_machine.has_class_dispatch) continue;
-                if (const std::optional<std::string_view> name = input.mapping(k).text("op_class"))
+                if (const std::optional<std::string_view> name =
+                        input.mapping(k).text(sdk::keys::op_class))
                     if (const std::optional<modeling::op_class> c = modeling::class_of_name(*name))
                         issued[k].dispatch_s = on_machine.dispatch_for(*c, input.precision());
             }

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 6
+#define NNERGY_ABI_MINOR 7
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -191,6 +191,9 @@ typedef struct nnergy_value nnergy_value;
 typedef struct nnergy_output nnergy_output;
 /** A TOML file read by the host on a plugin's behalf. OWNERSHIP: host. */
 typedef struct nnergy_config_file nnergy_config_file;
+/** A name the host keeps one copy of for the rest of the process (since 1.7): see
+ *  nnergy_host_api::name_intern. */
+typedef struct nnergy_name nnergy_name;
 
 /** Tensor index meaning "no tensor" (an omitted optional input). */
 #define NNERGY_NO_TENSOR ((uint32_t)0xFFFFFFFFu)
@@ -513,6 +516,28 @@ typedef struct nnergy_host_api {
      *  any time before the last add, and never a limit; the host may ignore it (it does for
      *  counts beyond 2^28). */
     nnergy_status* (*graph_reserve)(nnergy_graph_builder* b, size_t tensors, size_t nodes);
+
+    /* ---- since 1.7: interned names for the calls made once per kernel ---- */
+
+    /** The host's copy of `name`: the same pointer for the same text wherever and whenever it
+     *  is asked for, for the rest of the process. A plugin interns each name it uses once (the
+     *  SDK's sdk::key does) and passes the pointer where a call made for every kernel of every
+     *  evaluation would pass the text, so that the host compares pointers instead of texts.
+     *  NULL for an empty name, or when the host cannot store it. Thread-safe.
+     *  OWNERSHIP: host; valid until the process ends. */
+    const nnergy_name* (*name_intern)(nnergy_string_view name);
+    /** mapping_set_number, mapping_set_text, mapping_get_number, mapping_get_text and
+     *  mapping_add_event with interned names: the same effect as the text forms (a key set one
+     *  way reads back either way, and mapping_event and the report give its text). A NULL name
+     *  does nothing (set, add) or is not found (get). */
+    void (*mapping_set_number_named)(nnergy_mapping* m, const nnergy_name* key, double value);
+    void (*mapping_set_text_named)(nnergy_mapping* m, const nnergy_name* key,
+                                   nnergy_string_view value);
+    bool (*mapping_get_number_named)(const nnergy_mapping* m, const nnergy_name* key, double* out);
+    bool (*mapping_get_text_named)(const nnergy_mapping* m, const nnergy_name* key,
+                                   nnergy_string_view* out);
+    void (*mapping_add_event_named)(nnergy_mapping* m, const nnergy_name* category,
+                                    const nnergy_name* event, double count);
 } nnergy_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

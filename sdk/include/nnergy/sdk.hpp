@@ -11,6 +11,7 @@
 
 #include <nnergy/plugin.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -546,6 +547,64 @@ private:
 };
 
 /// Writes a mapping (architectures).
+/// A mapping key or event name for the calls made for every kernel: the host interns its text
+/// once, on first use (ABI 1.7), and is then handed the interned name, which it compares by
+/// address where it would compare a text. Under an older host the text is passed as a string
+/// key would be. Make it a constant that outlives its uses (sdk::keys holds the well-known
+/// ones):
+///     static const sdk::key tile_count{"tile_count"};
+///     out.set(tile_count, tiles);
+class key {
+public:
+    constexpr explicit key(std::string_view text) noexcept : text_(text) {}
+    key(const key&) = delete;
+    key& operator=(const key&) = delete;
+    std::string_view text() const noexcept { return text_; }
+    /// The host's interned name; null under a host without interned names (older than 1.7).
+    const nnergy_name* interned() const noexcept {
+        const nnergy_host_api* api = detail::api_slot();
+        if (!api || !NNERGY_HAS_MEMBER(api, nnergy_host_api, mapping_add_event_named) ||
+            !api->name_intern)
+            return nullptr;
+        const nnergy_name* n = interned_.load(std::memory_order_acquire);
+        if (!n) {
+            // Threads racing here intern the same text and get the same pointer.
+            n = api->name_intern(to_sv(text_));
+            interned_.store(n, std::memory_order_release);
+        }
+        return n;
+    }
+
+private:
+    std::string_view text_;
+    mutable std::atomic<const nnergy_name*> interned_{nullptr};
+};
+
+/// The mapping keys and events the in-tree architectures write and estimators read
+/// (docs/abi.md, "Mapping keys").
+namespace keys {
+inline const key unit{"unit"};
+inline const key op_class{"op_class"};
+inline const key peak_flops_per_s{"peak_flops_per_s"};
+inline const key compute_efficiency{"compute_efficiency"};
+inline const key effective_flops_per_s{"effective_flops_per_s"};
+inline const key units_available{"units_available"};
+inline const key units_allocated{"units_allocated"};
+inline const key utilization{"utilization"};
+inline const key waves{"waves"};
+inline const key launch_overhead_s{"launch_overhead_s"};
+inline const key bytes_scale{"bytes_scale"};
+inline const key bottleneck{"bottleneck"};
+inline const key explanation{"explanation"};
+inline const key confidence{"confidence"};
+/// Event categories, and the events every class architecture counts.
+inline const key compute{"compute"};
+inline const key memory{"memory"};
+inline const key control{"control"};
+inline const key dram{"dram"};
+inline const key launch{"launch"};
+}  // namespace keys
+
 class mapping_writer {
 public:
     explicit mapping_writer(nnergy_mapping* m) : m_(m) {}
@@ -561,6 +620,27 @@ public:
     /// Counts an architectural event for the energy estimator (since ABI 1.3).
     void add_event(std::string_view category, std::string_view event, double count) {
         host().mapping_add_event(m_, to_sv(category), to_sv(event), count);
+    }
+    /// The same with interned names (sdk::key): what a map_kernel writes for every kernel.
+    void set(const sdk::key& k, double value) {
+        if (const nnergy_name* n = k.interned())
+            host().mapping_set_number_named(m_, n, value);
+        else
+            set(k.text(), value);
+    }
+    void set_text(const sdk::key& k, std::string_view value) {
+        if (const nnergy_name* n = k.interned())
+            host().mapping_set_text_named(m_, n, to_sv(value));
+        else
+            set_text(k.text(), value);
+    }
+    void add_event(const sdk::key& category, const sdk::key& event, double count) {
+        const nnergy_name* c = category.interned();
+        const nnergy_name* e = c ? event.interned() : nullptr;
+        if (e)
+            host().mapping_add_event_named(m_, c, e, count);
+        else
+            add_event(category.text(), event.text(), count);
     }
 
 private:
@@ -588,6 +668,24 @@ public:
     std::optional<std::string_view> text(std::string_view key) const {
         nnergy_string_view v{nullptr, 0};
         return host().mapping_get_text(m_, to_sv(key), &v)
+                   ? std::optional<std::string_view>(from_sv(v))
+                   : std::nullopt;
+    }
+    /// The same with interned names (sdk::key): what an estimator reads for every kernel.
+    std::optional<double> number(const sdk::key& k) const {
+        const nnergy_name* n = k.interned();
+        if (!n) return number(k.text());
+        double v = 0;
+        return host().mapping_get_number_named(m_, n, &v) ? std::optional<double>(v) : std::nullopt;
+    }
+    double number_or(const sdk::key& k, double fallback) const {
+        return number(k).value_or(fallback);
+    }
+    std::optional<std::string_view> text(const sdk::key& k) const {
+        const nnergy_name* n = k.interned();
+        if (!n) return text(k.text());
+        nnergy_string_view v{nullptr, 0};
+        return host().mapping_get_text_named(m_, n, &v)
                    ? std::optional<std::string_view>(from_sv(v))
                    : std::nullopt;
     }
@@ -621,6 +719,17 @@ public:
         e.category = from_sv(category);
         e.name = from_sv(name);
         return e;
+    }
+    /// The same, written straight into the caller's variables: a loop over every kernel's
+    /// events then copies no struct (whose halves, just stored, the processor cannot forward
+    /// to a 16-byte load).
+    void event_at(size_t i, std::string_view& category, std::string_view& name,
+                  double& count) const {
+        nnergy_string_view c{nullptr, 0}, n{nullptr, 0};
+        count = 0;
+        host().mapping_event(m_, i, &c, &n, &count);
+        category = from_sv(c);
+        name = from_sv(n);
     }
     std::vector<event> events() const {
         const size_t n = event_count();

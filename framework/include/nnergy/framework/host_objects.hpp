@@ -159,6 +159,25 @@ public:
             if (modeling::same_text(kv.first, key)) return &kv.second;
         return nullptr;
     }
+    /// The same for a pooled key (K is pooled_name): one pool holds each text once, so the
+    /// keys compare by address, not by text.
+    template <class T>
+    void set(pooled_name key, T&& value, size_t first) {
+        static_assert(std::is_same_v<K, pooled_name>);
+        auto [kv, how] = this->place([key](const auto& item) { return item.first == key; }, first);
+        if (how == unique_list<std::pair<K, V>>::placed::fresh) kv.first = key;
+        if constexpr (std::is_same_v<V, std::string>) {
+            if (kv.second != value) kv.second = std::forward<T>(value);
+        } else {
+            kv.second = std::forward<T>(value);
+        }
+    }
+    const V* find(pooled_name key) const noexcept {
+        static_assert(std::is_same_v<K, pooled_name>);
+        for (const auto& kv : *this)
+            if (kv.first == key) return &kv.second;
+        return nullptr;
+    }
 };
 
 }  // namespace nnergy::detail
@@ -228,7 +247,9 @@ struct nnergy_results {
     std::vector<std::vector<uint64_t>> key_kernels;
     std::vector<std::vector<std::pair<uint32_t, double>>> kernel_numbers;
     std::vector<nnergy::detail::keyed_list<std::string, nnergy::detail::pooled_name>> kernel_texts;
-    nnergy::detail::keyed_list<double> totals;
+    /// Keyed by pooled names, so that a run whose estimators set their totals in another order
+    /// than the last run's (another architecture, other energy lines) finds each key by address.
+    nnergy::detail::keyed_list<double, nnergy::detail::pooled_name> totals;
     nnergy::detail::keyed_list<std::string> total_texts;
 
     /// Empties the results for an evaluation of `kernels` kernels, keeping the interned keys

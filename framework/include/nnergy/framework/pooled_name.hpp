@@ -4,6 +4,8 @@
 /// members).
 #pragma once
 
+#include <nnergy/plugin.h>
+
 #include <cstddef>
 #include <nnergy/modeling/text.hpp>
 #include <string>
@@ -34,6 +36,15 @@ public:
         constexpr size_t hinted = 64;
         thread_local pooled_name hints[hinted];
         return position < hinted ? of(text, hints[position]) : of(text);
+    }
+    /// As the ABI hands it out (nnergy_host_api::name_intern): the pooled string's address, the
+    /// same for the same text for the rest of the process. Null for the empty name.
+    const nnergy_name* handle() const noexcept {
+        return text_ == &empty_ ? nullptr : reinterpret_cast<const nnergy_name*>(text_);
+    }
+    /// The name a handle() stands for; the empty name for null.
+    static pooled_name from_handle(const nnergy_name* h) noexcept {
+        return h ? pooled_name(reinterpret_cast<const std::string*>(h)) : pooled_name();
     }
     std::string_view view() const noexcept { return *text_; }
     bool empty() const noexcept { return text_->empty(); }

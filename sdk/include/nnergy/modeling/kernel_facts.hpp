@@ -176,20 +176,21 @@ inline void add_compute_event(sdk::mapping_writer& out, std::string_view unit,
 template <class Mapping>
 void write_common_keys(sdk::mapping_writer& out, const kernel_facts& f, const Mapping& m,
                        double units_available, double launch_overhead_s) {
-    out.set_text("unit", m.unit);
-    out.set_text("op_class", class_name(f.cls));
-    out.set("peak_flops_per_s", m.peak_flops_per_s);
-    out.set("compute_efficiency", m.compute_efficiency);
-    out.set("effective_flops_per_s", m.effective_flops_per_s);
-    out.set("units_available", units_available);
-    out.set("units_allocated", m.units_allocated);
-    out.set("utilization", m.utilization);
-    out.set("waves", m.waves);
-    out.set("launch_overhead_s", launch_overhead_s);
-    out.set("bytes_scale", f.bytes_scale);
-    out.set_text("bottleneck", m.bottleneck);
-    if (f.explain) out.set_text("explanation", m.explanation);
-    out.set_text("confidence", to_string(m.confidence));
+    namespace k = sdk::keys;
+    out.set_text(k::unit, m.unit);
+    out.set_text(k::op_class, class_name(f.cls));
+    out.set(k::peak_flops_per_s, m.peak_flops_per_s);
+    out.set(k::compute_efficiency, m.compute_efficiency);
+    out.set(k::effective_flops_per_s, m.effective_flops_per_s);
+    out.set(k::units_available, units_available);
+    out.set(k::units_allocated, m.units_allocated);
+    out.set(k::utilization, m.utilization);
+    out.set(k::waves, m.waves);
+    out.set(k::launch_overhead_s, launch_overhead_s);
+    out.set(k::bytes_scale, f.bytes_scale);
+    out.set_text(k::bottleneck, m.bottleneck);
+    if (f.explain) out.set_text(k::explanation, m.explanation);
+    out.set_text(k::confidence, to_string(m.confidence));
 }
 
 /// The frame of every class architecture (cpu, gpu, tpu, kpu): the hardware file read into the

@@ -236,12 +236,12 @@ struct kernel_energy {
     bool throttled = false;
 };
 
-/// Appends a breakdown line, written member by member in place: a temporary moved in is read
-/// back in 16-byte halves right after its members were stored in 8- and 4-byte pieces, which the
+/// Writes breakdown line `i` member by member in place: a temporary moved in is read back in
+/// 16-byte halves right after its members were stored in 8- and 4-byte pieces, which the
 /// processor cannot forward from its store buffer (a stall on every line of every kernel).
-inline void add_entry(kernel_energy& e, std::string_view category, std::string_view event,
+inline void set_entry(kernel_energy& e, size_t i, std::string_view category, std::string_view event,
                       double joules, uint32_t slot = UINT32_MAX) {
-    breakdown_entry& b = e.entries.emplace_back();
+    breakdown_entry& b = e.entries[i];
     b.category = category;
     b.event = event;
     b.joules = joules;
@@ -250,12 +250,15 @@ inline void add_entry(kernel_energy& e, std::string_view category, std::string_v
 
 /// The energy of one kernel. Writes into `e`, whose vectors keep their buffers when reused.
 inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel_energy& e) {
-    e.entries.clear();
+    // The kernel's events, then its three static lines.
+    const size_t events = k.events.size();
+    e.entries.resize(events + 3);
     e.dynamic_j = e.static_j = e.energy_j = e.power_w = e.static_power_w = 0;
     e.underutilization_j = 0;
     e.throttled = false;
     e.latency_s = std::max(0.0, k.latency_s);
-    for (const kernel_event& ev : k.events) {
+    for (size_t i = 0; i < events; ++i) {
+        const kernel_event& ev = k.events[i];
         const coefficient* c = ev.price ? ev.price : t.find(ev.category, ev.event);
         if (!c)
             throw sdk::error(
@@ -266,7 +269,7 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
                     std::string(ev.category) + "] table)",
                 NNERGY_CODE_NOT_FOUND);
         const double j = ev.count * c->joules;
-        add_entry(e, ev.category, ev.event, j, ev.slot);
+        set_entry(e, i, ev.category, ev.event, j, ev.slot);
         e.dynamic_j += j;
     }
     // Static power while the kernel runs: busy units, and clocked-but-idle ones unless gated.
@@ -291,9 +294,9 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
     const double idle_j = t.idle_power_w * e.latency_s;
     const double busy_j = busy_units_w * working_s;
     const double clocked_j = idle_units_w * working_s + waiting_units_w * (e.latency_s - working_s);
-    add_entry(e, "static", "idle_power", idle_j);
-    add_entry(e, "static", "busy_units", busy_j);
-    add_entry(e, "static", "clocked_idle_units", clocked_j);
+    set_entry(e, events, "static", "idle_power", idle_j);
+    set_entry(e, events + 1, "static", "busy_units", busy_j);
+    set_entry(e, events + 2, "static", "clocked_idle_units", clocked_j);
     e.static_j = idle_j + busy_j + clocked_j;
     e.energy_j = e.dynamic_j + e.static_j;
     e.power_w = e.latency_s > 0 ? e.energy_j / e.latency_s : 0.0;

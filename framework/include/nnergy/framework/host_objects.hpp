@@ -77,15 +77,20 @@ public:
     /// The next element, a reused one (holding an earlier value: assign every member) or a new
     /// one; `first` is the room made on the first growth.
     T& grow(size_t first) {
-        if (used_ == items_.size()) {
-            if (items_.size() == items_.capacity())
-                items_.reserve(items_.empty() ? first : 2 * items_.size());
-            items_.emplace_back();
-        }
-        return items_[used_++];
+        // Nearly always a kept element: that path stays a few inlined instructions, the growth
+        // (an allocation, a construction) a call.
+        if (used_ < items_.size()) return items_[used_++];
+        return grow_storage(first);
     }
 
 private:
+    [[gnu::noinline]] T& grow_storage(size_t first) {
+        if (items_.size() == items_.capacity())
+            items_.reserve(items_.empty() ? first : 2 * items_.size());
+        items_.emplace_back();
+        return items_[used_++];
+    }
+
     std::vector<T> items_;
     size_t used_ = 0;
 };
@@ -149,7 +154,7 @@ public:
         }
         if constexpr (std::is_same_v<V, std::string>) {
             // A reused text usually has its value already (a unit, a bottleneck).
-            if (kv.second != value) kv.second = std::forward<T>(value);
+            if (!modeling::same_text(kv.second, value)) kv.second = std::forward<T>(value);
         } else {
             kv.second = std::forward<T>(value);
         }
@@ -167,7 +172,7 @@ public:
         auto [kv, how] = this->place([key](const auto& item) { return item.first == key; }, first);
         if (how == unique_list<std::pair<K, V>>::placed::fresh) kv.first = key;
         if constexpr (std::is_same_v<V, std::string>) {
-            if (kv.second != value) kv.second = std::forward<T>(value);
+            if (!modeling::same_text(kv.second, value)) kv.second = std::forward<T>(value);
         } else {
             kv.second = std::forward<T>(value);
         }

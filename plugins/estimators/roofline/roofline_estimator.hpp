@@ -42,11 +42,8 @@ public:
         for (uint32_t k = 0; k < input.kernel_count(); ++k) {
             const nnergy_kernel_stats stats = partition.stats(k);
             const sdk::mapping_view mapping = input.mapping(k);
-            in.label.assign("kernel '");
-            in.label += partition.name(k);
-            in.label += "' (#";
-            in.label += std::to_string(k);
-            in.label += ')';
+            in.name = partition.name(k);
+            in.index = k;
             in.flops = stats.flops;
             in.effective_flops_per_s = mapping.number(sdk::keys::effective_flops_per_s);
             in.launch_overhead_s = mapping.number_or(sdk::keys::launch_overhead_s, 0.0);
@@ -54,7 +51,7 @@ public:
             in.levels.resize(mapping.level_count());
             for (size_t i = 0; i < in.levels.size(); ++i) {
                 const sdk::mapping_view::level l = mapping.level_at(i);
-                in.levels[i].level.assign(l.name);
+                in.levels[i].level = l.name;
                 in.levels[i].bytes = l.bytes;
                 in.levels[i].bandwidth_bytes_per_s = l.bandwidth_bytes_per_s;
             }
@@ -73,7 +70,7 @@ public:
                     out.kernel(k, key, t);
                 }
                 out.kernel(k, "overhead_s", e.overhead_s);
-                out.kernel_text(k, "bottleneck", e.bottleneck);
+                out.kernel_text(k, "bottleneck", e.bottleneck());
             }
             if (!stats.all_counted) {
                 if (per_kernel) out.kernel_text(k, "note", "contains uncounted ops");

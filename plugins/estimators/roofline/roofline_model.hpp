@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -17,18 +18,24 @@ namespace nnergy::roofline {
 
 /// Traffic at one memory level, as the architecture mapped it.
 struct level_traffic {
-    std::string level;
+    std::string_view level;  ///< the mapping's name for it (the host keeps it for the estimate)
     double bytes = 0;
     double bandwidth_bytes_per_s = 0;
 };
 
 /// What the estimator needs of one kernel.
 struct kernel_input {
-    std::string label;  ///< "kernel 'conv1' (#0)", for messages
+    std::string_view name;  ///< the kernel's name and number, for messages
+    uint32_t index = 0;
     double flops = 0;
     std::optional<double> effective_flops_per_s;
     std::vector<level_traffic> levels;
     double launch_overhead_s = 0;
+
+    /// "kernel 'conv1' (#0)": built for a message only, not for every kernel.
+    std::string label() const {
+        return "kernel '" + std::string(name) + "' (#" + std::to_string(index) + ")";
+    }
 };
 
 struct kernel_estimate {
@@ -36,8 +43,25 @@ struct kernel_estimate {
     double memory_time_s = 0;  ///< the slowest level
     double overhead_s = 0;
     double latency_s = 0;
-    std::string bottleneck;  ///< compute | memory:<level> | overhead
-    std::vector<std::pair<std::string, double>> level_times_s;
+    /// The largest term: `memory` names its level in slowest_level.
+    enum class bound { none, overhead, compute, memory } limit = bound::none;
+    std::string_view slowest_level;
+    std::vector<std::pair<std::string_view, double>> level_times_s;
+
+    /// compute | memory:<level> | overhead | none (nothing runs), as the report writes it.
+    std::string bottleneck() const {
+        switch (limit) {
+            case bound::overhead:
+                return "overhead";
+            case bound::compute:
+                return "compute";
+            case bound::memory:
+                return "memory:" + std::string(slowest_level);
+            case bound::none:
+                break;
+        }
+        return "none";
+    }
 };
 
 inline bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0; }
@@ -47,7 +71,7 @@ inline bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0; }
 /// kernel. Writes into `e`, whose strings and vector keep their buffers when reused.
 inline void estimate_kernel(const kernel_input& k, kernel_estimate& e) {
     if (!finite_non_negative(k.flops))
-        throw sdk::error(k.label + ": FLOP count must be a finite non-negative number",
+        throw sdk::error(k.label() + ": FLOP count must be a finite non-negative number",
                          NNERGY_CODE_INTERNAL);
     e.compute_time_s = 0;
     e.memory_time_s = 0;
@@ -57,10 +81,11 @@ inline void estimate_kernel(const kernel_input& k, kernel_estimate& e) {
     if (k.flops > 0) {
         if (!k.effective_flops_per_s)
             throw sdk::error(
-                k.label + ": the architecture's mapping has no 'effective_flops_per_s'",
+                k.label() + ": the architecture's mapping has no 'effective_flops_per_s'",
                 NNERGY_CODE_FAILED_PRECONDITION);
         if (!(*k.effective_flops_per_s > 0) || !std::isfinite(*k.effective_flops_per_s))
-            throw sdk::error(k.label + ": the architecture's mapping has effective_flops_per_s = " +
+            throw sdk::error(k.label() +
+                                 ": the architecture's mapping has effective_flops_per_s = " +
                                  std::to_string(*k.effective_flops_per_s) +
                                  "; it must be positive for a kernel with FLOPs",
                              NNERGY_CODE_FAILED_PRECONDITION);
@@ -69,13 +94,14 @@ inline void estimate_kernel(const kernel_input& k, kernel_estimate& e) {
     const level_traffic* slowest = nullptr;
     for (const level_traffic& l : k.levels) {
         if (!finite_non_negative(l.bytes))
-            throw sdk::error(k.label + ": memory level '" + l.level + "' has an invalid byte count",
+            throw sdk::error(k.label() + ": memory level '" + std::string(l.level) +
+                                 "' has an invalid byte count",
                              NNERGY_CODE_FAILED_PRECONDITION);
         double t = 0;
         if (l.bytes > 0) {
             if (!(l.bandwidth_bytes_per_s > 0) || !std::isfinite(l.bandwidth_bytes_per_s))
-                throw sdk::error(k.label + ": memory level '" + l.level + "' moves " +
-                                     std::to_string(l.bytes) +
+                throw sdk::error(k.label() + ": memory level '" + std::string(l.level) +
+                                     "' moves " + std::to_string(l.bytes) +
                                      " bytes but has no positive bandwidth",
                                  NNERGY_CODE_FAILED_PRECONDITION);
             t = l.bytes / l.bandwidth_bytes_per_s;
@@ -87,22 +113,23 @@ inline void estimate_kernel(const kernel_input& k, kernel_estimate& e) {
         }
     }
     if (!finite_non_negative(k.launch_overhead_s))
-        throw sdk::error(k.label + ": launch_overhead_s must be a finite non-negative number",
+        throw sdk::error(k.label() + ": launch_overhead_s must be a finite non-negative number",
                          NNERGY_CODE_FAILED_PRECONDITION);
     e.overhead_s = k.launch_overhead_s;
     const double work = std::max(e.compute_time_s, e.memory_time_s);
     e.latency_s = work + e.overhead_s;
     // The largest of the three terms names the bottleneck; a kernel with no work but a launch
     // is overhead by definition.
+    e.slowest_level = {};
     if (e.latency_s == 0) {
-        e.bottleneck = "none";  // nothing runs: shape arithmetic known at bind time
+        e.limit = kernel_estimate::bound::none;  // nothing runs: shape arithmetic known at bind
     } else if (work == 0 || e.overhead_s > work) {
-        e.bottleneck = "overhead";
+        e.limit = kernel_estimate::bound::overhead;
     } else if (e.compute_time_s >= e.memory_time_s) {
-        e.bottleneck = "compute";
+        e.limit = kernel_estimate::bound::compute;
     } else {
-        e.bottleneck = "memory:";
-        if (slowest) e.bottleneck += slowest->level;
+        e.limit = kernel_estimate::bound::memory;
+        if (slowest) e.slowest_level = slowest->level;
     }
 }
 

@@ -19,12 +19,17 @@
 
 namespace nnergy::cpu {
 
-/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
-namespace event_names {
+/// The mapping keys and events this architecture writes beyond the common ones (sdk::keys),
+/// interned once.
+namespace names {
+inline const sdk::key fork_join_s{"fork_join_s"};
 inline const sdk::key instruction{"instruction"};
 inline const sdk::key l1{"l1"};
+inline const sdk::key reduction_depth{"reduction_depth"};
 inline const sdk::key register_file{"register_file"};
-}  // namespace event_names
+inline const sdk::key weight_cast_s{"weight_cast_s"};
+inline const sdk::key weight_prep_s{"weight_prep_s"};
+}  // namespace names
 
 /// [convolution.native] of a runtime profile (native_conv_rule); absent: no native path.
 inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
@@ -164,10 +169,10 @@ private:
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
         modeling::write_common_keys(out, f, m, hw_.threads, m.fixed_time_s);
-        if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
-        if (m.weight_prep_s > 0) out.set("weight_prep_s", m.weight_prep_s);
-        if (m.weight_cast_s > 0) out.set("weight_cast_s", m.weight_cast_s);
-        if (m.fork_join_s > 0) out.set("fork_join_s", m.fork_join_s);
+        if (m.reduction_depth > 0) out.set(names::reduction_depth, m.reduction_depth);
+        if (m.weight_prep_s > 0) out.set(names::weight_prep_s, m.weight_prep_s);
+        if (m.weight_cast_s > 0) out.set(names::weight_cast_s, m.weight_cast_s);
+        if (m.fork_join_s > 0) out.set(names::fork_join_s, m.fork_join_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
         add_events(k, m, units.precision, out);
     }
@@ -191,14 +196,14 @@ private:
         // Repacking the weights reads and writes them once more; casting reads them as stored
         // and writes them in the compute precision.
         const double bytes = m.memory_bytes + cpu::weight_traffic(k, m);
-        out.add_event(sdk::keys::memory, event_names::register_file, bytes);
-        out.add_event(sdk::keys::memory, event_names::l1, bytes);
+        out.add_event(sdk::keys::memory, names::register_file, bytes);
+        out.add_event(sdk::keys::memory, names::l1, bytes);
         if (m.memory_level != "l1") out.add_event("memory", m.memory_level, bytes);
         double element = modeling::precision_storage_bytes(precision);
         if (element <= 0) element = 4;
         const double width = vector_bytes(m.unit);
         const double lanes = std::max(1.0, width / element);
-        out.add_event(sdk::keys::control, event_names::instruction,
+        out.add_event(sdk::keys::control, names::instruction,
                       k.flops / (2 * lanes) + bytes / width);
         out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }

@@ -17,13 +17,18 @@
 
 namespace nnergy::gpu {
 
-/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
-namespace event_names {
+/// The mapping keys and events this architecture writes beyond the common ones (sdk::keys),
+/// interned once.
+namespace names {
 inline const sdk::key l2{"l2"};
+inline const sdk::key memory_efficiency{"memory_efficiency"};
+inline const sdk::key reduction_depth{"reduction_depth"};
 inline const sdk::key register_file{"register_file"};
 inline const sdk::key shared{"shared"};
+inline const sdk::key split_k{"split_k"};
+inline const sdk::key unit_precision{"unit_precision"};
 inline const sdk::key warp_instruction{"warp_instruction"};
-}  // namespace event_names
+}  // namespace names
 
 /// Math modes from the runtime profile ([math] float32_conv / float32_matmul = "tfloat32" or
 /// "float32"); without a runtime, fp32 stays fp32.
@@ -72,10 +77,10 @@ private:
                 ? dram_traffic(k, footprint(graph, partition, options.precision), hw_.l2_capacity)
                 : m.dram_bytes;
         modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
-        out.set_text("unit_precision", m.unit_precision);
-        if (m.reduction_depth > 0) out.set("reduction_depth", m.reduction_depth);
-        if (m.splits > 1) out.set("split_k", m.splits);
-        out.set("memory_efficiency", hw_.base.memory_efficiency);
+        out.set_text(names::unit_precision, m.unit_precision);
+        if (m.reduction_depth > 0) out.set(names::reduction_depth, m.reduction_depth);
+        if (m.splits > 1) out.set(names::split_k, m.splits);
+        out.set(names::memory_efficiency, hw_.base.memory_efficiency);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         add_events(k, m, dram, out);
     }
@@ -110,18 +115,18 @@ private:
                     sdk::mapping_writer& out) const {
         modeling::add_compute_event(out, m.unit, m.unit_precision, k.flops);
         out.add_event(sdk::keys::memory, sdk::keys::dram, dram);
-        out.add_event(sdk::keys::memory, event_names::l2, m.dram_bytes);
+        out.add_event(sdk::keys::memory, names::l2, m.dram_bytes);
         double shared = 0;
         if (modeling::uses_matrix_tiles(k.cls) && k.macs > 0) {
             const class_params& cp = hw_.params(k.cls, m.unit_precision);
             double element = modeling::precision_storage_bytes(m.unit_precision);
             if (element <= 0) element = 4;
             shared = k.macs * element * (1 / cp.tile_m + 1 / cp.tile_n);
-            out.add_event(sdk::keys::memory, event_names::shared, shared);
+            out.add_event(sdk::keys::memory, names::shared, shared);
         }
-        out.add_event(sdk::keys::memory, event_names::register_file, shared + m.dram_bytes);
+        out.add_event(sdk::keys::memory, names::register_file, shared + m.dram_bytes);
         const double flops_per_instruction = m.unit == "tensor_core" ? 4096.0 : 64.0;
-        out.add_event(sdk::keys::control, event_names::warp_instruction,
+        out.add_event(sdk::keys::control, names::warp_instruction,
                       k.flops / flops_per_instruction + (shared + m.dram_bytes) / 512);
         out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }

@@ -17,13 +17,21 @@
 
 namespace nnergy::kpu {
 
-/// The events this architecture counts beyond the common ones (sdk::keys), interned once.
-namespace event_names {
+/// The mapping keys and events this architecture writes beyond the common ones (sdk::keys),
+/// interned once.
+namespace names {
+inline const sdk::key blocks{"blocks"};
+inline const sdk::key cycles{"cycles"};
 inline const sdk::key dma{"dma"};
+inline const sdk::key memory_efficiency{"memory_efficiency"};
 inline const sdk::key noc{"noc"};
+inline const sdk::key reduction_depth{"reduction_depth"};
+inline const sdk::key schedule{"schedule"};
+inline const sdk::key spill_passes{"spill_passes"};
 inline const sdk::key tile_sram{"tile_sram"};
 inline const sdk::key token_routing{"token_routing"};
-}  // namespace event_names
+inline const sdk::key working_set_bytes{"working_set_bytes"};
+}  // namespace names
 
 class kpu_architecture : public modeling::class_architecture<kpu_hardware> {
 public:
@@ -42,15 +50,15 @@ private:
 
         const kpu_mapping m = kpu::map_kernel(hw_, units, k);
         modeling::write_common_keys(out, f, m, hw_.tiles, m.launch_overhead_s);
-        out.set_text("schedule", m.matrix ? "matrix" : "stream");
+        out.set_text(names::schedule, m.matrix ? "matrix" : "stream");
         if (m.matrix) {
-            out.set("blocks", m.blocks.blocks);
-            out.set("reduction_depth", m.blocks.k);
-            out.set("cycles", m.blocks.cycles);
-            out.set("working_set_bytes", m.working_set_bytes);
-            out.set("spill_passes", m.spill_passes);
+            out.set(names::blocks, m.blocks.blocks);
+            out.set(names::reduction_depth, m.blocks.k);
+            out.set(names::cycles, m.blocks.cycles);
+            out.set(names::working_set_bytes, m.working_set_bytes);
+            out.set(names::spill_passes, m.spill_passes);
         }
-        out.set("memory_efficiency", hw_.base.memory_efficiency);
+        out.set(names::memory_efficiency, hw_.base.memory_efficiency);
         if (m.sram_bandwidth > 0) out.add_level("tile_sram", m.sram_bytes, m.sram_bandwidth);
         if (m.noc_bandwidth > 0) out.add_level("noc", m.noc_bytes, m.noc_bandwidth);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth);
@@ -64,13 +72,13 @@ private:
     static void add_events(const kpu_kernel& k, const kpu_mapping& m, std::string_view precision,
                            sdk::mapping_writer& out) {
         modeling::add_compute_event(out, m.unit, precision, k.flops);
-        out.add_event(sdk::keys::memory, event_names::tile_sram, m.sram_bytes);
+        out.add_event(sdk::keys::memory, names::tile_sram, m.sram_bytes);
         const double hops = std::max(1.0, std::sqrt(std::max(1.0, m.units_allocated)) / 2);
-        out.add_event(sdk::keys::memory, event_names::noc, m.noc_bytes * hops);
-        out.add_event(sdk::keys::control, event_names::token_routing,
+        out.add_event(sdk::keys::memory, names::noc, m.noc_bytes * hops);
+        out.add_event(sdk::keys::control, names::token_routing,
                       m.noc_bytes / std::max(1.0, k.element_bytes));
         out.add_event(sdk::keys::memory, sdk::keys::dram, m.dram_bytes);
-        out.add_event(sdk::keys::control, event_names::dma, std::ceil(m.dram_bytes / 4096));
+        out.add_event(sdk::keys::control, names::dma, std::ceil(m.dram_bytes / 4096));
         out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 };

@@ -12,6 +12,13 @@
 
 namespace nnergy::reference {
 
+/// The mapping keys and events this architecture writes beyond the common ones (sdk::keys),
+/// interned once.
+namespace names {
+inline const sdk::key memory_efficiency{"memory_efficiency"};
+inline const sdk::key threads{"threads"};
+}  // namespace names
+
 class reference_architecture : public sdk::architecture {
 public:
     explicit reference_architecture(const sdk::context& ctx)
@@ -33,26 +40,26 @@ public:
         const kernel_work work = model_kernel<kernel_work>(*f);
 
         const kernel_mapping m = reference::map_kernel(hw_, units, work);
-        out.set_text("unit", m.unit);
-        out.set("peak_flops_per_s", m.peak_flops_per_s);
-        out.set("compute_efficiency", m.compute_efficiency);
-        out.set("effective_flops_per_s", m.effective_flops_per_s);
-        out.set("units_available", m.units_available);
-        out.set("units_allocated", m.units_allocated);
-        out.set("utilization", m.utilization);
-        out.set("threads", work.threads);
-        out.set("waves", m.waves);
-        out.set("launch_overhead_s", m.launch_overhead_s);
-        out.set("memory_efficiency", m.memory_efficiency);
-        out.set("bytes_scale", f->bytes_scale);
+        out.set_text(sdk::keys::unit, m.unit);
+        out.set(sdk::keys::peak_flops_per_s, m.peak_flops_per_s);
+        out.set(sdk::keys::compute_efficiency, m.compute_efficiency);
+        out.set(sdk::keys::effective_flops_per_s, m.effective_flops_per_s);
+        out.set(sdk::keys::units_available, m.units_available);
+        out.set(sdk::keys::units_allocated, m.units_allocated);
+        out.set(sdk::keys::utilization, m.utilization);
+        out.set(names::threads, work.threads);
+        out.set(sdk::keys::waves, m.waves);
+        out.set(sdk::keys::launch_overhead_s, m.launch_overhead_s);
+        out.set(names::memory_efficiency, m.memory_efficiency);
+        out.set(sdk::keys::bytes_scale, f->bytes_scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         // Events for the energy estimator: FLOPs on the unit, DRAM bytes, one launch.
         modeling::add_compute_event(out, m.unit, units.precision, work.flops);
         out.add_event(sdk::keys::memory, sdk::keys::dram, m.dram_bytes);
         out.add_event(sdk::keys::control, sdk::keys::launch, 1);
-        out.set_text("bottleneck", m.bottleneck);
-        if (explain) out.set_text("explanation", m.explanation);
-        out.set_text("confidence", to_string(m.confidence));
+        out.set_text(sdk::keys::bottleneck, m.bottleneck);
+        if (explain) out.set_text(sdk::keys::explanation, m.explanation);
+        out.set_text(sdk::keys::confidence, to_string(m.confidence));
     }
 
 private:

@@ -297,12 +297,13 @@ private:
         dram_bytes = dram_bandwidth = 0;
         const size_t levels = m.level_count();
         for (size_t i = 0; i < levels; ++i) {
-            const sdk::mapping_view::level l = m.level_at(i);
-            if (l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
-                t = std::max(t, l.bytes / l.bandwidth_bytes_per_s);
-            if (l.name == "dram") {
-                dram_bytes = l.bytes;
-                dram_bandwidth = l.bandwidth_bytes_per_s;
+            std::string_view name;
+            double bytes = 0, bandwidth = 0;
+            m.level_at(i, name, bytes, bandwidth);
+            if (bytes > 0 && bandwidth > 0) t = std::max(t, bytes / bandwidth);
+            if (name == "dram") {
+                dram_bytes = bytes;
+                dram_bandwidth = bandwidth;
             }
         }
         return t;
@@ -318,9 +319,11 @@ private:
         double needed = flops > 0 && rate > 0 ? flops / rate : 0.0;
         const size_t levels = level.empty() ? 0 : m.level_count();
         for (size_t i = 0; i < levels; ++i) {
-            const sdk::mapping_view::level l = m.level_at(i);
-            if (l.name != level && l.bytes > 0 && l.bandwidth_bytes_per_s > 0)
-                needed = std::max(needed, l.bytes / l.bandwidth_bytes_per_s);
+            std::string_view name;
+            double bytes = 0, bandwidth = 0;
+            m.level_at(i, name, bytes, bandwidth);
+            if (name != level && bytes > 0 && bandwidth > 0)
+                needed = std::max(needed, bytes / bandwidth);
         }
         return std::max(0.0, working_s - needed);
     }

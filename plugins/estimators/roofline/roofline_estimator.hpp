@@ -50,10 +50,8 @@ public:
             // Read into the reused levels: no allocation per kernel.
             in.levels.resize(mapping.level_count());
             for (size_t i = 0; i < in.levels.size(); ++i) {
-                const sdk::mapping_view::level l = mapping.level_at(i);
-                in.levels[i].level = l.name;
-                in.levels[i].bytes = l.bytes;
-                in.levels[i].bandwidth_bytes_per_s = l.bandwidth_bytes_per_s;
+                level_traffic& l = in.levels[i];
+                mapping.level_at(i, l.level, l.bytes, l.bandwidth_bytes_per_s);
             }
 
             estimate_kernel(in, e);

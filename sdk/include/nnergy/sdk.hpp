@@ -698,6 +698,14 @@ public:
         l.name = from_sv(name);
         return l;
     }
+    /// The same, written straight into the caller's variables (see the event_at overload).
+    void level_at(size_t i, std::string_view& name, double& bytes,
+                  double& bandwidth_bytes_per_s) const {
+        nnergy_string_view n{nullptr, 0};
+        bytes = bandwidth_bytes_per_s = 0;
+        host().mapping_level(m_, i, &n, &bytes, &bandwidth_bytes_per_s);
+        name = from_sv(n);
+    }
     std::vector<level> levels() const {
         const size_t n = level_count();
         std::vector<level> out;

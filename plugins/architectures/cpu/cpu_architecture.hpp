@@ -25,8 +25,6 @@ namespace names {
 inline const sdk::key fork_join_s{"fork_join_s"};
 inline const sdk::key instruction{"instruction"};
 inline const sdk::key l1{"l1"};
-inline const sdk::key reduction_depth{"reduction_depth"};
-inline const sdk::key register_file{"register_file"};
 inline const sdk::key weight_cast_s{"weight_cast_s"};
 inline const sdk::key weight_prep_s{"weight_prep_s"};
 }  // namespace names
@@ -169,7 +167,7 @@ private:
 
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
         modeling::write_common_keys(out, f, m, hw_.threads, m.fixed_time_s);
-        if (m.reduction_depth > 0) out.set(names::reduction_depth, m.reduction_depth);
+        if (m.reduction_depth > 0) out.set(sdk::keys::reduction_depth, m.reduction_depth);
         if (m.weight_prep_s > 0) out.set(names::weight_prep_s, m.weight_prep_s);
         if (m.weight_cast_s > 0) out.set(names::weight_cast_s, m.weight_cast_s);
         if (m.fork_join_s > 0) out.set(names::fork_join_s, m.fork_join_s);
@@ -196,7 +194,7 @@ private:
         // Repacking the weights reads and writes them once more; casting reads them as stored
         // and writes them in the compute precision.
         const double bytes = m.memory_bytes + cpu::weight_traffic(k, m);
-        out.add_event(sdk::keys::memory, names::register_file, bytes);
+        out.add_event(sdk::keys::memory, sdk::keys::register_file, bytes);
         out.add_event(sdk::keys::memory, names::l1, bytes);
         if (m.memory_level != "l1") out.add_event("memory", m.memory_level, bytes);
         double element = modeling::precision_storage_bytes(precision);

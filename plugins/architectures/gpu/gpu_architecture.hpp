@@ -21,9 +21,6 @@ namespace nnergy::gpu {
 /// interned once.
 namespace names {
 inline const sdk::key l2{"l2"};
-inline const sdk::key memory_efficiency{"memory_efficiency"};
-inline const sdk::key reduction_depth{"reduction_depth"};
-inline const sdk::key register_file{"register_file"};
 inline const sdk::key shared{"shared"};
 inline const sdk::key split_k{"split_k"};
 inline const sdk::key unit_precision{"unit_precision"};
@@ -78,9 +75,9 @@ private:
                 : m.dram_bytes;
         modeling::write_common_keys(out, f, m, hw_.base.units, m.fixed_time_s);
         out.set_text(names::unit_precision, m.unit_precision);
-        if (m.reduction_depth > 0) out.set(names::reduction_depth, m.reduction_depth);
+        if (m.reduction_depth > 0) out.set(sdk::keys::reduction_depth, m.reduction_depth);
         if (m.splits > 1) out.set(names::split_k, m.splits);
-        out.set(names::memory_efficiency, hw_.base.memory_efficiency);
+        out.set(sdk::keys::memory_efficiency, hw_.base.memory_efficiency);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         add_events(k, m, dram, out);
     }
@@ -124,7 +121,7 @@ private:
             shared = k.macs * element * (1 / cp.tile_m + 1 / cp.tile_n);
             out.add_event(sdk::keys::memory, names::shared, shared);
         }
-        out.add_event(sdk::keys::memory, names::register_file, shared + m.dram_bytes);
+        out.add_event(sdk::keys::memory, sdk::keys::register_file, shared + m.dram_bytes);
         const double flops_per_instruction = m.unit == "tensor_core" ? 4096.0 : 64.0;
         out.add_event(sdk::keys::control, names::warp_instruction,
                       k.flops / flops_per_instruction + (shared + m.dram_bytes) / 512);

@@ -22,10 +22,7 @@ namespace nnergy::kpu {
 namespace names {
 inline const sdk::key blocks{"blocks"};
 inline const sdk::key cycles{"cycles"};
-inline const sdk::key dma{"dma"};
-inline const sdk::key memory_efficiency{"memory_efficiency"};
 inline const sdk::key noc{"noc"};
-inline const sdk::key reduction_depth{"reduction_depth"};
 inline const sdk::key schedule{"schedule"};
 inline const sdk::key spill_passes{"spill_passes"};
 inline const sdk::key tile_sram{"tile_sram"};
@@ -53,12 +50,12 @@ private:
         out.set_text(names::schedule, m.matrix ? "matrix" : "stream");
         if (m.matrix) {
             out.set(names::blocks, m.blocks.blocks);
-            out.set(names::reduction_depth, m.blocks.k);
+            out.set(sdk::keys::reduction_depth, m.blocks.k);
             out.set(names::cycles, m.blocks.cycles);
             out.set(names::working_set_bytes, m.working_set_bytes);
             out.set(names::spill_passes, m.spill_passes);
         }
-        out.set(names::memory_efficiency, hw_.base.memory_efficiency);
+        out.set(sdk::keys::memory_efficiency, hw_.base.memory_efficiency);
         if (m.sram_bandwidth > 0) out.add_level("tile_sram", m.sram_bytes, m.sram_bandwidth);
         if (m.noc_bandwidth > 0) out.add_level("noc", m.noc_bytes, m.noc_bandwidth);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth);
@@ -78,7 +75,7 @@ private:
         out.add_event(sdk::keys::control, names::token_routing,
                       m.noc_bytes / std::max(1.0, k.element_bytes));
         out.add_event(sdk::keys::memory, sdk::keys::dram, m.dram_bytes);
-        out.add_event(sdk::keys::control, names::dma, std::ceil(m.dram_bytes / 4096));
+        out.add_event(sdk::keys::control, sdk::keys::dma, std::ceil(m.dram_bytes / 4096));
         out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 };

@@ -15,7 +15,6 @@ namespace nnergy::reference {
 /// The mapping keys and events this architecture writes beyond the common ones (sdk::keys),
 /// interned once.
 namespace names {
-inline const sdk::key memory_efficiency{"memory_efficiency"};
 inline const sdk::key threads{"threads"};
 }  // namespace names
 
@@ -50,7 +49,7 @@ public:
         out.set(names::threads, work.threads);
         out.set(sdk::keys::waves, m.waves);
         out.set(sdk::keys::launch_overhead_s, m.launch_overhead_s);
-        out.set(names::memory_efficiency, m.memory_efficiency);
+        out.set(sdk::keys::memory_efficiency, m.memory_efficiency);
         out.set(sdk::keys::bytes_scale, f->bytes_scale);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
         // Events for the energy estimator: FLOPs on the unit, DRAM bytes, one launch.

@@ -22,13 +22,10 @@ namespace nnergy::tpu {
 /// interned once.
 namespace names {
 inline const sdk::key accumulator{"accumulator"};
-inline const sdk::key dma{"dma"};
 inline const sdk::key dram_reread_bytes{"dram_reread_bytes"};
-inline const sdk::key memory_efficiency{"memory_efficiency"};
 inline const sdk::key mxu_cycles{"mxu_cycles"};
 inline const sdk::key mxu_time_s{"mxu_time_s"};
 inline const sdk::key mxu_utilization{"mxu_utilization"};
-inline const sdk::key reduction_depth{"reduction_depth"};
 inline const sdk::key vector_time_s{"vector_time_s"};
 inline const sdk::key weight_load{"weight_load"};
 inline const sdk::key weight_tiles{"weight_tiles"};
@@ -56,14 +53,14 @@ private:
         const tpu_mapping m = tpu::map_kernel(hw_, units, k);
         modeling::write_common_keys(out, f, m, m.units_available, m.launch_overhead_s);
         if (m.plan) {
-            out.set(names::reduction_depth, m.plan->k);
+            out.set(sdk::keys::reduction_depth, m.plan->k);
             out.set(names::weight_tiles, m.plan->tiles);
             out.set(names::mxu_cycles, m.plan->cycles);
             out.set(names::mxu_utilization, m.plan->utilization);
             out.set(names::mxu_time_s, m.mxu_time_s);
             if (m.vector_time_s > 0) out.set(names::vector_time_s, m.vector_time_s);
         }
-        out.set(names::memory_efficiency, hw_.base.memory_efficiency);
+        out.set(sdk::keys::memory_efficiency, hw_.base.memory_efficiency);
         if (m.dram_reread_bytes > 0) out.set(names::dram_reread_bytes, m.dram_reread_bytes);
         if (hw_.parameter_cache) out.set(names::weights_streamed_bytes, m.weights_streamed_bytes);
         out.add_level("dram", m.dram_bytes, m.dram_bandwidth_bytes_per_s);
@@ -87,7 +84,7 @@ private:
             const double outputs = m.plan->m * m.plan->n * m.plan->groups;
             out.add_event(sdk::keys::memory, names::accumulator, outputs * 4 * 2 * m.plan->k_tiles);
         }
-        out.add_event(sdk::keys::control, names::dma, std::ceil(m.dram_bytes / 4096));
+        out.add_event(sdk::keys::control, sdk::keys::dma, std::ceil(m.dram_bytes / 4096));
         out.add_event(sdk::keys::control, sdk::keys::launch, 1);
     }
 };

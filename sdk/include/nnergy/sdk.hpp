@@ -597,12 +597,18 @@ inline const key bytes_scale{"bytes_scale"};
 inline const key bottleneck{"bottleneck"};
 inline const key explanation{"explanation"};
 inline const key confidence{"confidence"};
+/// Written by several in-tree architectures: the reduction (K) a kernel's outputs sum over,
+/// the fraction of DRAM bandwidth a kernel reaches.
+inline const key reduction_depth{"reduction_depth"};
+inline const key memory_efficiency{"memory_efficiency"};
 /// Event categories, and the events every class architecture counts.
 inline const key compute{"compute"};
 inline const key memory{"memory"};
 inline const key control{"control"};
 inline const key dram{"dram"};
 inline const key launch{"launch"};
+inline const key register_file{"register_file"};
+inline const key dma{"dma"};
 }  // namespace keys
 
 class mapping_writer {

@@ -546,7 +546,6 @@ private:
     const nnergy_partition* p_;
 };
 
-/// Writes a mapping (architectures).
 /// A mapping key or event name for the calls made for every kernel: the host interns its text
 /// once, on first use (ABI 1.7), and is then handed the interned name, which it compares by
 /// address where it would compare a text. Under an older host the text is passed as a string
@@ -611,6 +610,7 @@ inline const key register_file{"register_file"};
 inline const key dma{"dma"};
 }  // namespace keys
 
+/// Writes a mapping (architectures).
 class mapping_writer {
 public:
     explicit mapping_writer(nnergy_mapping* m) : m_(m) {}

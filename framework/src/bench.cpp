@@ -378,6 +378,7 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
     std::stable_sort(by_cost.begin(), by_cost.end(),
                      [&](size_t a, size_t b) { return offered[a].size() > offered[b].size(); });
     double single = 0;
+    size_t kernel_evaluations = 0;  // kernels mapped and estimated per sweep
     for (int thread_count : thread_counts) {
         std::vector<std::unique_ptr<evaluation_worker>> workers;
         for (int t = 0; t < thread_count; ++t) {
@@ -409,11 +410,23 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
                     w.evaluate(arch, bound[b], parts[b], precision);
             });
             rates.push_back(static_cast<double>(evaluations) / seconds_since(t0));
+            kernel_evaluations = 0;
+            for (size_t b = 0; b < nb; ++b)
+                for (const auto& o : offered)
+                    kernel_evaluations += o.size() * parts[b].kernels.size();
         }
         const double rate = median(rates);
         if (single == 0) single = rate / thread_count;
         std::printf("%8d %14.0f %8.2fx\n", thread_count, rate, rate / single);
     }
+    // Per kernel, on one thread (the first row per thread): the goal is under 1 us.
+    if (single > 0 && kernel_evaluations > 0)
+        std::printf(
+            "\none thread: %.2f us per kernel (%.1f kernels per evaluation; binding and "
+            "partitioning included)\n",
+            1e6 * static_cast<double>(evaluations) /
+                (single * static_cast<double>(kernel_evaluations)),
+            static_cast<double>(kernel_evaluations) / static_cast<double>(evaluations));
     std::printf(
         "\nspeedup is against the first row per thread; this machine has %u hardware "
         "threads\n",

@@ -16,7 +16,9 @@
 #include <mutex>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host_objects.hpp>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "replace_file.hpp"
 
@@ -631,30 +633,37 @@ void api_mapping_level(const nnergy_mapping* m, size_t i, nnergy_string_view* le
     if (bandwidth) *bandwidth = m->levels[i].bandwidth_bytes_per_s;
 }
 
-void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnergy_string_view event,
-                           double count) noexcept {
+// Counts an event: `matches` finds its entry among the kernel's, `names_of(position)` gives its
+// pooled names when it is new. A count already there adds up.
+template <class Matches, class Names>
+void add_event(nnergy_mapping* m, double count, Matches matches, Names names_of) noexcept {
     if (!m || !(count >= 0) || !std::isfinite(count)) return;
     try {
         using placed = nnergy::detail::unique_list<nnergy_mapping::event>::placed;
         const size_t position = m->events.size();
-        auto [e, how] = m->events.place(
-            [&](const nnergy_mapping::event& x) {
-                return nnergy::modeling::same_text(x.name, sv(event)) &&
-                       nnergy::modeling::same_text(x.category, sv(category));
-            },
-            16);
+        auto [e, how] = m->events.place(matches, 16);
         if (how == placed::live) {
             e.count += count;
             return;
         }
-        if (how == placed::fresh) {
-            struct category_tag;
-            e.category = nnergy_mapping::name::at<category_tag>(sv(category), position);
-            e.name = nnergy_mapping::name::at<nnergy_mapping::event>(sv(event), position);
-        }
+        if (how == placed::fresh) std::tie(e.category, e.name) = names_of(position);
         e.count = count;
     } catch (...) {
     }
+}
+void api_mapping_add_event(nnergy_mapping* m, nnergy_string_view category, nnergy_string_view event,
+                           double count) noexcept {
+    add_event(
+        m, count,
+        [&](const nnergy_mapping::event& x) {
+            return nnergy::modeling::same_text(x.name, sv(event)) &&
+                   nnergy::modeling::same_text(x.category, sv(category));
+        },
+        [&](size_t position) {
+            struct category_tag;
+            return std::pair{nnergy_mapping::name::at<category_tag>(sv(category), position),
+                             nnergy_mapping::name::at<nnergy_mapping::event>(sv(event), position)};
+        });
 }
 // Interned names (since 1.7): a handle is a pooled name's address, so these compare
 // addresses where the text forms above compare texts.
@@ -696,24 +705,14 @@ bool api_mapping_get_text_named(const nnergy_mapping* m, const nnergy_name* key,
 }
 void api_mapping_add_event_named(nnergy_mapping* m, const nnergy_name* category,
                                  const nnergy_name* event, double count) noexcept {
-    if (!m || !category || !event || !(count >= 0) || !std::isfinite(count)) return;
-    try {
-        using placed = nnergy::detail::unique_list<nnergy_mapping::event>::placed;
-        const nnergy_mapping::name c = nnergy_mapping::name::from_handle(category);
-        const nnergy_mapping::name n = nnergy_mapping::name::from_handle(event);
-        auto [e, how] = m->events.place(
-            [&](const nnergy_mapping::event& x) { return x.name == n && x.category == c; }, 16);
-        if (how == placed::live) {
-            e.count += count;
-            return;
-        }
-        if (how == placed::fresh) {
-            e.category = c;
-            e.name = n;
-        }
-        e.count = count;
-    } catch (...) {
-    }
+    if (!category || !event) return;
+    const nnergy_mapping::name c = nnergy_mapping::name::from_handle(category);
+    const nnergy_mapping::name n = nnergy_mapping::name::from_handle(event);
+    add_event(
+        m, count, [&](const nnergy_mapping::event& x) { return x.name == n && x.category == c; },
+        [&](size_t) {
+            return std::pair{c, n};
+        });
 }
 size_t api_mapping_event_count(const nnergy_mapping* m) noexcept {
     return m ? m->events.size() : 0;

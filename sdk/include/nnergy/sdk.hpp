@@ -698,10 +698,8 @@ public:
     /// The memory levels one at a time: a per-kernel loop reads them without a vector.
     size_t level_count() const { return host().mapping_level_count(m_); }
     level level_at(size_t i) const {
-        nnergy_string_view name{nullptr, 0};
         level l{{}, 0, 0};
-        host().mapping_level(m_, i, &name, &l.bytes, &l.bandwidth_bytes_per_s);
-        l.name = from_sv(name);
+        level_at(i, l.name, l.bytes, l.bandwidth_bytes_per_s);
         return l;
     }
     /// The same, written straight into the caller's variables (see the event_at overload).
@@ -727,11 +725,8 @@ public:
     /// The architectural events of the kernel (since ABI 1.3), one at a time or all at once.
     size_t event_count() const { return host().mapping_event_count(m_); }
     event event_at(size_t i) const {
-        nnergy_string_view category{nullptr, 0}, name{nullptr, 0};
         event e{{}, {}, 0};
-        host().mapping_event(m_, i, &category, &name, &e.count);
-        e.category = from_sv(category);
-        e.name = from_sv(name);
+        event_at(i, e.category, e.name, e.count);
         return e;
     }
     /// The same, written straight into the caller's variables: a loop over every kernel's

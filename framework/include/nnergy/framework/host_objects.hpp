@@ -152,12 +152,7 @@ public:
             else
                 kv.first.assign(key);
         }
-        if constexpr (std::is_same_v<V, std::string>) {
-            // A reused text usually has its value already (a unit, a bottleneck).
-            if (!modeling::same_text(kv.second, value)) kv.second = std::forward<T>(value);
-        } else {
-            kv.second = std::forward<T>(value);
-        }
+        assign(kv.second, std::forward<T>(value));
     }
     const V* find(std::string_view key) const noexcept {
         for (const auto& kv : *this)
@@ -171,17 +166,24 @@ public:
         static_assert(std::is_same_v<K, pooled_name>);
         auto [kv, how] = this->place([key](const auto& item) { return item.first == key; }, first);
         if (how == unique_list<std::pair<K, V>>::placed::fresh) kv.first = key;
-        if constexpr (std::is_same_v<V, std::string>) {
-            if (!modeling::same_text(kv.second, value)) kv.second = std::forward<T>(value);
-        } else {
-            kv.second = std::forward<T>(value);
-        }
+        assign(kv.second, std::forward<T>(value));
     }
     const V* find(pooled_name key) const noexcept {
         static_assert(std::is_same_v<K, pooled_name>);
         for (const auto& kv : *this)
             if (kv.first == key) return &kv.second;
         return nullptr;
+    }
+
+private:
+    template <class T>
+    static void assign(V& to, T&& value) {
+        if constexpr (std::is_same_v<V, std::string>) {
+            // A reused text usually has its value already (a unit, a bottleneck).
+            if (!modeling::same_text(to, value)) to = std::forward<T>(value);
+        } else {
+            to = std::forward<T>(value);
+        }
     }
 };
 

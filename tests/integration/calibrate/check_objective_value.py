@@ -6,23 +6,19 @@ with --objective relative-rms --fit-to energy, the root mean square of (estimate
 
 usage: check_objective_value.py NNERGY OUT_DIR HARDWARE OPS.json... -- CALIBRATE_ARGS...
 """
-import json
 import math
 import os
 import re
 import subprocess
 import sys
 
+from op_runs_check import command_line, validate_ops
+
 
 def main():
-    argv = sys.argv[1:]
-    cut = argv.index("--")
-    (nnergy, out, hardware), files, extra = argv[:3], argv[3:cut], argv[cut + 1:]
-    os.makedirs(out, exist_ok=True)
-    report = os.path.join(out, "validate.json")
-    subprocess.run([nnergy, "--quiet", "validate", "--hw", hardware, "--ops"] + files +
-                   ["--format", "json", "-o", report], check=True)
-    errors = [c["energy_j"]["error_pct"] / 100 for c in json.load(open(report))["configurations"]
+    nnergy, out, hardware, files, extra = command_line(sys.argv[1:])
+    doc = validate_ops(nnergy, hardware, files, os.path.join(out, "validate.json"))
+    errors = [c["energy_j"]["error_pct"] / 100 for c in doc["configurations"]
               if c["energy_j"].get("error_pct") is not None]
     expected = math.sqrt(sum(e * e for e in errors) / len(errors))
     p = subprocess.run([nnergy, "calibrate", hardware] + files +

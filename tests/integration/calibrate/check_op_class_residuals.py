@@ -7,25 +7,21 @@ overlay gives it; every class of the op runs has its table.
 
 usage: check_op_class_residuals.py NNERGY OUT_DIR HARDWARE OPS.json... -- CALIBRATE_ARGS...
 """
-import json
 import os
 import subprocess
 import sys
 import tomllib
 
+from op_runs_check import command_line, validate_ops
+
 
 def per_class(nnergy, hardware, files, report):
-    subprocess.run([nnergy, "--quiet", "validate", "--hw", hardware, "--ops"] + files +
-                   ["--format", "json", "-o", report], check=True)
-    doc = json.load(open(report))
+    doc = validate_ops(nnergy, hardware, files, report)
     return {(c["mode"], c["op_class"]): c["latency"]["mape_pct"] for c in doc["op_classes"]}
 
 
 def main():
-    argv = sys.argv[1:]
-    cut = argv.index("--")
-    (nnergy, out, hardware), files, extra = argv[:3], argv[3:cut], argv[cut + 1:]
-    os.makedirs(out, exist_ok=True)
+    nnergy, out, hardware, files, extra = command_line(sys.argv[1:])
     overlay = os.path.join(out, "overlay.toml")
     subprocess.run([nnergy, "--quiet", "calibrate", hardware] + files + ["-o", overlay] + extra,
                    check=True, stdout=subprocess.DEVNULL)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The graph IR: building, validation and the stable topological sort.
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/graph.hpp>
@@ -22,11 +23,10 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 /// Rebuilds the name index of `g.tensors`, rejecting duplicate names.
 void index_tensors(const graph& g, tensor_name_index& index) {
-    index.clear();
-    for (uint32_t i = 0; i < g.tensors.size(); ++i)
-        if (index.insert(g.tensors, i) != tensor_name_index::absent)
-            throw error(where(g) + ": tensor " + quoted(g.tensors[i].name) +
-                        " is defined twice (tensor names must be unique)");
+    const uint32_t twice = index.build(g.tensors);
+    if (twice != tensor_name_index::absent)
+        throw error(where(g) + ": tensor " + quoted(g.tensors[twice].name) +
+                    " is defined twice (tensor names must be unique)");
 }
 
 /// "node 'conv1' (Conv)"
@@ -113,14 +113,31 @@ void tensor_name_index::reserve(std::size_t n) {
     if (want > slots_.size()) rehash(want);
 }
 
-uint32_t tensor_name_index::insert(const std::vector<tensor>& tensors, uint32_t index) {
-    if (4 * (count_ + 1) > 3 * slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
-    const std::string_view name = tensors[index].name;
-    const uint32_t h = name_hash(name);
-    slot& s = slots_[probe(tensors, h, name)];
-    if (s.index != absent) return s.index;
-    s = slot{h, index};
-    ++count_;
+uint32_t tensor_name_index::build(const std::vector<tensor>& tensors) {
+    clear();
+    reserve(tensors.size());
+    // On a large graph the table outgrows the caches and each insertion waits for memory: the
+    // slots of the names `ahead` places on are requested while this one is placed, so that
+    // those waits overlap. Names are read in order.
+    constexpr std::size_t ahead = 16;
+    std::array<uint32_t, ahead> hashes{};
+    const std::size_t n = tensors.size();
+    const std::size_t mask = slots_.size() - 1;
+    const auto request = [&](std::size_t i) {
+        const uint32_t h = name_hash(tensors[i].name);
+        hashes[i % ahead] = h;
+        __builtin_prefetch(&slots_[h & mask], 1);
+    };
+    for (std::size_t i = 0; i < std::min(n, ahead); ++i) request(i);
+    for (std::size_t i = 0; i < n; ++i) {
+        const uint32_t h = hashes[i % ahead];
+        if (i + ahead < n) request(i + ahead);
+        const std::string_view name = tensors[i].name;
+        slot& s = slots_[probe(tensors, h, name)];
+        if (s.index != absent) return static_cast<uint32_t>(i);
+        s = slot{h, static_cast<uint32_t>(i)};
+        ++count_;
+    }
     return absent;
 }
 
@@ -135,21 +152,14 @@ uint32_t tensor_name_index::find(const std::vector<tensor>& tensors,
 void graph::reserve(std::size_t tensor_count, std::size_t node_count) {
     tensors.reserve(tensor_count);
     nodes.reserve(node_count);
-    if (tensor_index_.size() == tensors.size()) tensor_index_.reserve(tensor_count);
 }
 
 uint32_t graph::add_tensor(tensor t) {
     if (t.name.empty()) throw error(where(*this) + ": a tensor has an empty name");
-    // `tensors` may have been filled directly; index it before checking for duplicates.
-    if (tensor_index_.size() != tensors.size()) index_tensors(*this, tensor_index_);
+    // Not indexed here: finalize() indexes every name at once (and rejects a duplicate), which
+    // overlaps the waits for memory that indexing them one by one makes in turn.
     const auto index = static_cast<uint32_t>(tensors.size());
     tensors.push_back(std::move(t));
-    if (tensor_index_.insert(tensors, index) != tensor_name_index::absent) {
-        const std::string name = std::move(tensors.back().name);
-        tensors.pop_back();
-        throw error(where(*this) + ": tensor " + quoted(name) +
-                    " is defined twice (tensor names must be unique)");
-    }
     finalized_ = false;
     return index;
 }

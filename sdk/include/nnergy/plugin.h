@@ -294,7 +294,8 @@ typedef struct nnergy_host_api {
     /** Adds a tensor. `dims` holds `rank` entries; an entry with a non-empty `symbols[i]` is a
      *  symbolic dimension (dims[i] ignored); NNERGY_DIM_UNKNOWN marks an unknown dimension.
      *  `symbols` may be NULL when every dimension is concrete. `has_shape` false means the shape
-     *  is to be inferred. Tensor names are unique. */
+     *  is to be inferred. Tensor names are unique: the host checks them all once the frontend's
+     *  load returns (a duplicate then fails the load, naming the tensor), not at this call. */
     nnergy_status* (*graph_add_tensor)(nnergy_graph_builder* b, nnergy_string_view name,
                                        nnergy_dtype dtype, bool has_shape, size_t rank,
                                        const int64_t* dims, const nnergy_string_view* symbols,

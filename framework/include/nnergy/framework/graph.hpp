@@ -141,9 +141,9 @@ public:
         slots_.clear();
         count_ = 0;
     }
-    /// Adds tensors[index]; returns the index of a tensor already holding its name (and adds
-    /// nothing), else `absent`.
-    uint32_t insert(const std::vector<tensor>& tensors, uint32_t index);
+    /// Indexes all of `tensors` anew; returns the index of the first tensor whose name an
+    /// earlier one holds (indexing stops there), else `absent`.
+    uint32_t build(const std::vector<tensor>& tensors);
     uint32_t find(const std::vector<tensor>& tensors, std::string_view name) const noexcept;
     /// Room for `n` names without growing.
     void reserve(std::size_t n);
@@ -191,7 +191,9 @@ public:
 
     /// Sizes the storage for this many tensors and nodes in all (a builder's hint).
     void reserve(std::size_t tensor_count, std::size_t node_count);
-    /// Adds a tensor; throws nnergy::error on a duplicate name.
+    /// Adds a tensor; throws nnergy::error on an empty name. A name another tensor holds is
+    /// rejected by finalize(), which indexes the names; until then find_tensor() reads them
+    /// one by one.
     uint32_t add_tensor(tensor t);
     /// Adds a node; throws nnergy::error when a tensor index is out of range.
     uint32_t add_node(node n);

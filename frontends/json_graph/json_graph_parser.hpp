@@ -190,6 +190,46 @@ private:
     std::size_t count_ = 0;
 };
 
+/// Adds names to a name_map `depth` names after they are queued, asking for each one's slot
+/// when it is queued: on a large graph the table outgrows the caches, and a reader that waits
+/// for each slot in turn spends most of its time waiting. A name found already there is handed
+/// to `on_duplicate(entry, value held)` when it is added, up to `depth` names late.
+template <std::size_t depth>
+class delayed_inserts {
+public:
+    struct entry {
+        std::string_view name;
+        uint32_t value = 0;
+        uint32_t line = 0;      ///< where the name is, for a message
+        std::size_t index = 0;  ///< the element's index in its list, for a message
+    };
+
+    template <class OnDuplicate>
+    void push(name_map& map, const entry& e, OnDuplicate&& on_duplicate) {
+        map.prefetch(e.name);
+        if (count_ == depth) pop(map, on_duplicate);
+        ring_[(head_ + count_) % depth] = e;
+        ++count_;
+    }
+    template <class OnDuplicate>
+    void drain(name_map& map, OnDuplicate&& on_duplicate) {
+        while (count_ > 0) pop(map, on_duplicate);
+    }
+
+private:
+    template <class OnDuplicate>
+    void pop(name_map& map, OnDuplicate& on_duplicate) {
+        const entry e = ring_[head_];
+        head_ = (head_ + 1) % depth;
+        --count_;
+        const auto [held, fresh] = map.emplace(e.name, e.value);
+        if (!fresh) on_duplicate(e, held);
+    }
+
+    std::array<entry, depth> ring_{};
+    std::size_t head_ = 0, count_ = 0;
+};
+
 inline std::string quote_name(std::string_view s) {
     // Names come from validated UTF-8 JSON strings; only control characters need escaping.
     std::string out = "'";
@@ -344,6 +384,10 @@ private:
     json_document* doc_ = nullptr;
     name_map tensor_ids_;  ///< names point into the document
     name_map node_lines_;  ///< node names to their lines
+    // Declared tensors and node names are added to their tables a few names late (read_tensor,
+    // read_node); nothing looks them up before the list is read.
+    static constexpr std::size_t insert_delay = 16;
+    delayed_inserts<insert_delay> declared_names_, node_names_late_;
     // Per tensor: what the checks after the reading need.
     enum tensor_flag : uint8_t { declared = 1, initializer = 2, typed = 4, shaped = 8, input = 16 };
     std::vector<uint8_t> tensor_flags_;
@@ -575,9 +619,11 @@ private:
         if (tensors_member)
             doc_->for_each_element({&tensors}, [&](std::size_t, const json_value& e,
                                                    std::size_t k) { read_tensor(e, k); });
+        declared_names_.drain(tensor_ids_, duplicate_tensor());
         add_graph_inputs(inputs);
         doc_->for_each_element(
             {&nodes}, [&](std::size_t, const json_value& e, std::size_t k) { read_node(e, k); });
+        node_names_late_.drain(node_lines_, duplicate_node());
         check_open_inputs();
         add_graph_outputs(outputs);
         check_acyclic();
@@ -664,7 +710,6 @@ private:
         check_name_size(*name, subject, [] { return std::string("'name'"); });
         subject.name = name->string;
         if (unknown_key) check_keys(t, subject, keys);
-        tensor_ids_.prefetch(name->string);  // looked up once the rest is read
 
         if (const json_value* m = member[1]) {
             std::string d = require_string(*m, subject, "dtype");
@@ -697,13 +742,27 @@ private:
             if (!spec.shape) fail(&t, subject, "an initializer needs a 'shape'");
         }
         if (const json_value* m = member[5]) spec.values = read_values(*m, spec, subject);
-        const auto [first, fresh] =
-            tensor_ids_.emplace(name->string, static_cast<uint32_t>(tensor_flags_.size()));
-        if (!fresh)
-            fail(name, subject,
-                 "duplicate tensor name (first declared at line " +
-                     std::to_string(tensor_lines_[first]) + ")");
+        declared_names_.push(
+            tensor_ids_,
+            {name->string, static_cast<uint32_t>(tensor_flags_.size()), line_of(*name), index},
+            duplicate_tensor());
         add_tensor(spec);
+    }
+
+    /// What a declared tensor whose name an earlier one holds fails with.
+    auto duplicate_tensor() {
+        return [this](const delayed_inserts<insert_delay>::entry& e, uint32_t first) {
+            fail_at_line(e.line, subject_ref(subject_ref::kind::tensor, e.name, e.index),
+                         "duplicate tensor name (first declared at line " +
+                             std::to_string(tensor_lines_[first]) + ")");
+        };
+    }
+    /// What a node whose name an earlier one holds fails with.
+    auto duplicate_node() {
+        return [this](const delayed_inserts<insert_delay>::entry& e, uint32_t first_line) {
+            fail_at_line(e.line, subject_ref(subject_ref::kind::node, e.name, e.index),
+                         "duplicate node name (first at line " + std::to_string(first_line) + ")");
+        };
     }
 
     /// Hands a tensor to the sink and keeps what the later checks need.
@@ -819,7 +878,6 @@ private:
         check_name_size(*name, subject, [] { return std::string("'name'"); });
         subject.name = name->string;
         if (unknown_key) check_keys(n, subject, keys);
-        node_lines_.prefetch(name->string);  // the look-ups come once the node is read
         const json_value* op = member[1];
         if (!op) fail(&n, subject, "missing 'op' (the ONNX operator type, e.g. \"Conv\")");
         spec.op = require_string(*op, subject, "op");
@@ -839,10 +897,8 @@ private:
                 fail_at(o.offset, subject,
                         "output names must not be empty (only inputs can be omitted)");
         if (const json_value* m = member[5]) read_attributes(*m, spec, subject);
-        const auto [first_line, fresh] = node_lines_.emplace(name->string, spec.line);
-        if (!fresh)
-            fail(name, subject,
-                 "duplicate node name (first at line " + std::to_string(first_line) + ")");
+        node_names_late_.push(node_lines_, {name->string, spec.line, line_of(*name), index},
+                              duplicate_node());
         resolve(spec, subject, index);
         node_names_.push_back(name->string);
         node_lines_v_.push_back(spec.line);

@@ -605,6 +605,47 @@ TEST_CASE("json graph reader: the name table finds every name, and refuses none 
     CHECK(names.find(std::string(jg::detail::name_map::longest_name + 1, 'a')) == nullptr);
 }
 
+TEST_CASE("json graph reader: a duplicate name far from the first, or near it, names both lines",
+          "[json_graph]") {
+    // The reader adds declared tensors and node names to its tables some names late: a
+    // duplicate must be caught wherever it falls, in the list and at its end.
+    const auto graph_text = [](std::size_t tensors, std::size_t repeat_tensor, std::size_t nodes,
+                               std::size_t repeat_node) {
+        // Line 1: the head; line 2: "tensors"; line 3 + t: tensor t; then "nodes", then one
+        // line per node.
+        std::string text = R"({"schema": "nnergy.graph/1", "inputs": ["x"], "outputs": ["y"],)";
+        text += "\n\"tensors\": [\n";
+        for (std::size_t t = 0; t < tensors; ++t) {
+            const std::size_t named = t == repeat_tensor ? 3 : t;
+            text += t == 0 ? R"({"name": "x", "dtype": "float32", "shape": [4]})"
+                           : R"({"name": "w)" + std::to_string(named) +
+                                 R"(", "dtype": "float32", "shape": [4], "initializer": true})";
+            text += t + 1 < tensors ? ",\n" : "],\n";
+        }
+        text += "\"nodes\": [\n";
+        for (std::size_t n = 0; n < nodes; ++n) {
+            const std::size_t named = n == repeat_node ? 2 : n;
+            const std::string in = n == 0 ? "x" : "t" + std::to_string(n - 1);
+            const std::string out = n + 1 == nodes ? "y" : "t" + std::to_string(n);
+            text += R"({"name": "n)" + std::to_string(named) + R"(", "op": "Relu", "inputs": [")" +
+                    in + R"("], "outputs": [")" + out + R"("]})";
+            text += n + 1 < nodes ? ",\n" : "]}\n";
+        }
+        return text;
+    };
+    const std::size_t none = SIZE_MAX;
+    CHECK(load_text(graph_text(60, none, 50, none), "ok.json").nodes.size() == 50);
+    for (std::size_t repeat : {4, 18, 40, 59})  // next to tensor 3, past the delay, the last
+        expect_rejected(graph_text(60, repeat, 50, none),
+                        {"bad.json:" + std::to_string(repeat + 3) + ": tensor 'w3' (index " +
+                         std::to_string(repeat) +
+                         " of 'tensors'): duplicate tensor name (first declared at line 6)"});
+    for (std::size_t repeat : {3, 19, 30, 49})  // line of node n: 64 + n with 60 tensors
+        expect_rejected(graph_text(60, none, 50, repeat),
+                        {"bad.json:" + std::to_string(64 + repeat) + ": node 'n2' (index " +
+                         std::to_string(repeat) + "): duplicate node name (first at line 66)"});
+}
+
 TEST_CASE("json graph reader: names longer than the tables hold are refused", "[json_graph]") {
     const std::string too_long(jg::detail::name_map::longest_name + 1, 'a');
     expect_rejected(R"({"schema": "nnergy.graph/1", "outputs": ["y"], "tensors": [{"name": ")" +

@@ -1214,15 +1214,27 @@ bool stdout_allows_color() {
 
 }  // namespace
 
-pending_file::pending_file(std::string destination) : destination_(std::move(destination)) {}
+pending_file::pending_file(std::string destination, mode how)
+    : destination_(std::move(destination)), how_(how) {}
 
 pending_file::~pending_file() {
     if (!file_) return;
+    if (file_ == stdout) {
+        std::fflush(stdout);
+        return;
+    }
     std::fclose(file_);
-    if (!committed_) std::remove(temporary_.c_str());
+    if (!committed_ && how_ == mode::beside) std::remove(temporary_.c_str());
 }
 
 void pending_file::open() {
+    if (how_ == mode::in_place) {
+        file_ = destination_.empty() ? stdout : std::fopen(destination_.c_str(), "wb");
+        if (!file_)
+            throw error(fmt::format("cannot write report file '{}': {}", destination_,
+                                    std::strerror(errno)));
+        return;
+    }
     // Beside the destination, so that putting it in place is a rename within one file system;
     // exclusive, so that a file of that name is never written over: one left by a process
     // stopped while writing (its number reused since) makes this one take the next free name.
@@ -1241,8 +1253,11 @@ void pending_file::open() {
 void pending_file::write(std::string_view bytes) {
     if (!file_) open();
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
-        throw error(
-            fmt::format("error writing report file '{}': {}", destination_, std::strerror(errno)));
+        throw error(destination_.empty()
+                        ? fmt::format("error writing the report to standard output: {}",
+                                      std::strerror(errno))
+                        : fmt::format("error writing report file '{}': {}", destination_,
+                                      std::strerror(errno)));
 }
 
 void pending_file::commit() {
@@ -1250,10 +1265,18 @@ void pending_file::commit() {
     // A write error may show only when the buffered bytes go out, at the flush or the close.
     const bool flushed = std::fflush(file_) == 0;
     const int flush_errno = errno;
+    if (file_ == stdout) {
+        file_ = nullptr;
+        committed_ = true;
+        if (!flushed)
+            throw error(fmt::format("error writing the report to standard output: {}",
+                                    std::strerror(flush_errno)));
+        return;
+    }
     const bool closed = std::fclose(file_) == 0;
     const int close_errno = errno;
     file_ = nullptr;
-    if (!flushed || !closed || !replace_file(temporary_, destination_)) {
+    if (!flushed || !closed || (how_ == mode::beside && !replace_file(temporary_, destination_))) {
         const int e = !flushed ? flush_errno : !closed ? close_errno : errno;
         std::remove(temporary_.c_str());
         throw error(
@@ -1278,10 +1301,14 @@ std::vector<reporter_output> run_reporter(component_instance& reporter,
     nnergy_output out;
     if (output.empty() || output == "-") {
         out.allows_color = stdout_allows_color();
+        if (stream_files)
+            out.file = std::make_unique<pending_file>(std::string(), pending_file::mode::in_place);
     } else {
         out.path = output;
-        if (stream_files && streams_to_file(output))
-            out.file = std::make_unique<pending_file>(output);
+        if (stream_files)
+            out.file = std::make_unique<pending_file>(output, streams_to_file(output)
+                                                                  ? pending_file::mode::beside
+                                                                  : pending_file::mode::in_place);
     }
     nnergy_status* s =
         call_plugin(e, "report", [&] { return vtbl->report(reporter.self(), &report, &out); });

@@ -233,7 +233,7 @@ void write_output(reporter_output& output, const std::string& who) {
     } catch (const error& e) {
         throw error(fmt::format("{}: {}", who, e.what()));
     }
-    spdlog::info("wrote {}", output.path);
+    if (!output.path.empty()) spdlog::info("wrote {}", output.path);
 }
 
 config_values partitioner_config_for_runtime(const config_values& partitioner_config,

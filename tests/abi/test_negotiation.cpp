@@ -574,15 +574,24 @@ TEST_CASE("a streamed report file appears whole once its reporter succeeded", "[
         nnergy::run_reporter(reporter, doc, (dir.path / "no/such/dir.txt").string(), true),
         Contains("cannot write report file '" + (dir.path / "no/such/dir.txt").string() + "'"));
 
-    // Something that is not a regular file (a device, a link) is written in place at the end.
+    // Something that is not a regular file (a device, a link) has no place beside it for a
+    // temporary file: it is written in place, as the reporter goes, never held whole.
     CHECK_FALSE(nnergy::streams_to_file("/dev/null"));
-    fs::create_symlink(file, dir.path / "link.txt");
-    CHECK_FALSE(nnergy::streams_to_file((dir.path / "link.txt").string()));
+    const std::string link = (dir.path / "link.txt").string();
+    fs::create_symlink(file, link);
+    CHECK_FALSE(nnergy::streams_to_file(link));
     CHECK(nnergy::streams_to_file((dir.path / "new.txt").string()));
-    std::vector<nnergy::reporter_output> held =
-        nnergy::run_reporter(reporter, doc, (dir.path / "link.txt").string(), true);
-    CHECK_FALSE(held[0].file);
-    CHECK_FALSE(held[0].bytes.empty());
+    std::vector<nnergy::reporter_output> held = nnergy::run_reporter(reporter, doc, link, true);
+    REQUIRE(held[0].file);
+    CHECK(held[0].bytes.empty());
+    for (nnergy::reporter_output& o : held) nnergy::write_output(o, "test.sdk.reporter");
+    CHECK(fs::is_symlink(link));  // still the link; its target holds the report
+    CHECK(read_text(file) == "schema=nnergy.report/1 kernels=1\npath=" + link + " color=0\n");
+    std::vector<nnergy::reporter_output> discarded =
+        nnergy::run_reporter(reporter, doc, "/dev/null", true);
+    REQUIRE(discarded[0].file);
+    CHECK(discarded[0].bytes.empty());
+    nnergy::write_output(discarded[0], "test.sdk.reporter");
 }
 
 TEST_CASE("the catalog keeps what each library offers and opens it only when used",

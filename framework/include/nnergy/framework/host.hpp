@@ -124,9 +124,14 @@ void run_estimator(const component_instance& estimator, const component_instance
 /// failing reporter leaves an earlier file as it was. A report held whole in memory until the
 /// end costs its size twice over (the reporter's text and the host's copy): hundreds of
 /// megabytes for a graph of a million nodes.
+///
+/// Standard output, a pipe or a device (`-o /dev/stdout`) has no place beside it: `in_place`
+/// writes straight to it (standard output where the destination is empty), and a reporter that
+/// fails part way has written part of its report there, as a command writing to a pipe does.
 class pending_file {
 public:
-    explicit pending_file(std::string destination);
+    enum class mode { beside, in_place };
+    explicit pending_file(std::string destination, mode how = mode::beside);
     pending_file(const pending_file&) = delete;
     pending_file& operator=(const pending_file&) = delete;
     ~pending_file();
@@ -142,11 +147,12 @@ private:
     std::string destination_;
     std::string temporary_;
     std::FILE* file_ = nullptr;
+    mode how_ = mode::beside;
     bool committed_ = false;
 };
 
 /// Whether a report file at `path` can be streamed through a temporary file beside it: a regular
-/// file or none yet. A device, pipe or link (-o /dev/stdout) is written in place at the end.
+/// file or none yet. A device, pipe or link (-o /dev/stdout) is written in place.
 bool streams_to_file(const std::string& path);
 
 /// What a reporter wrote to one output; an empty path is standard output. A streamed file's

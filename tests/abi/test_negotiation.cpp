@@ -592,6 +592,12 @@ TEST_CASE("a streamed report file appears whole once its reporter succeeded", "[
     REQUIRE(discarded[0].file);
     CHECK(discarded[0].bytes.empty());
     nnergy::write_output(discarded[0], "test.sdk.reporter");
+    // A device that refuses the bytes is named, when they reach it (at the latest, at commit).
+    std::vector<nnergy::reporter_output> full =
+        nnergy::run_reporter(reporter, doc, "/dev/full", true);
+    REQUIRE(full[0].file);
+    CHECK_THROWS_WITH(nnergy::write_output(full[0], "test.sdk.reporter"),
+                      Contains("error writing report file '/dev/full'"));
 }
 
 TEST_CASE("the catalog keeps what each library offers and opens it only when used",

@@ -147,11 +147,8 @@ public:
     /// earlier one holds (indexing stops there), else `absent`.
     uint32_t build(const std::vector<tensor>& tensors);
     uint32_t find(const std::vector<tensor>& tensors, std::string_view name) const noexcept;
-    /// Room for `n` names without growing.
-    void reserve(std::size_t n);
 
 private:
-    void rehash(std::size_t slot_count);
     struct slot {
         uint32_t hash = 0;
         uint32_t index = absent;

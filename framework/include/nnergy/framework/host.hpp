@@ -141,9 +141,12 @@ public:
     /// naming it on failure.
     void commit();
     const std::string& destination() const noexcept { return destination_; }
+    bool in_place() const noexcept { return how_ == mode::in_place; }
 
 private:
     void open();
+    /// "report file 'x'", or "the report to standard output", for messages.
+    std::string described() const;
     std::string destination_;
     std::string temporary_;
     std::FILE* file_ = nullptr;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/graph.hpp>
+#include <nnergy/modeling/text.hpp>
 #include <queue>
 #include <string>
 
@@ -79,7 +80,7 @@ const std::vector<int64_t>* node::attr_ints(std::string_view attr_name) const no
 
 namespace {
 uint32_t name_hash(std::string_view name) noexcept {
-    const std::size_t h = std::hash<std::string_view>{}(name);
+    const uint64_t h = modeling::name_hash(name);
     return static_cast<uint32_t>(h ^ (h >> 32));
 }
 }  // namespace

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <nnergy/dtype.hpp>
+#include <nnergy/modeling/text.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -159,7 +160,7 @@ private:
         uint32_t value = 0;
     };
     static std::size_t hash(std::string_view name) noexcept {
-        return std::hash<std::string_view>{}(name);
+        return static_cast<std::size_t>(modeling::name_hash(name));
     }
     static uint32_t size_and_tag(std::size_t size, std::size_t h) noexcept {
         return static_cast<uint32_t>(size) |

@@ -228,6 +228,52 @@ TEST_CASE("json document: every value knows its line; streamed lists are counted
     CHECK(crlf.child(crlf.root(), 2).line == 2);
 }
 
+TEST_CASE("json document: long streamed lists are counted whatever falls on a 16-byte boundary",
+          "[json_graph][json_document]") {
+    // The count looks at sixteen bytes at a time: strings holding brackets, commas, escaped
+    // quotes and backslashes, nested lists and newlines, shifted by 0 to 31 bytes of padding so
+    // that each piece falls on every position of a block.
+    const std::vector<std::string> pieces = {R"("plain")",
+                                             R"("a,b]c}")",
+                                             R"("q\"]")",
+                                             R"("back\\")",
+                                             R"({"x": [1, [2, 3]], "y": "}"})",
+                                             "[\"[\", 4, {}]",
+                                             "12345678901234567",
+                                             R"("\u005d")",
+                                             "[]",
+                                             "{}"};
+    std::mt19937 random(20261206);
+    for (int trial = 0; trial < 200; ++trial) {
+        const size_t pad = static_cast<size_t>(trial % 32);
+        const size_t elements = 1 + random() % 40;
+        std::string list = "[";
+        uint32_t newlines = 0;
+        for (size_t i = 0; i < elements; ++i) {
+            if (i) list += random() % 3 ? ", " : ",\n";
+            if (!list.empty() && list.back() == '\n') ++newlines;
+            list += pieces[random() % pieces.size()];
+        }
+        list += "]";
+        const std::string text =
+            "{" + std::string(pad, ' ') + "\"list\": " + list + ",\n \"after\": 1}";
+        INFO(text);
+        jg::json_document doc(text, 64, {"list"});
+        const jg::json_value root = doc.root();
+        REQUIRE(root.child_count == 2);
+        CHECK(doc.child(root, 0).streamed);
+        CHECK(doc.child(root, 0).child_count == elements);
+        CHECK(doc.child(root, 1).line == 2 + newlines);
+        size_t read = 0;
+        doc.for_each_element({&doc.child(root, 0)},
+                             [&](std::size_t, const jg::json_value&, std::size_t) { ++read; });
+        CHECK(read == elements);
+    }
+    // A list that never closes (its strings and nested lists do) is still an error.
+    const std::string unclosed = R"({"list": [")" + std::string(40, 'x') + R"(", [1, 2], "]"})";
+    CHECK_THROWS_AS(jg::json_document(unclosed, 64, {"list"}), jg::json_syntax_error);
+}
+
 TEST_CASE("json document: an error after a streamed list does not hide one inside it",
           "[json_graph][json_document]") {
     auto message_at = [](const std::string& text) {

@@ -40,6 +40,32 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
     return true;
 }
 
+/// A hash of every byte of a name, eight at a time: the tables of a large graph's tensor names
+/// hash each name several times, and names share long prefixes ("layer.12.attn.q.weight"), so
+/// no byte may be left out. Not for untrusted input where collisions would be an attack.
+inline uint64_t name_hash(std::string_view name) noexcept {
+    constexpr uint64_t k0 = 0x9E3779B97F4A7C15ull, k1 = 0xC2B2AE3D27D4EB4Full;
+    const size_t n = name.size();
+    const char* p = name.data();
+    auto word = [](const char* at, size_t bytes) {
+        uint64_t x = 0;
+        std::memcpy(&x, at, bytes);
+        return x;
+    };
+    auto mix = [](uint64_t h, uint64_t w) {
+        h = (h ^ w) * k1;
+        return h ^ (h >> 31);
+    };
+    uint64_t h = (n + 1) * k0;
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) h = mix(h, word(p + i, 8));
+    // The last one to eight bytes (overlapping the words before when n > 8).
+    h = mix(h, n >= 8 ? word(p + n - 8, 8) : word(p, n));
+    h ^= h >> 29;
+    h *= k0;
+    return h ^ (h >> 32);
+}
+
 /// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
 /// nothing above U+10FFFF), or 0 when the byte there does not start one.
 inline size_t utf8_sequence_length(std::string_view s, size_t i) noexcept {

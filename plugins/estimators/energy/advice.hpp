@@ -44,7 +44,9 @@ struct kernel_summary {
 };
 
 struct advice_item {
-    std::string kind;  ///< static, utilization, precision, fusion, memory_bound
+    std::string_view kind;  ///< static, utilization, precision, fusion, memory_bound
+    /// The total its saving is reported as: "advice.<kind>_saving_j".
+    std::string_view saving_key;
     double saving_j = 0;
     std::string text;
 };
@@ -73,21 +75,49 @@ inline const coefficient* cheaper_precision(const energy_table& t, std::string_v
     return best;
 }
 
-// printf's "%.3g J" and "%.0f%%", without its format parsing (a sweep writes the advice of
-// every evaluation).
-inline std::string joules(double j) {
-    std::string s;
+// printf's "%.3g J" and "%.0f%%", without its format parsing, appended where the text grows
+// (a sweep writes the advice of every evaluation).
+inline void append_joules(std::string& s, double j) {
     modeling::append_number(s, j, 3, false);
     s += " J";
-    return s;
 }
-inline std::string share(double part, double whole) {
-    if (!(whole > 0)) return "0%";
-    std::string s;
+inline void append_share(std::string& s, double part, double whole) {
+    if (!(whole > 0)) {
+        s += "0%";
+        return;
+    }
     modeling::append_number(s, 100 * part / whole, 0, true);
     s += '%';
-    return s;
 }
+
+/// Text built by appending, without a temporary string per piece: `text << "a " << j(0.1)`.
+struct advice_text {
+    std::string& s;
+    struct in_joules {
+        double j;
+    };
+    struct as_share {
+        double part, whole;
+    };
+    advice_text& operator<<(std::string_view piece) {
+        s += piece;
+        return *this;
+    }
+    advice_text& operator<<(in_joules x) {
+        append_joules(s, x.j);
+        return *this;
+    }
+    advice_text& operator<<(as_share x) {
+        append_share(s, x.part, x.whole);
+        return *this;
+    }
+    advice_text& operator<<(size_t n) {
+        modeling::append_number(s, static_cast<double>(n), 0, true);
+        return *this;
+    }
+};
+inline advice_text::in_joules joules(double j) { return {j}; }
+inline advice_text::as_share share(double part, double whole) { return {part, whole}; }
 
 /// Advice for one run, largest saving first.
 inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernels, double energy_j,
@@ -100,16 +130,20 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
     if (static_j > 0.5 * energy_j) {
         advice_item a;
         a.kind = "static";
+        a.saving_key = "advice.static_saving_j";
         a.saving_j = underutilization_j;
+        advice_text t{a.text};
+        t << "static power is " << share(static_j, energy_j) << " of the energy ("
+          << joules(static_j) << "), of which " << joules(underutilization_j);
         // Idle time between kernels is named only where the run has some (a runtime profile).
-        a.text = "static power is " + share(static_j, energy_j) + " of the energy (" +
-                 joules(static_j) + "), of which " + joules(underutilization_j) +
-                 (device_idle_j > 0 ? " is spent while the device waits (" + joules(device_idle_j) +
-                                          " between kernels) or runs"
-                                    : " is spent while the device runs") +
-                 " below its peak: a larger batch or a part sized to the work saves up to " +
-                 joules(underutilization_j) + " (" + share(underutilization_j, energy_j) +
-                 ") per pass";
+        if (device_idle_j > 0)
+            t << " is spent while the device waits (" << joules(device_idle_j)
+              << " between kernels) or runs";
+        else
+            t << " is spent while the device runs";
+        t << " below its peak: a larger batch or a part sized to the work saves up to "
+          << joules(underutilization_j) << " (" << share(underutilization_j, energy_j)
+          << ") per pass";
         items.push_back(std::move(a));
     }
 
@@ -124,18 +158,21 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
     if (!by_waste.empty() && by_waste.front()->idle_slots_j > 0.02 * energy_j) {
         advice_item a;
         a.kind = "utilization";
-        a.text = "low utilization:";
+        a.saving_key = "advice.utilization_saving_j";
+        advice_text t{a.text};
+        t << "low utilization:";
         for (size_t i = 0; i < std::min<size_t>(3, by_waste.size()); ++i) {
             const kernel_summary& k = *by_waste[i];
             a.saving_j += k.idle_slots_j;
-            a.text += (i ? "; " : " ") + std::string(k.name) + " (";
-            if (!k.op_class.empty()) a.text += std::string(k.op_class) + ", ";
-            a.text += modeling::percent(k.utilization) + " of the device's slots busy";
-            if (!k.bottleneck.empty()) a.text += ", " + std::string(k.bottleneck) + "-bound";
-            a.text += ") spends " + joules(k.idle_slots_j) + " of static energy on idle slots";
+            t << (i ? "; " : " ") << k.name << " (";
+            if (!k.op_class.empty()) t << k.op_class << ", ";
+            modeling::append_percent(a.text, k.utilization);
+            t << " of the device's slots busy";
+            if (!k.bottleneck.empty()) t << ", " << k.bottleneck << "-bound";
+            t << ") spends " << joules(k.idle_slots_j) << " of static energy on idle slots";
         }
-        a.text += ": reshaping or batching them to fill the device would save up to " +
-                  joules(a.saving_j);
+        t << ": reshaping or batching them to fill the device would save up to "
+          << joules(a.saving_j);
         items.push_back(std::move(a));
     }
 
@@ -153,14 +190,15 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
     if (any_lower && compute_now > compute_lower) {
         advice_item a;
         a.kind = "precision";
+        a.saving_key = "advice.precision_saving_j";
         // Half the bytes at every memory level when the tensors narrow as well.
         a.saving_j = (compute_now - compute_lower) + 0.5 * memory;
-        a.text =
-            "precision: a narrower floating-point precision on the device's cheapest unit "
-            "would cut compute energy from " +
-            joules(compute_now) + " to " + joules(compute_lower) +
-            " and, with half the bytes, memory energy by " + joules(0.5 * memory) + ": about " +
-            joules(a.saving_j) + " (" + share(a.saving_j, energy_j) + ") before any speed-up";
+        advice_text{a.text} << "precision: a narrower floating-point precision on the device's "
+                               "cheapest unit would cut compute energy from "
+                            << joules(compute_now) << " to " << joules(compute_lower)
+                            << " and, with half the bytes, memory energy by "
+                            << joules(0.5 * memory) << ": about " << joules(a.saving_j) << " ("
+                            << share(a.saving_j, energy_j) << ") before any speed-up";
         items.push_back(std::move(a));
     }
 
@@ -179,12 +217,13 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
     if (fusible > 0 && fusion > 0.01 * energy_j) {
         advice_item a;
         a.kind = "fusion";
+        a.saving_key = "advice.fusion_saving_j";
         a.saving_j = fusion;
-        a.text = "fusion: " + std::to_string(fusible) +
-                 " elementwise or normalization kernel(s) run apart from the kernel whose "
-                 "output they alone read; fusing them into it (a compiling runtime, or "
-                 "fusion rules) would save about " +
-                 joules(fusion) + " (" + share(fusion, energy_j) + ")";
+        advice_text{a.text} << "fusion: " << fusible
+                            << " elementwise or normalization kernel(s) run apart from the "
+                               "kernel whose output they alone read; fusing them into it (a "
+                               "compiling runtime, or fusion rules) would save about "
+                            << joules(fusion) << " (" << share(fusion, energy_j) << ")";
         items.push_back(std::move(a));
     }
 
@@ -203,15 +242,17 @@ inline std::vector<advice_item> advise(const std::vector<kernel_summary>& kernel
     if (count > 0 && memory_bound > 0.1 * energy_j && waiting + dram > 0) {
         advice_item a;
         a.kind = "memory_bound";
+        a.saving_key = "advice.memory_bound_saving_j";
         a.saving_j = waiting + dram;
-        a.text = "memory-bound: " + std::to_string(count) + " kernel(s) spend " +
-                 joules(memory_bound) + " (" + share(memory_bound, energy_j) +
-                 ") bound by memory, " + joules(waiting) +
-                 " of it static energy while they wait on memory beyond their compute, and " +
-                 joules(dram) +
-                 " moving bytes to and from DRAM: keeping their tensors on chip (fusion, "
-                 "tiling) or a device with more bandwidth saves up to " +
-                 joules(a.saving_j) + " (" + share(a.saving_j, energy_j) + ")";
+        advice_text{a.text} << "memory-bound: " << count << " kernel(s) spend "
+                            << joules(memory_bound) << " (" << share(memory_bound, energy_j)
+                            << ") bound by memory, " << joules(waiting)
+                            << " of it static energy while they wait on memory beyond their "
+                               "compute, and "
+                            << joules(dram)
+                            << " moving bytes to and from DRAM: keeping their tensors on chip "
+                               "(fusion, tiling) or a device with more bandwidth saves up to "
+                            << joules(a.saving_j) << " (" << share(a.saving_j, energy_j) << ")";
         items.push_back(std::move(a));
     }
 

@@ -221,13 +221,14 @@ public:
             advise(summaries, energy, static_j, idle_j, underutilized);
         std::string advice_text;
         for (const advice_item& a : advice) {
-            out.total("advice." + a.kind + "_saving_j", a.saving_j);
+            out.total(a.saving_key, a.saving_j);
             if (!advice_text.empty()) advice_text += '\n';
             advice_text += a.text;
         }
         if (!advice_text.empty()) out.total_text("advice", advice_text);
 
-        const edp_ranking ranking = rank_by_edp(edp);
+        edp_ranking& ranking = lines.buffers.ranking;
+        rank_by_edp(edp, ranking);
         for (size_t i = 0; per_kernel && i < ranking.order.size(); ++i) {
             out.kernel(ranking.order[i], "edp_rank", static_cast<double>(i + 1));
             out.kernel(ranking.order[i], "edp_cumulative_share", ranking.cumulative_share[i]);
@@ -491,6 +492,7 @@ private:
             scratch work;
             std::vector<double> edp;
             std::vector<kernel_summary> summaries;
+            edp_ranking ranking;
         } buffers;
         std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
 

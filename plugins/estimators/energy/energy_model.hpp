@@ -317,8 +317,8 @@ struct edp_ranking {
     }
 };
 
-inline edp_ranking rank_by_edp(const std::vector<double>& edp) {
-    edp_ranking r;
+/// Ranks into `r`, reusing its storage (a sweep ranks every evaluation).
+inline void rank_by_edp(const std::vector<double>& edp, edp_ranking& r) {
     r.order.resize(edp.size());
     for (uint32_t i = 0; i < edp.size(); ++i) r.order[i] = i;
     std::stable_sort(r.order.begin(), r.order.end(),
@@ -326,11 +326,17 @@ inline edp_ranking rank_by_edp(const std::vector<double>& edp) {
     double sum = 0;
     for (double x : edp) sum += x;
     double run = 0;
+    r.cumulative_share.clear();
     r.cumulative_share.reserve(edp.size());
     for (uint32_t k : r.order) {
         run += edp[k];
         r.cumulative_share.push_back(sum > 0 ? run / sum : 1.0);
     }
+}
+
+inline edp_ranking rank_by_edp(const std::vector<double>& edp) {
+    edp_ranking r;
+    rank_by_edp(edp, r);
     return r;
 }
 

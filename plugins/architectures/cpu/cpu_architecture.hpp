@@ -22,6 +22,7 @@ namespace nnergy::cpu {
 /// The mapping keys and events this architecture writes beyond the common ones (sdk::keys),
 /// interned once.
 namespace names {
+inline const sdk::key first_touch_s{"first_touch_s"};
 inline const sdk::key fork_join_s{"fork_join_s"};
 inline const sdk::key instruction{"instruction"};
 inline const sdk::key l1{"l1"};
@@ -95,6 +96,14 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
                              NNERGY_CODE_INVALID_ARGUMENT);
         r.cast_weights_per_call = *cast == "per_call";
     }
+    if (const std::optional<double> fresh = runtime.number("allocator.fresh_above")) {
+        if (!(*fresh >= 0) || !std::isfinite(*fresh))
+            throw sdk::error(sdk::config_view::where(*runtime.find("allocator.fresh_above")) +
+                                 ": 'allocator.fresh_above' must be a non-negative size in bytes "
+                                 "(a { value, unit = \"MiB\", source } quantity)",
+                             NNERGY_CODE_INVALID_ARGUMENT);
+        r.fresh_output_threshold = *fresh;
+    }
     const std::optional<std::string> v = runtime.string("weights.prepack");
     if (!v || *v == "once") return r;
     if (*v == "per_call") {
@@ -145,8 +154,8 @@ public:
 private:
     double units_available() const override { return hw_.threads; }
 
-    void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view&, uint32_t,
-                           const nnergy_map_options&, const precision_units& units,
+    void map_device_kernel(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                           uint32_t kernel, const nnergy_map_options&, const precision_units& units,
                            modeling::kernel_facts& f, sdk::mapping_writer& out) const override {
         cpu_kernel k = modeling::model_kernel<cpu_kernel>(f);
         // Weights stored wider than the compute precision (bytes_scale < 1).
@@ -165,14 +174,41 @@ private:
             }
         }
 
+        if (runtime_.fresh_output_threshold > 0 && hw_.first_touch_bandwidth > 0 &&
+            k.output_bytes > runtime_.fresh_output_threshold)
+            k.fresh_output_bytes = fresh_output_bytes(graph, partition, kernel, f.bytes_scale);
+
         const cpu_mapping m = cpu::map_kernel(hw_, units, runtime_, k);
         modeling::write_common_keys(out, f, m, hw_.threads, m.fixed_time_s);
         if (m.reduction_depth > 0) out.set(sdk::keys::reduction_depth, m.reduction_depth);
         if (m.weight_prep_s > 0) out.set(names::weight_prep_s, m.weight_prep_s);
         if (m.weight_cast_s > 0) out.set(names::weight_cast_s, m.weight_cast_s);
         if (m.fork_join_s > 0) out.set(names::fork_join_s, m.fork_join_s);
+        if (m.first_touch_s > 0) out.set(names::first_touch_s, m.first_touch_s);
         out.add_level(m.memory_level, m.memory_bytes, m.memory_bandwidth);
         add_events(k, m, units.precision, out);
+    }
+
+    /// The bytes of the kernel's outputs (tensors its member ops write and none of them reads)
+    /// that are each above the runtime's fresh-memory threshold, as the kernel holds them.
+    double fresh_output_bytes(const sdk::graph_view& graph, const sdk::partition_view& partition,
+                              uint32_t kernel, double bytes_scale) const {
+        const std::vector<uint32_t> nodes = partition.nodes(kernel);
+        const auto read_inside = [&](uint32_t t) {
+            for (const uint32_t n : nodes)
+                for (size_t i = 0; i < graph.input_count(n); ++i)
+                    if (graph.input(n, i) == t) return true;
+            return false;
+        };
+        double fresh = 0;
+        for (const uint32_t n : nodes)
+            for (size_t i = 0; i < graph.output_count(n); ++i) {
+                const uint32_t t = graph.output(n, i);
+                if (t == NNERGY_NO_TENSOR) continue;
+                const double bytes = graph.tensor_bytes(t) * bytes_scale;
+                if (bytes > runtime_.fresh_output_threshold && !read_inside(t)) fresh += bytes;
+            }
+        return fresh;
     }
 
     /// Bytes one instruction of a vector unit works on: the register width.

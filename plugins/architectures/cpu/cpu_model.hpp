@@ -107,6 +107,11 @@ struct cpu_runtime {
     /// Work items (elements) above which the runtime splits an op over its threads
     /// ([parallel] grain; PyTorch's at::internal::GRAIN_SIZE); 0: every op is split.
     double parallel_grain = 0;
+    /// Bytes above which an op's output is fresh memory on every call ([allocator] fresh_above;
+    /// 0: never): the C library maps allocations above its mmap threshold anew each time and
+    /// unmaps them when they are freed, so every page of such an output is faulted in and
+    /// zeroed by the kernel when the op first writes it.
+    double fresh_output_threshold = 0;
 };
 
 /// Physical cores that `threads` software threads keep busy on `units` hardware threads of
@@ -149,6 +154,12 @@ struct cpu_hardware {
     /// Waking the thread team and meeting at its closing barrier, paid by every op split over
     /// more than one thread (cpu.fork_join_time; 0: free).
     double fork_join_time_s = 0;
+    /// Bytes of fresh memory one core faults in and zeroes per second on its first touch
+    /// (cpu.first_touch_bandwidth; 0: free), and the share of that time more cores do not
+    /// shorten (cpu.first_touch_serial: the kernel's page-table and allocator locks).
+    double first_touch_bandwidth = 0;
+    double first_touch_serial = 0;
+    double cores_busy = 1;  ///< cores the threads keep busy (busy_cores)
 
     const class_params& params(op_class c, std::string_view precision) const {
         return kernels.params(c, precision);
@@ -176,6 +187,13 @@ struct cpu_hardware {
         c.weight_cast_bandwidth =
             hardware_model::optional_number(hw, "cpu.weight_cast_bandwidth", 0, 0);
         c.fork_join_time_s = hardware_model::optional_number(hw, "cpu.fork_join_time", 0, 0);
+        c.first_touch_bandwidth =
+            hardware_model::optional_number(hw, "cpu.first_touch_bandwidth", 0, 0);
+        c.first_touch_serial = hardware_model::optional_number(hw, "cpu.first_touch_serial", 0, 0);
+        if (c.first_touch_serial > 1)
+            throw sdk::error(sdk::config_view::where(*hw.find("cpu.first_touch_serial")) +
+                                 ": 'cpu.first_touch_serial' is a share of the time, at most 100 %",
+                             NNERGY_CODE_INVALID_ARGUMENT);
         return c;
     }
 
@@ -203,6 +221,7 @@ private:
             c.placement_unaware = *p == "unaware";
         }
         const double busy = busy_cores(c.threads, units, c.smt, c.placement_unaware);
+        c.cores_busy = busy;
         c.compute_share = busy / busy_cores(units, units, c.smt, c.placement_unaware);
         const double per_core =
             hardware_model::optional_number(hw, "memory.per_core_bandwidth", 0, 0);
@@ -241,6 +260,8 @@ struct cpu_kernel : modeling::kernel_work {
     /// Weight bytes as stored, where that is wider than the compute precision (0: stored in
     /// it); a runtime that casts on every call reads them so.
     double stored_weight_bytes = 0;
+    /// Bytes of its outputs that are fresh memory on every call (cpu_runtime's threshold).
+    double fresh_output_bytes = 0;
 };
 
 /// The result of mapping one kernel; field names follow the mapping keys (docs/abi.md).
@@ -257,6 +278,7 @@ struct cpu_mapping {
     double fork_join_s = 0;
     double weight_prep_s = 0;
     double weight_cast_s = 0;
+    double first_touch_s = 0;  ///< faulting in the fresh pages of its outputs
     std::string memory_level;  ///< the level that serves the working set
     double memory_bytes = 0;
     double memory_bandwidth = 0;  ///< achievable B/s of that level
@@ -337,7 +359,14 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     // Ops below the runtime's grain run on the calling thread alone.
     if (hw.threads > 1 && hw.fork_join_time_s > 0 && k.threads > rt.parallel_grain)
         m.fork_join_s = hw.fork_join_time_s;
-    m.fixed_time_s = cp.fixed_time_s + m.weight_prep_s + m.weight_cast_s + m.fork_join_s;
+    // Fresh output pages are faulted in by the threads that first write them; the share the
+    // kernel serializes (its locks) does not shrink with more cores.
+    if (k.fresh_output_bytes > 0 && hw.first_touch_bandwidth > 0)
+        m.first_touch_s =
+            k.fresh_output_bytes / hw.first_touch_bandwidth *
+            (hw.first_touch_serial + (1 - hw.first_touch_serial) / std::max(1.0, hw.cores_busy));
+    m.fixed_time_s =
+        cp.fixed_time_s + m.weight_prep_s + m.weight_cast_s + m.fork_join_s + m.first_touch_s;
 
     switch (modeling::limiting_term(m.compute_time_s, m.memory_time_s, m.fixed_time_s)) {
         case modeling::limit::overhead:
@@ -395,6 +424,10 @@ inline cpu_mapping map_kernel(const cpu_hardware& hw, const precision_units& p,
     if (m.fork_join_s > 0) {
         e += ", fork/join ";
         append_seconds(e, m.fork_join_s);
+    }
+    if (m.first_touch_s > 0) {
+        e += ", fresh output pages ";
+        append_seconds(e, m.first_touch_s);
     }
     modeling::append_verdict(e, m.bottleneck, m.fixed_time_s, "fixed",
                              std::max(m.compute_time_s, m.memory_time_s));

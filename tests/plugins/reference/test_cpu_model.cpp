@@ -329,6 +329,52 @@ TEST_CASE("cpu: an op split over threads pays the team's fork and join", "[cpu]"
                       Catch::Contains("rt.toml:4: 'parallel.grain' must be a non-negative"));
 }
 
+TEST_CASE("cpu: an output above the runtime's fresh-memory threshold pays its first touch",
+          "[cpu]") {
+    const host_on_threads all(16), one(1);
+    const double bw = all.file.number("cpu.first_touch_bandwidth");
+    const double serial = all.file.number("cpu.first_touch_serial");
+    REQUIRE(bw > 0);
+    REQUIRE(serial > 0);
+    REQUIRE(serial < 1);
+    cpu::cpu_kernel add = elementwise(16777216);  // a 64 MiB output
+    add.fresh_output_bytes = add.output_bytes;
+    // One thread faults its pages at one core's rate; sixteen keep the 8 cores busy, which
+    // share all but the serial part.
+    CHECK(one.map(add).first_touch_s == Approx(add.output_bytes / bw));
+    const cpu::cpu_mapping m = all.map(add);
+    CHECK(m.first_touch_s == Approx(add.output_bytes / bw * (serial + (1 - serial) / 8)));
+    CHECK(m.fixed_time_s == Approx(all.file.number("cpu.kernels.elementwise.fixed_time") +
+                                   all.file.number("cpu.fork_join_time") + m.first_touch_s));
+    CHECK(m.explanation.find("fresh output pages") != std::string::npos);
+    // An output the runtime reuses costs nothing more.
+    CHECK(all.map(elementwise(16777216)).first_touch_s == 0);
+    // An entry without the rate charges nothing.
+    const loaded spr("xeon-8490h");
+    const cpu::cpu_hardware plain = cpu::cpu_hardware::from_config(spr.view());
+    CHECK(cpu::map_kernel(plain, *plain.base.find("float32"), {}, add).first_touch_s == 0);
+
+    // The eager profile's threshold is glibc's largest mmap threshold.
+    const loaded eager("pytorch-eager-cpu", "runtimes");
+    CHECK(cpu::read_runtime(eager.view()).fresh_output_threshold == 32.0 * 1024 * 1024);
+    CHECK(cpu::read_runtime(nnergy::sdk::config_view()).fresh_output_threshold == 0);
+    fake::config bad;
+    bad.file("rt.toml").number("allocator.fresh_above", -1, 6);
+    CHECK_THROWS_WITH(cpu::read_runtime(bad.view()),
+                      Catch::Contains("rt.toml:6: 'allocator.fresh_above' must be a non-negative "
+                                      "size in bytes"));
+    fake::config share;
+    share.file("cpu.toml")
+        .text("name", "toy", 1)
+        .number("compute.units", 8, 2)
+        .number("compute.float32.peak", 1e12, 3)
+        .number("memory.dram.bandwidth", 1e11, 4)
+        .number("cpu.first_touch_serial", 1.5, 7);
+    CHECK_THROWS_WITH(cpu::cpu_hardware::from_config(share.view()),
+                      Catch::Contains("cpu.toml:7: 'cpu.first_touch_serial' is a share of the "
+                                      "time, at most 100 %"));
+}
+
 TEST_CASE("cpu: thread keys out of range are refused with file, line and key", "[cpu]") {
     const auto refused = [](auto&& add, const char* what) {
         fake::config hw;

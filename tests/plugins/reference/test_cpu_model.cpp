@@ -363,19 +363,10 @@ TEST_CASE("cpu: an output above the runtime's fresh-memory threshold pays its fi
     CHECK_THROWS_WITH(cpu::read_runtime(bad.view()),
                       Catch::Contains("rt.toml:6: 'allocator.fresh_above' must be a non-negative "
                                       "size in bytes"));
-    fake::config share;
-    share.file("cpu.toml")
-        .text("name", "toy", 1)
-        .number("compute.units", 8, 2)
-        .number("compute.float32.peak", 1e12, 3)
-        .number("memory.dram.bandwidth", 1e11, 4)
-        .number("cpu.first_touch_serial", 1.5, 7);
-    CHECK_THROWS_WITH(cpu::cpu_hardware::from_config(share.view()),
-                      Catch::Contains("cpu.toml:7: 'cpu.first_touch_serial' is a share of the "
-                                      "time, at most 100 %"));
 }
 
-TEST_CASE("cpu: thread keys out of range are refused with file, line and key", "[cpu]") {
+TEST_CASE("cpu: thread and first-touch keys out of range are refused with file, line and key",
+          "[cpu]") {
     const auto refused = [](auto&& add, const char* what) {
         fake::config hw;
         hw.file("cpu.toml")
@@ -395,6 +386,8 @@ TEST_CASE("cpu: thread keys out of range are refused with file, line and key", "
     refused([](fake::config& h) { h.text("cpu.thread_placement", "random", 9); },
             "cpu.toml:9: 'cpu.thread_placement' must be \"spread\" or \"unaware\", got "
             "\"random\"");
+    refused([](fake::config& h) { h.number("cpu.first_touch_serial", 1.5, 7); },
+            "cpu.toml:7: 'cpu.first_touch_serial' is a share of the time, at most 100 %");
 }
 
 TEST_CASE("cpu: bad class constants are refused with file, line and key", "[cpu]") {

@@ -221,18 +221,21 @@ private:
 
     /// Events for the energy estimator (docs/hardware.md, "Energy"): the FLOPs on the unit
     /// that ran them; the bytes through the register file and L1 (every operand passes them)
-    /// and at the level that serves the working set; vector instructions fetched, decoded and
-    /// issued (FMAs at 2 FLOP per lane, loads and stores one register width each); the
-    /// dispatch of one op.
+    /// and at the level that serves the working set (fresh output pages zeroed there too);
+    /// vector instructions fetched, decoded and issued (FMAs at 2 FLOP per lane, loads and
+    /// stores one register width each); the dispatch of one op.
     static void add_events(const cpu_kernel& k, const cpu_mapping& m, std::string_view precision,
                            sdk::mapping_writer& out) {
         modeling::add_compute_event(out, m.unit, precision, k.flops);
         // Repacking the weights reads and writes them once more; casting reads them as stored
         // and writes them in the compute precision.
         const double bytes = m.memory_bytes + cpu::weight_traffic(k, m);
+        // The system zeroes each fresh output page once before the op writes it: its bytes
+        // are written once more through the caches, not through the op's registers.
+        const double zeroed = m.first_touch_s > 0 ? k.fresh_output_bytes : 0.0;
         out.add_event(sdk::keys::memory, sdk::keys::register_file, bytes);
-        out.add_event(sdk::keys::memory, names::l1, bytes);
-        if (m.memory_level != "l1") out.add_event("memory", m.memory_level, bytes);
+        out.add_event(sdk::keys::memory, names::l1, bytes + zeroed);
+        if (m.memory_level != "l1") out.add_event("memory", m.memory_level, bytes + zeroed);
         double element = modeling::precision_storage_bytes(precision);
         if (element <= 0) element = 4;
         const double width = vector_bytes(m.unit);

@@ -3,7 +3,8 @@
 """The eager CPU runtime's per-call choices, through the real binary: the float32 convolutions
 PyTorch leaves to its native path (squeeze-excitation 1x1 convolutions of one image) are priced
 as GEMMs without oneDNN's set-up, and only at batch 1; bf16 convolutions never are; max pooling
-is its own class; autocast casts a float32 model's weights at bf16 only.
+is its own class; autocast casts a float32 model's weights at bf16 only; the bytes weights and
+fresh outputs (above 32 MiB, zeroed by the system) move are in the energy events.
 
 usage: check_cpu_eager_paths.py NNERGY OUT_DIR
 """
@@ -61,7 +62,9 @@ def main():
         failures.append("float32: weights cast, though stored in the compute precision")
 
     # Weight repacking (every oneDNN convolution) and casting (bf16) move bytes: the energy
-    # events count them beside the kernel's own.
+    # events count them beside the kernel's own. An output above the runtime's 32 MiB is fresh
+    # memory, zeroed by the system once more through the caches (not the registers).
+    zeroed_kernels = 0
     for ks, label in ((b8, "float32"), (bf16, "bfloat16")):
         checked = 0
         for k in ks:
@@ -73,13 +76,24 @@ def main():
             extra = 2 * k["weight_bytes"] * scale
             if m.get("weight_cast_s", 0) > 0:
                 extra += k["weight_bytes"] + k["weight_bytes"] * scale
-            l1 = [e["count"] for e in m["events"] if e["category"] == "memory" and e["event"] == "l1"]
-            if len(l1) != 1 or abs(l1[0] - (own + extra)) > 1e-6 * (own + extra):
-                failures.append("%s %s: l1 bytes %s, expected %g (own %g + weights %g)" %
-                                (label, k["name"], l1, own + extra, own, extra))
+            zeroed = k["output_bytes"] * scale if m.get("first_touch_s", 0) > 0 else 0.0
+            zeroed_kernels += zeroed > 0
+
+            def count(event):
+                return [e["count"] for e in m["events"]
+                        if e["category"] == "memory" and e["event"] == event]
+            l1, registers = count("l1"), count("register_file")
+            if len(l1) != 1 or abs(l1[0] - (own + extra + zeroed)) > 1e-6 * (own + extra + zeroed):
+                failures.append("%s %s: l1 bytes %s, expected %g (own %g + weights %g + zeroed %g)"
+                                % (label, k["name"], l1, own + extra + zeroed, own, extra, zeroed))
+            if len(registers) != 1 or abs(registers[0] - (own + extra)) > 1e-6 * (own + extra):
+                failures.append("%s %s: register file bytes %s, expected %g" %
+                                (label, k["name"], registers, own + extra))
             checked += 1
         if not checked:
             failures.append("%s: no kernel repacks its weights" % label)
+    if not zeroed_kernels:
+        failures.append("batch 8: no convolution writes a fresh output (above 32 MiB)")
 
     r18 = kernels(nnergy, out, "resnet18", 1, "float32")
     pools = [k for k in r18 if k["mapping"]["op_class"] == "window_pool"]

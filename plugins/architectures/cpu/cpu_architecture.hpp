@@ -30,24 +30,33 @@ inline const sdk::key weight_cast_s{"weight_cast_s"};
 inline const sdk::key weight_prep_s{"weight_prep_s"};
 }  // namespace names
 
-/// [convolution.native] of a runtime profile (native_conv_rule); absent: no native path.
-inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
-    native_conv_rule r;
-    // A misspelt key would silently drop its case of the rule.
-    constexpr std::string_view prefix = "convolution.native.";
-    constexpr std::string_view known[] = {"precision", "max_batch", "max_input_elements",
-                                          "max_kernel_extent", "single_thread_pointwise_max_batch"};
+/// Refuses a key of the runtime profile's `[table]` that is not among `known`: a misspelt key
+/// would silently drop what it sets.
+inline void reject_unknown_keys(const sdk::config_view& runtime, std::string_view table,
+                                std::initializer_list<std::string_view> known) {
+    const std::string prefix = std::string(table) + ".";
     for (const nnergy_named_value& v : runtime) {
         const std::string_view key = sdk::from_sv(v.name);
         if (key.substr(0, prefix.size()) != prefix) continue;
-        if (std::find(std::begin(known), std::end(known), key.substr(prefix.size())) ==
-            std::end(known))
-            throw sdk::error(sdk::config_view::where(v) + ": unknown key '" + std::string(key) +
-                                 "' in [convolution.native] (expected: precision, max_batch, "
-                                 "max_input_elements, max_kernel_extent, "
-                                 "single_thread_pointwise_max_batch)",
-                             NNERGY_CODE_INVALID_ARGUMENT);
+        if (std::find(known.begin(), known.end(), key.substr(prefix.size())) != known.end())
+            continue;
+        std::string expected;
+        for (const std::string_view k : known) {
+            if (!expected.empty()) expected += ", ";
+            expected += k;
+        }
+        throw sdk::error(sdk::config_view::where(v) + ": unknown key '" + std::string(key) +
+                             "' in [" + std::string(table) + "] (expected: " + expected + ")",
+                         NNERGY_CODE_INVALID_ARGUMENT);
     }
+}
+
+/// [convolution.native] of a runtime profile (native_conv_rule); absent: no native path.
+inline native_conv_rule read_native_conv(const sdk::config_view& runtime) {
+    native_conv_rule r;
+    reject_unknown_keys(runtime, "convolution.native",
+                        {"precision", "max_batch", "max_input_elements", "max_kernel_extent",
+                         "single_thread_pointwise_max_batch"});
     const std::optional<std::string> precision = runtime.string("convolution.native.precision");
     if (!precision) return r;
     const auto count = [&](const char* key, bool required) {
@@ -96,6 +105,7 @@ inline cpu_runtime read_runtime(const sdk::config_view& runtime) {
                              NNERGY_CODE_INVALID_ARGUMENT);
         r.cast_weights_per_call = *cast == "per_call";
     }
+    reject_unknown_keys(runtime, "allocator", {"fresh_above"});
     if (const std::optional<double> fresh = runtime.number("allocator.fresh_above")) {
         if (!(*fresh >= 0) || !std::isfinite(*fresh))
             throw sdk::error(sdk::config_view::where(*runtime.find("allocator.fresh_above")) +

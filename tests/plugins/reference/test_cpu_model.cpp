@@ -363,6 +363,11 @@ TEST_CASE("cpu: an output above the runtime's fresh-memory threshold pays its fi
     CHECK_THROWS_WITH(cpu::read_runtime(bad.view()),
                       Catch::Contains("rt.toml:6: 'allocator.fresh_above' must be a non-negative "
                                       "size in bytes"));
+    fake::config typo;
+    typo.file("rt.toml").number("allocator.fresh_abov", 1 << 25, 5);
+    CHECK_THROWS_WITH(cpu::read_runtime(typo.view()),
+                      Catch::Contains("rt.toml:5: unknown key 'allocator.fresh_abov' in "
+                                      "[allocator] (expected: fresh_above)"));
 }
 
 TEST_CASE("cpu: thread and first-touch keys out of range are refused with file, line and key",

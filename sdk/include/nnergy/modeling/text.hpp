@@ -60,7 +60,8 @@ inline uint64_t name_hash(std::string_view name) noexcept {
     size_t i = 0;
     for (; i + 8 < n; i += 8) h = mix(h, word(p + i, 8));
     // The last one to eight bytes (overlapping the words before when n > 8).
-    h = mix(h, n >= 8 ? word(p + n - 8, 8) : word(p, n));
+    // (An empty name may have no data at all: nothing is read.)
+    h = mix(h, n >= 8 ? word(p + n - 8, 8) : n > 0 ? word(p, n) : 0);
     h ^= h >> 29;
     h *= k0;
     return h ^ (h >> 32);

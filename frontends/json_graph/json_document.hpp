@@ -89,6 +89,16 @@ inline bool ends_plain_string(char c) noexcept {
     return plain_string_ends[static_cast<unsigned char>(c)];
 }
 
+/// Bytes that end a bare token (a number or a literal): structure, blanks, a quote, and NUL.
+/// Looked up, not searched for in a list: every byte of every number passes through here.
+inline constexpr std::array<bool, 256> token_ends = [] {
+    std::array<bool, 256> t{};
+    for (const char c : {',', ':', '[', ']', '{', '}', ' ', '\t', '\r', '\n', '"', '\0'})
+        t[static_cast<unsigned char>(c)] = true;
+    return t;
+}();
+inline bool ends_token(char c) noexcept { return token_ends[static_cast<unsigned char>(c)]; }
+
 // The scanning loops look at sixteen bytes at a time (SSE2, which every x86-64 has), or eight
 // (other 64-bit little-endian machines), then finish byte by byte: names are most of a graph's
 // text. In each mask the lowest set bit marks the first byte that matches.
@@ -335,7 +345,7 @@ private:
             return text_.size();
         }
         std::size_t e = at;
-        while (e < text_.size() && std::strchr(",:[]{} \t\r\n\"", text_[e]) == nullptr) ++e;
+        while (e < text_.size() && !detail::ends_token(text_[e])) ++e;
         return e == at ? at + 1 : e;
     }
 

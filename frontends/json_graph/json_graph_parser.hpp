@@ -1176,14 +1176,24 @@ private:
             return span{node_inputs_.data() + input_start_[n],
                         node_inputs_.data() + input_start_[n + 1]};
         };
+        // Each node's consumers, one list after another (consumer_start[n] to [n + 1]): three
+        // allocations for the whole graph, not one per node.
         std::vector<std::size_t> pending(n_nodes, 0);
-        std::vector<std::vector<uint32_t>> consumers(n_nodes);
+        std::vector<uint32_t> consumer_start(n_nodes + 1, 0);
         for (uint32_t n = 0; n < n_nodes; ++n)
             for (uint32_t t : inputs_of(n))
                 if (producer[t] != NNERGY_NO_NODE) {
                     ++pending[n];
-                    consumers[producer[t]].push_back(n);
+                    ++consumer_start[producer[t] + 1];
                 }
+        for (std::size_t n = 0; n < n_nodes; ++n) consumer_start[n + 1] += consumer_start[n];
+        std::vector<uint32_t> consumers(consumer_start[n_nodes]);
+        {
+            std::vector<uint32_t> next(consumer_start.begin(), consumer_start.end() - 1);
+            for (uint32_t n = 0; n < n_nodes; ++n)
+                for (uint32_t t : inputs_of(n))
+                    if (producer[t] != NNERGY_NO_NODE) consumers[next[producer[t]]++] = n;
+        }
         std::vector<uint32_t> ready;
         for (uint32_t n = 0; n < n_nodes; ++n)
             if (!pending[n]) ready.push_back(n);
@@ -1192,8 +1202,8 @@ private:
             uint32_t n = ready.back();
             ready.pop_back();
             ++done;
-            for (uint32_t c : consumers[n])
-                if (--pending[c] == 0) ready.push_back(c);
+            for (uint32_t k = consumer_start[n]; k < consumer_start[n + 1]; ++k)
+                if (--pending[consumers[k]] == 0) ready.push_back(consumers[k]);
         }
         if (done == n_nodes) return;
         // Walk producers backwards from a stuck node until one repeats: that loop is a cycle.

@@ -493,13 +493,16 @@ void registry::scan(const std::vector<std::filesystem::path>& paths, scan_mode m
             std::filesystem::path dir = std::filesystem::weakly_canonical(path, ec);
             if (ec) dir = path;
             std::vector<std::filesystem::path> files;
+            std::vector<std::string> listed;  // the directory's libraries, by the name it lists
             for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
                 if (!e.is_regular_file(ec) || !is_library_file(e.path())) continue;
                 std::error_code lec;
+                listed.push_back(e.path().string());
                 files.push_back(e.is_symlink(lec) ? std::filesystem::weakly_canonical(e.path(), lec)
                                                   : e.path());
             }
             std::sort(files.begin(), files.end());
+            if (catalog_ && !ec) forget_missing_libraries(dir, listed);
             for (const auto& f : files) add_library(f, mode);
         } else if (std::filesystem::is_regular_file(path, ec)) {
             std::filesystem::path file = std::filesystem::weakly_canonical(path, ec);
@@ -511,6 +514,27 @@ void registry::scan(const std::vector<std::filesystem::path>& paths, scan_mode m
     if (catalog_ && catalog_->dirty) {
         write_catalog(catalog_path_, catalog_->entries);
         catalog_->dirty = false;
+    }
+}
+
+void registry::forget_missing_libraries(const std::filesystem::path& dir,
+                                        std::vector<std::string> listed) {
+    // The catalog is keyed by path: without this, every library a directory ever held (each
+    // build's, each test's) would stay in it, and be read by every run, for good.
+    std::sort(listed.begin(), listed.end());
+    const std::string prefix = (dir / "").string();
+    auto& entries = catalog_->entries;
+    for (auto it = entries.lower_bound(prefix); it != entries.end();) {
+        const std::string& file = it->first;
+        if (file.compare(0, prefix.size(), prefix) != 0) break;  // past the directory's entries
+        const bool directly_inside = file.find('/', prefix.size()) == std::string::npos;
+        if (directly_inside && !std::binary_search(listed.begin(), listed.end(), file)) {
+            spdlog::debug("plugin catalog: {} is gone; its entry is dropped", file);
+            it = entries.erase(it);
+            catalog_->dirty = true;
+        } else {
+            ++it;
+        }
     }
 }
 

@@ -676,6 +676,53 @@ TEST_CASE("a changed library is negotiated again and its catalog entry replaced"
     CHECK_THAT(read_text(catalog), !Contains("fake.architecture.good"));
 }
 
+TEST_CASE("a library gone from a scanned directory leaves the catalog; other directories' stay",
+          "[abi][loader][catalog]") {
+    temp_dir tmp;
+    const fs::path catalog = tmp.path / "plugin-catalog";
+    const fs::path dir = tmp.path / "plugins", other = tmp.path / "other";
+    fs::create_directories(dir / "nested");
+    fs::create_directories(other);
+    fs::copy_file(NNERGY_FAKE_GOOD, dir / "libgoing.so");
+    fs::copy_file(NNERGY_FAKE_OLDER_STRUCT, dir / "libstaying.so");
+    fs::copy_file(NNERGY_FAKE_GOOD, other / "libelsewhere.so");
+    {
+        nnergy::registry r(catalog);
+        r.scan({dir});
+    }
+    {
+        nnergy::registry r(catalog);
+        r.scan({other});
+    }
+    // An entry below the directory, not in it, belongs to a directory of its own.
+    const std::string nested = (fs::weakly_canonical(dir) / "nested" / "libnested.so").string();
+    std::string text = read_text(catalog);
+    const size_t line = text.find("\nlibrary\t") + 1;
+    const size_t tab = text.find('\t', line + 8);
+    std::string copied = text.substr(line, text.find('\n', line) + 1 - line);
+    copied.replace(8, tab - line - 8, nested);
+    write_text(catalog, text + copied);
+    REQUIRE_THAT(read_text(catalog), Contains("libgoing.so") && Contains("libstaying.so") &&
+                                         Contains("libelsewhere.so") && Contains("libnested.so"));
+
+    fs::remove(dir / "libgoing.so");
+    nnergy::registry r(catalog);
+    r.scan({dir});
+    CHECK(r.find("fake.architecture.older_a"));
+    CHECK(r.find("fake.architecture.good") == nullptr);
+    text = read_text(catalog);
+    CHECK_THAT(text, !Contains("libgoing.so"));
+    CHECK_THAT(text, Contains("libstaying.so"));
+    CHECK_THAT(text, Contains("libelsewhere.so"));  // its directory was not scanned
+    CHECK_THAT(text, Contains("libnested.so"));     // nor was its own
+
+    // The directory emptied: its last entry goes too.
+    fs::remove(dir / "libstaying.so");
+    nnergy::registry again(catalog);
+    again.scan({dir});
+    CHECK_THAT(read_text(catalog), !Contains("libstaying.so") && Contains("libelsewhere.so"));
+}
+
 TEST_CASE("a catalog that does not match its library is an error naming the file, never a guess",
           "[abi][loader][catalog]") {
     temp_dir tmp;

@@ -123,6 +123,10 @@ public:
 private:
     struct catalog_state;
     bool add_library(const std::filesystem::path& file, scan_mode mode);
+    /// Drops the catalog entries of libraries directly inside `dir` that its listing (`listed`,
+    /// full paths) no longer holds.
+    void forget_missing_libraries(const std::filesystem::path& dir,
+                                  std::vector<std::string> listed);
     bool register_library(std::shared_ptr<plugin_library> library,
                           std::vector<component_entry> accepted);
 

@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "replace_file.hpp"
 #include "user_cache.hpp"
@@ -154,6 +157,32 @@ bool read_whole(const std::filesystem::path& path, std::string& out) {
     return ok;
 }
 
+bool is_entry_name(const std::string& name) noexcept {
+    return name.size() == 16 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+/// Keeps the directory at `max_entries` or fewer: past that, the oldest entries (by the time
+/// they were written) go, down to three quarters of it, so that most stores list nothing
+/// twice. `kept` (the entry just written) stays. An entry is only ever a parse saved: losing
+/// one costs one parse.
+void evict_oldest(const std::filesystem::path& dir, const std::filesystem::path& kept) {
+    std::error_code ec;
+    std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> entries;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::error_code fec;
+        if (!is_entry_name(e.path().filename().string()) || !e.is_regular_file(fec)) continue;
+        if (e.path() == kept) continue;
+        entries.emplace_back(e.last_write_time(fec), e.path());
+    }
+    if (ec || entries.size() + 1 <= max_entries) return;
+    std::sort(entries.begin(), entries.end());
+    const size_t keep = max_entries * 3 / 4 - 1;  // besides `kept`
+    for (size_t i = 0; i + keep < entries.size(); ++i) {
+        std::error_code rec;
+        std::filesystem::remove(entries[i].second, rec);
+    }
+}
+
 }  // namespace
 
 std::filesystem::path directory() { return user_cache_path("NNERGY_CONFIG_CACHE", "config"); }
@@ -224,7 +253,9 @@ void store(std::string_view schema, const std::filesystem::path& file, std::stri
         if (std::fclose(f) != 0 || !ok || !replace_file(tmp, path.native())) {
             std::remove(tmp.c_str());
             spdlog::debug("could not write the configuration cache entry {}", path.string());
+            return;
         }
+        evict_oldest(path.parent_path(), path);
     } catch (...) {
     }
 }

@@ -3,6 +3,7 @@
 // TOML again: parsing a hardware entry costs a hundred times what reading its bytes does.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <nnergy/framework/host.hpp>
 #include <optional>
@@ -17,7 +18,12 @@ namespace nnergy::config_cache {
 std::optional<config_values> load(std::string_view schema, const std::filesystem::path& file,
                                   std::string_view bytes);
 
-/// Records what parsing gave. Never throws: a cache that cannot be written is skipped.
+/// The most entries the cache directory keeps. A design-space search that writes a hardware
+/// file per candidate would otherwise fill it without end.
+inline constexpr size_t max_entries = 256;
+
+/// Records what parsing gave, and keeps the directory at max_entries or fewer by removing the
+/// entries written longest ago. Never throws: a cache that cannot be written is skipped.
 void store(std::string_view schema, const std::filesystem::path& file, std::string_view bytes,
            const config_values& values) noexcept;
 

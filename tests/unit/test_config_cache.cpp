@@ -2,12 +2,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nnergy/framework/host.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "../../framework/src/config_cache.hpp"
 #include "scoped_test_state.hpp"
@@ -114,6 +116,46 @@ TEST_CASE("a damaged cache entry is ignored, never trusted", "[config][cache]") 
     }
     { std::ofstream(entry, std::ios::binary) << "not an entry at all"; }
     CHECK_FALSE(cache::load("", file, bytes));
+}
+
+TEST_CASE("the cache keeps at most max_entries, dropping those written longest ago",
+          "[config][cache]") {
+    temp_dir dir;
+    scoped_env env("NNERGY_CONFIG_CACHE", dir.path.string());
+    const std::string bytes = "a = 1\n";
+    auto file = [](size_t i) {
+        return fs::path("/generated/candidate-" + std::to_string(i) + ".toml");
+    };
+    auto only_entry_but = [&](const fs::path& known) {
+        fs::path found;
+        for (const auto& e : fs::directory_iterator(dir.path))
+            if (e.path() != known) found = e.path();
+        return found;
+    };
+    cache::store("", file(0), bytes, sample_values());
+    const fs::path first = only_entry_but({});
+    cache::store("", file(1), bytes, sample_values());
+    const fs::path second = only_entry_but(first);
+    const size_t below = cache::max_entries - 1;
+    for (size_t i = 2; i < below; ++i) cache::store("", file(i), bytes, sample_values());
+    REQUIRE(entries_in(dir.path) == below);  // below the bound: nothing goes
+
+    // Entry 0 written longest ago, entry 1 most recently, the others in between.
+    const auto now = fs::file_time_type::clock::now();
+    for (const auto& e : fs::directory_iterator(dir.path))
+        fs::last_write_time(e.path(), now - std::chrono::hours(1));
+    fs::last_write_time(first, now - std::chrono::hours(2));
+    fs::last_write_time(second, now);
+
+    // One more fits; the one after passes the bound, and three quarters remain.
+    cache::store("", file(below), bytes, sample_values());
+    CHECK(entries_in(dir.path) == cache::max_entries);
+    cache::store("", file(below + 1), bytes, sample_values());
+    CHECK(entries_in(dir.path) == cache::max_entries * 3 / 4);
+    CHECK(cache::load("", file(below + 1), bytes));  // just written
+    CHECK(cache::load("", file(below), bytes));      // written after the others
+    CHECK(cache::load("", file(1), bytes));          // the newest of the older ones
+    CHECK_FALSE(cache::load("", file(0), bytes));    // the oldest
 }
 
 TEST_CASE("NNERGY_CONFIG_CACHE=off keeps no entries", "[config][cache]") {

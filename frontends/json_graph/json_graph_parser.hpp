@@ -926,7 +926,10 @@ private:
             const uint32_t id = tensor_named(o.name).first;
             if (tensor_flags_[id] & initializer)
                 fail_at(o.offset, subject, "output " + quote_name(o.name) + " is an initializer");
-            if (const uint32_t first = producer_[id]; first != NNERGY_NO_NODE)
+            if (const uint32_t first = producer_[id]; first == n)
+                fail_at(o.offset, subject,
+                        "output " + quote_name(o.name) + " is named twice in its 'outputs'");
+            else if (first != NNERGY_NO_NODE)
                 fail_at(o.offset, subject,
                         "output " + quote_name(o.name) + " is already produced by node " +
                             node_where(first));

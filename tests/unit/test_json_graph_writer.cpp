@@ -752,6 +752,8 @@ TEST_CASE("json graph reader: every bad-input file is rejected with its file and
         {"duplicate_tensor.json",
          {"duplicate_tensor.json:",
           "tensor 'w' (index 2 of 'tensors'): duplicate tensor name (first declared at line"}},
+        {"duplicate_output.json",
+         {"duplicate_output.json:11:", "node 'relu' (index 0): output 'y' is named twice"}},
         {"cycle.json", {"cycle.json:", "the nodes form a cycle"}},
         {"unknown_key.json",
          {"unknown_key.json:",

@@ -312,7 +312,7 @@ void infer_conv(const node_ctx& c, bool transpose, size_t xi = 0, size_t wi = 1,
     const int64_t channels = x[1];
     int64_t out_channels = 0;
     if (!transpose) {
-        if (channels != w[1] * group)
+        if (channels != checked_mul(c, w[1], group, "weight channels x group"))
             c.fail("input channels " + std::to_string(channels) + " of " + c.describe_input(xi) +
                    " differ from weight channels " + std::to_string(w[1]) + " x group " +
                    std::to_string(group) + " of " + c.describe_input(wi));
@@ -327,7 +327,7 @@ void infer_conv(const node_ctx& c, bool transpose, size_t xi = 0, size_t wi = 1,
         if (channels % group != 0)
             c.fail("input channels " + std::to_string(channels) + " are not divisible by group " +
                    std::to_string(group));
-        out_channels = w[1] * group;
+        out_channels = checked_mul(c, w[1], group, "output channels");
     }
     const std::vector<int64_t> kernel(w.begin() + 2, w.end());
     if (const auto* ks = c.n().attr_ints("kernel_shape"); ks && *ks != kernel)
@@ -359,12 +359,19 @@ void infer_conv(const node_ctx& c, bool transpose, size_t xi = 0, size_t wi = 1,
                     c.fail("output_shape has fewer entries than spatial dims");
                 o = (*output_shape)[output_shape->size() - win.spatial + i];
             } else if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") {
-                o = x[i + 2] * win.strides[i];
+                o = checked_mul(c, x[i + 2], win.strides[i], "the output extent");
             } else {
                 const bool valid = win.auto_pad == "VALID";
-                const int64_t extent = (kernel[i] - 1) * win.dilations[i] + 1;
-                o = win.strides[i] * (x[i + 2] - 1) + output_padding[i] + extent -
-                    (valid ? 0 : win.pads[i] + win.pads[i + win.spatial]);
+                const char* what = "the output extent";
+                const int64_t extent =
+                    checked_add(c, checked_mul(c, kernel[i] - 1, win.dilations[i], what), 1, what);
+                const int64_t pads =
+                    valid ? 0 : checked_add(c, win.pads[i], win.pads[i + win.spatial], what);
+                o = checked_add(c,
+                                checked_add(c, checked_mul(c, win.strides[i], x[i + 2] - 1, what),
+                                            output_padding[i], what),
+                                extent, what);
+                o = checked_add(c, o, -pads, what);
             }
             if (o < 1) c.fail("output spatial dimension " + std::to_string(o) + " is < 1");
             out.push_back(o);
@@ -1400,16 +1407,18 @@ void infer_depth_space(const node_ctx& c, bool to_space) {
     const int64_t b = c.attr_int("blocksize", 0);
     if (b < 1) c.fail("attribute 'blocksize' (>= 1) is required");
     std::vector<int64_t> out = x;
+    const int64_t square = checked_mul(c, b, b, "blocksize^2");
     if (to_space) {
-        if (x[1] % (b * b) != 0)
+        if (x[1] % square != 0)
             c.fail("channels " + std::to_string(x[1]) +
-                   " are not divisible by blocksize^2 = " + std::to_string(b * b));
-        out = {x[0], x[1] / (b * b), x[2] * b, x[3] * b};
+                   " are not divisible by blocksize^2 = " + std::to_string(square));
+        out = {x[0], x[1] / square, checked_mul(c, x[2], b, "the height"),
+               checked_mul(c, x[3], b, "the width")};
     } else {
         if (x[2] % b != 0 || x[3] % b != 0)
             c.fail("height and width of " + c.describe_input(0) +
                    " are not divisible by blocksize " + std::to_string(b));
-        out = {x[0], x[1] * b * b, x[2] / b, x[3] / b};
+        out = {x[0], checked_mul(c, x[1], square, "the channels"), x[2] / b, x[3] / b};
     }
     c.set_shape(0, std::move(out));
 }
@@ -1652,7 +1661,7 @@ void infer_deform_conv(const node_ctx& c) {
         c.fail("offset_group " + std::to_string(og) + " must be >= 1 and divide the channels " +
                std::to_string(x[1]) + " of " + c.describe_input(0));
     int64_t points = og;
-    for (size_t i = 2; i < w.size(); ++i) points *= w[i];
+    for (size_t i = 2; i < w.size(); ++i) points = checked_mul(c, points, w[i], "sampling points");
     const auto spatial = static_cast<int64_t>(x.size() - 2);
     const auto expect = [&](size_t slot, int64_t channels, const char* what) {
         std::vector<int64_t> want{x[0], channels};
@@ -1661,7 +1670,7 @@ void infer_deform_conv(const node_ctx& c) {
             c.fail(std::string(what) + " " + c.describe_input(slot) + " must have shape " +
                    shape_string(want));
     };
-    expect(2, points * spatial, "offset");
+    expect(2, checked_mul(c, points, spatial, "offset channels"), "offset");
     if (c.has_input(4)) expect(4, points, "mask");
 }
 
@@ -1766,7 +1775,7 @@ dft_params read_dft(const node_ctx& c) {
     const auto a = static_cast<size_t>(axis);
     const bool irfft = c.attr_int("onesided", 0) != 0 && c.attr_int("inverse", 0) != 0 &&
                        (!c.versioned() || c.version() >= 20);
-    int64_t length = irfft ? 2 * (x[a] - 1) : x[a];
+    int64_t length = irfft ? checked_mul(c, 2, x[a] - 1, "the signal length") : x[a];
     if (c.has_input(1)) {
         const auto& v = c.need_values(1, "dft_length");
         if (v.size() != 1) c.fail("dft_length " + c.describe_input(1) + " must hold one value");

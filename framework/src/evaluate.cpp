@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
 
@@ -88,6 +89,27 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
         run_estimator(*e, architecture, g, p, mappings_, precision, results_,
                       NNERGY_MAP_TOTALS_ONLY);
     return results_;
+}
+
+void require_finite_totals(const nnergy_results& results, const partition& part,
+                           std::string_view hardware_file) {
+    for (const auto& [key, value] : results.totals) {
+        if (std::isfinite(value)) continue;
+        // The kernel at fault is looked for only once a total is known not to be finite.
+        std::string first;
+        for (size_t k = 0; k < results.kernel_numbers.size() && first.empty(); ++k)
+            for (const auto& [id, v] : results.kernel_numbers[k])
+                if (!std::isfinite(v) && k < part.kernels.size()) {
+                    first = fmt::format(" (first at kernel '{}': {} = {})", part.kernels[k].name,
+                                        results.kernel_keys.name(id), v);
+                    break;
+                }
+        throw error(
+            fmt::format("{}: the estimate's total {} is {}{}: a value of the hardware "
+                        "description or the runtime profile is out of any device's "
+                        "range for this model",
+                        hardware_file, std::string_view(key), value, first));
+    }
 }
 
 evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <nnergy/framework/concurrency.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/heap_pages.hpp>
 #include <nnergy/framework/host_objects.hpp>
 #include <nnergy/framework/pipeline.hpp>
@@ -536,6 +537,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 est_names.push(report_value::of(est_entries[e]->name));
             }
             clock.lap("estimate");
+            require_finite_totals(results, part, as.hardware_file.string());
 
             report_value run = report_value::object();
             report_value arch_doc = report_value::object();

@@ -817,8 +817,9 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
             const sweep_device& d = axes.devices[c.device];
             const component_instance& arch =
                 w->architecture(c.device, *architectures[c.device], d.config, d.hardware);
-            result.totals =
-                totals_of(w->evaluate(arch, *gs.bound, *gs.part, c.precision), *gs.bound);
+            const nnergy_results& results = w->evaluate(arch, *gs.bound, *gs.part, c.precision);
+            require_finite_totals(results, *gs.part, d.file.string());
+            result.totals = totals_of(results, *gs.bound);
         } catch (const std::exception& e) {
             result.ok = false;
             result.error = e.what();

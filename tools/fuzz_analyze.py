@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Mutation fuzzing of `nnergy analyze`: bad input must give an error, never a crash, a hang, a
+sanitizer report or a report with a number that is not one.
+
+    tools/fuzz_analyze.py NNERGY OUT_DIR [--seconds 600] [--seed 1]
+                          [--kinds json,onnx,hw,runtime,rules]
+
+NNERGY is best a sanitizer build (cmake -DNNERGY_SANITIZE=ON; the binary and the plugin targets
+are enough). Each run mutates one input and analyzes it:
+  json     a bundled JSON graph, its tree (dims, attributes, ops, edges, top-level keys) or its
+           bytes changed;
+  onnx     the bytes of a test ONNX file changed;
+  hw       numbers of a catalog hardware file replaced (0, -1, 1e-308, nan, inf, huge, wrong type);
+  runtime  the same for a runtime profile (--runtime FILE);
+  rules    the same for a fusion-rules file (--rules FILE).
+Models run on a random catalog device, batch and precision, sometimes under a runtime profile.
+
+A finding is a run that: ends on a signal; prints a sanitizer report; exits with 70 (an internal
+error) or a code docs/cli.md does not list; fails without a message; hangs for 60 s; or exits 0
+with a report whose totals (latency_s, energy_j, flops, params) are missing numbers, not finite
+or negative. Each distinct finding (by its kind and stack or last message) is kept in OUT_DIR
+as the input that caused it and a .txt with the verdict, command and output.
+Configuration files are mutated in a copy of their folder made of links to the others, so that
+their relative references resolve; the repository's files are never written.
+"""
+import argparse
+import collections
+import glob
+import hashlib
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+WEIRD_INTS = [0, -1, 1, 2, 3, 7, 2**31 - 1, 2**31, 2**32, 2**40, 2**53, 2**62, 2**63 - 1, -2**63,
+              10**30]
+WEIRD_NUMBERS = WEIRD_INTS + [0.5, -0.5, 1e-300, 1e300, 3.7]
+OPS = ["Conv", "MatMul", "Gemm", "Add", "Relu", "Reshape", "Transpose", "Softmax", "Concat", "Slice",
+       "Gather", "Expand", "Tile", "Pad", "MaxPool", "AveragePool", "GlobalAveragePool",
+       "BatchNormalization", "LayerNormalization", "Split", "Squeeze", "Unsqueeze", "Resize",
+       "ConvTranspose", "Einsum", "TopK", "ReduceMean", "Flatten", "Where", "Range", "Shape",
+       "Cast", "CumSum", "NonZero", "ScatterND", "DepthToSpace", "SpaceToDepth", "DFT",
+       "DeformConv", "NotAnOp"]
+ATTRIBUTES = ["kernel_shape", "strides", "pads", "dilations", "group", "axis", "axes", "perm",
+              "shape", "transA", "transB", "split", "keepdims", "output_padding", "allowzero", "k",
+              "equation", "to", "mode", "num_outputs", "blocksize", "offset_group"]
+TOML_VALUES = ["0", "-1", "0.0", "-0.0", "1e308", "1e-308", "nan", "inf", "-inf", "2e9", "1",
+               "9223372036854775807", "-9223372036854775808", "0.5", "1e30", "\"x\"", "[]",
+               "true", "1e-30", "100", "3"]
+EXIT_CODES = (0, 1, 2, 3, 4, 5)  # docs/cli.md; 70 is an internal error
+
+
+def weird_value(rng):
+    r = rng.random()
+    if r < 0.6:
+        return rng.choice(WEIRD_NUMBERS)
+    if r < 0.7:
+        return rng.choice(["", "x", "batch", "seq+1", "-1", "1e9", "\u00e9", "a" * 300])
+    if r < 0.8:
+        return None
+    if r < 0.9:
+        return [rng.choice(WEIRD_INTS) for _ in range(rng.randint(0, 6))]
+    return {"k": rng.choice(WEIRD_INTS)}
+
+
+def mutate_graph(doc, rng):
+    nodes = doc.get("nodes", [])
+    tensors = doc.get("tensors", [])
+    for _ in range(rng.randint(1, 4)):
+        r = rng.random()
+        if r < 0.25 and tensors:
+            t = rng.choice(tensors)
+            shape = t.get("shape")
+            if isinstance(shape, list) and shape and rng.random() < 0.8:
+                shape[rng.randrange(len(shape))] = weird_value(rng)
+            elif rng.random() < 0.5:
+                t["shape"] = [rng.choice(WEIRD_INTS) for _ in range(rng.randint(0, 9))]
+            else:
+                t[rng.choice(["dtype", "initializer", "name", "values", "constant"])] = weird_value(rng)
+        elif r < 0.55 and nodes:
+            n = rng.choice(nodes)
+            attrs = n.get("attributes")
+            if isinstance(attrs, dict) and attrs and rng.random() < 0.7:
+                attrs[rng.choice(list(attrs))] = weird_value(rng)
+            else:
+                n.setdefault("attributes", {})[rng.choice(ATTRIBUTES)] = weird_value(rng)
+        elif r < 0.7 and nodes:
+            rng.choice(nodes)["op"] = rng.choice(OPS)
+        elif r < 0.8 and nodes:
+            n = rng.choice(nodes)
+            key = rng.choice(["inputs", "outputs"])
+            names = [t.get("name") for t in tensors if isinstance(t, dict)] or ["x"]
+            edges = n.get(key) if isinstance(n.get(key), list) else []
+            op = rng.random()
+            if op < 0.3 and edges:
+                edges.pop(rng.randrange(len(edges)))
+            elif op < 0.6:
+                edges.append(rng.choice(names + ["", "nope"]))
+            elif edges:
+                edges[rng.randrange(len(edges))] = rng.choice(names)
+            n[key] = edges
+        elif r < 0.9 and nodes:
+            if rng.random() < 0.5:
+                nodes.append(json.loads(json.dumps(rng.choice(nodes))))
+            else:
+                nodes.pop(rng.randrange(len(nodes)))
+        else:
+            doc[rng.choice(["inputs", "outputs", "name", "metadata", "schema"])] = weird_value(rng)
+    return doc
+
+
+def mutate_bytes(data, rng):
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        if not data:
+            break
+        r = rng.random()
+        i = rng.randrange(len(data))
+        if r < 0.4:
+            data[i] = rng.randrange(256)
+        elif r < 0.6:
+            data[i] ^= 1 << rng.randrange(8)
+        elif r < 0.7:
+            del data[i:i + rng.randint(1, 64)]
+        elif r < 0.8:
+            j = rng.randrange(len(data))
+            data[i:i] = data[j:j + rng.randint(1, 64)]
+        elif r < 0.85:
+            del data[i:]
+        else:
+            data[i:i] = bytes([rng.choice([0, 0xff, 0x7f, 0x80, 0x01])]) * rng.randint(1, 8)
+    return bytes(data)
+
+
+def mutate_toml(text, rng):
+    lines = text.split("\n")
+    number = re.compile(r"(=\s*)([-+]?[0-9][0-9._eE+-]*)")
+    candidates = [k for k, line in enumerate(lines)
+                  if not line.lstrip().startswith("#") and number.search(line)]
+    for _ in range(rng.randint(1, 3)):
+        if not candidates:
+            break
+        k = rng.choice(candidates)
+        hits = list(number.finditer(lines[k]))
+        if not hits:
+            continue  # already replaced by a value that is no number
+        h = rng.choice(hits)
+        lines[k] = lines[k][:h.start(2)] + rng.choice(TOML_VALUES) + lines[k][h.end(2):]
+    return "\n".join(lines)
+
+
+def report_problems(path):
+    try:
+        with open(path) as f:
+            totals = json.load(f).get("totals", {})
+    except (OSError, ValueError) as e:
+        return f"report unreadable: {e}"
+    problems = []
+    for key in ("latency_s", "energy_j", "flops", "params"):
+        if key not in totals:
+            continue
+        v = totals[key]
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            problems.append(f"totals.{key}={v!r}")
+    return "; ".join(problems)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("nnergy")
+    ap.add_argument("out_dir")
+    ap.add_argument("--seconds", type=float, default=600)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kinds", default="json,onnx,hw,runtime,rules")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    kinds = args.kinds.split(",")
+    work = os.path.join(args.out_dir, f"work-{args.seed}")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:intercept_tls_get_addr=0",
+               UBSAN_OPTIONS="print_stacktrace=1", NNERGY_CONFIG_CACHE="off")
+
+    graphs = [f for f in glob.glob(ROOT + "/configs/models/zoo/*.json") if os.path.getsize(f) < 130000]
+    graphs += [ROOT + "/tests/data/json/" + f for f in ("large_add.json", "declared_dims.json",
+                                                        "adaptive_pool.json")]
+    onnx_files = [f for f in glob.glob(ROOT + "/tests/data/onnx/*.onnx") if "bad_" not in f]
+    configs = {"hw": glob.glob(ROOT + "/configs/hardware/*.toml"),
+               "runtime": glob.glob(ROOT + "/configs/runtimes/*.toml"),
+               "rules": glob.glob(ROOT + "/configs/fusion/*.toml")}
+    devices = [os.path.basename(f)[:-5] for f in configs["hw"]]
+    for folder in ("fusion", "hardware", "runtimes"):
+        copy = os.path.join(work, folder)
+        if not os.path.isdir(copy):
+            os.makedirs(copy)
+            for f in glob.glob(ROOT + "/configs/" + folder + "/*"):
+                os.symlink(f, os.path.join(copy, os.path.basename(f)))
+
+    report = os.path.join(work, "report.json")
+    end = time.time() + args.seconds
+    runs = 0
+    seen = set()
+    exits = collections.Counter()  # by kind and exit code: how deep the inputs get
+    while time.time() < end:
+        kind = rng.choice(kinds)
+        extra = []
+        if rng.random() < 0.3:
+            extra += ["--batch", str(rng.choice([1, 2, 8, 64, 0, 1000000]))]
+        if rng.random() < 0.2:
+            extra += ["--precision", rng.choice(["float16", "int8", "bfloat16", "all"])]
+        if kind == "json":
+            source = rng.choice(graphs)
+            if rng.random() < 0.75:
+                with open(source) as f:
+                    data = json.dumps(mutate_graph(json.load(f), rng), indent=1).encode()
+            else:
+                with open(source, "rb") as f:
+                    data = mutate_bytes(f.read(), rng)
+            path = os.path.join(work, "model.json")
+        elif kind == "onnx":
+            source = rng.choice(onnx_files)
+            with open(source, "rb") as f:
+                data = mutate_bytes(f.read(), rng)
+            path = os.path.join(work, "model.onnx")
+        else:
+            source = rng.choice(configs[kind])
+            with open(source) as f:
+                data = mutate_toml(f.read(), rng).encode()
+            path = os.path.join(work, os.path.basename(os.path.dirname(source)),
+                               os.path.basename(source))
+            if not os.path.islink(path):
+                raise SystemExit(f"{path}: expected a link into the copy of its folder")
+            os.remove(path)
+        with open(path, "wb") as f:
+            f.write(data)
+
+        model = path if kind in ("json", "onnx") else rng.choice(graphs)
+        device = path if kind == "hw" else ("h100-sxm5" if rng.random() < 0.4 else rng.choice(devices))
+        cmd = [args.nnergy, "analyze", model, "--hw", device, "--format", "json", "-o", report]
+        if kind == "runtime":
+            cmd += ["--runtime", path]
+        elif rng.random() < 0.3:
+            cmd += ["--runtime", rng.choice(["pytorch-eager", "cuda-graph", "fused", "pytorch-eager-cpu"])]
+        if kind == "rules":
+            cmd += ["--rules", path]
+        if "bert" in model or "gpt" in model:
+            cmd += ["--dim", "seq=16"]
+        if "large_add" in model:
+            cmd += ["--dim", "n=4096"]
+        cmd += extra
+        if os.path.exists(report):
+            os.remove(report)
+        verdict, output = None, ""
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, timeout=60)
+            output = p.stderr.decode(errors="replace")
+            exits[(kind, p.returncode)] += 1
+            if p.returncode < 0:
+                verdict = f"signal {-p.returncode}"
+            elif "Sanitizer" in output or "runtime error:" in output:
+                verdict = "sanitizer"
+            elif p.returncode == 70:
+                verdict = "internal error"
+            elif p.returncode not in EXIT_CODES:
+                verdict = f"exit code {p.returncode}"
+            elif p.returncode != 0 and not output.strip():
+                verdict = "failed without a message"
+            elif p.returncode == 0:
+                problems = report_problems(report)
+                verdict = f"bad totals: {problems}" if problems else None
+        except subprocess.TimeoutExpired:
+            verdict = "hang"
+        if kind in configs:
+            os.remove(path)
+            os.symlink(source, path)
+        runs += 1
+        if not verdict:
+            continue
+        frames = re.findall(r"#\d+ 0x[0-9a-f]+ in (\S+)", output)[:3]
+        signature = verdict.split(":")[0] + ":" + (" ".join(frames) if frames else
+                                                    (output.strip().split("\n") or [""])[-1][:120])
+        key = hashlib.md5(signature.encode()).hexdigest()[:10]
+        if key in seen:
+            continue
+        seen.add(key)
+        kept = os.path.join(args.out_dir, f"{kind}-{key}{os.path.splitext(path)[1]}")
+        with open(kept, "wb") as f:
+            f.write(data)
+        with open(kept + ".txt", "w") as f:
+            f.write(f"{verdict}\nmutated from {source}\n{' '.join(cmd)}\n\n{output[-6000:]}")
+        print(f"[run {runs}] {verdict}: {kept}", flush=True)
+    print(f"{runs} runs, {len(seen)} distinct findings; exit codes by kind: "
+          + ", ".join(f"{k} {c}: {n}" for (k, c), n in sorted(exits.items())), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -92,7 +92,7 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
 }
 
 void require_finite_totals(const nnergy_results& results, const partition& part,
-                           std::string_view hardware_file) {
+                           std::string_view inputs) {
     for (const auto& [key, value] : results.totals) {
         if (std::isfinite(value)) continue;
         // The kernel at fault is looked for only once a total is known not to be finite.
@@ -108,7 +108,7 @@ void require_finite_totals(const nnergy_results& results, const partition& part,
             fmt::format("{}: the estimate's total {} is {}{}: a value of the hardware "
                         "description or the runtime profile is out of any device's "
                         "range for this model",
-                        hardware_file, std::string_view(key), value, first));
+                        inputs, std::string_view(key), value, first));
     }
 }
 

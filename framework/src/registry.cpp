@@ -493,13 +493,16 @@ void registry::scan(const std::vector<std::filesystem::path>& paths, scan_mode m
             std::filesystem::path dir = std::filesystem::weakly_canonical(path, ec);
             if (ec) dir = path;
             std::vector<std::filesystem::path> files;
-            std::vector<std::string> listed;  // the directory's libraries, by the name it lists
+            // The directory's libraries by the names it lists, and a link's by its target too
+            // (the name the catalog keeps).
+            std::vector<std::string> listed;
             for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
                 if (!e.is_regular_file(ec) || !is_library_file(e.path())) continue;
                 std::error_code lec;
-                listed.push_back(e.path().string());
                 files.push_back(e.is_symlink(lec) ? std::filesystem::weakly_canonical(e.path(), lec)
                                                   : e.path());
+                listed.push_back(e.path().string());
+                if (files.back() != e.path()) listed.push_back(files.back().string());
             }
             std::sort(files.begin(), files.end());
             if (catalog_ && !ec) forget_missing_libraries(dir, listed);

@@ -721,6 +721,22 @@ TEST_CASE("a library gone from a scanned directory leaves the catalog; other dir
     nnergy::registry again(catalog);
     again.scan({dir});
     CHECK_THAT(read_text(catalog), !Contains("libstaying.so") && Contains("libelsewhere.so"));
+
+    // A link is catalogued by its target's name, which the listing holds through the link: the
+    // entry stays, and the next run finds the library in the catalog rather than opening it.
+    fs::copy_file(NNERGY_FAKE_GOOD, dir / "vendor-build-7");
+    fs::create_symlink(dir / "vendor-build-7", dir / "libvendor.so");
+    {
+        nnergy::registry r(catalog);
+        r.scan({dir});
+        REQUIRE(r.find("fake.architecture.good"));
+    }
+    CHECK_THAT(read_text(catalog), Contains("vendor-build-7"));
+    nnergy::registry linked(catalog);
+    linked.scan({dir});
+    REQUIRE(linked.find("fake.architecture.good"));
+    CHECK(linked.find("fake.architecture.good")->vtbl == nullptr);  // from the catalog
+    CHECK_THAT(read_text(catalog), Contains("vendor-build-7"));
 }
 
 TEST_CASE("a catalog that does not match its library is an error naming the file, never a guess",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
@@ -92,23 +93,28 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
 }
 
 void require_finite_totals(const nnergy_results& results, const partition& part,
-                           std::string_view inputs) {
+                           const std::filesystem::path& hardware_file,
+                           const std::filesystem::path& runtime_file) {
     for (const auto& [key, value] : results.totals) {
         if (std::isfinite(value)) continue;
         // The kernel at fault is looked for only once a total is known not to be finite.
         std::string first;
-        for (size_t k = 0; k < results.kernel_numbers.size() && first.empty(); ++k)
+        const size_t kernels = std::min(results.kernel_numbers.size(), part.kernels.size());
+        for (size_t k = 0; k < kernels && first.empty(); ++k)
             for (const auto& [id, v] : results.kernel_numbers[k])
-                if (!std::isfinite(v) && k < part.kernels.size()) {
+                if (!std::isfinite(v)) {
                     first = fmt::format(" (first at kernel '{}': {} = {})", part.kernels[k].name,
                                         results.kernel_keys.name(id), v);
                     break;
                 }
-        throw error(
-            fmt::format("{}: the estimate's total {} is {}{}: a value of the hardware "
-                        "description or the runtime profile is out of any device's "
-                        "range for this model",
-                        inputs, std::string_view(key), value, first));
+        throw error(fmt::format(
+            "{}: the estimate's total {} is {}{}: a value of the hardware "
+            "description or the runtime profile is out of any device's "
+            "range for this model",
+            runtime_file.empty() ? hardware_file.string()
+                                 : fmt::format("{} (runtime profile {})", hardware_file.string(),
+                                               runtime_file.string()),
+            std::string_view(key), value, first));
     }
 }
 

@@ -18,6 +18,7 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/registry.hpp>
+#include <utility>
 
 #include "replace_file.hpp"
 #include "user_cache.hpp"
@@ -505,7 +506,7 @@ void registry::scan(const std::vector<std::filesystem::path>& paths, scan_mode m
                 if (files.back() != e.path()) listed.push_back(files.back().string());
             }
             std::sort(files.begin(), files.end());
-            if (catalog_ && !ec) forget_missing_libraries(dir, listed);
+            if (catalog_ && !ec) forget_missing_libraries(dir, std::move(listed));
             for (const auto& f : files) add_library(f, mode);
         } else if (std::filesystem::is_regular_file(path, ec)) {
             std::filesystem::path file = std::filesystem::weakly_canonical(path, ec);

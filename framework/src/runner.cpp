@@ -537,11 +537,8 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 est_names.push(report_value::of(est_entries[e]->name));
             }
             clock.lap("estimate");
-            require_finite_totals(
-                results, part,
-                spec.runtime ? fmt::format("{} (runtime profile {})", as.hardware_file.string(),
-                                           spec.runtime->file.string())
-                             : as.hardware_file.string());
+            require_finite_totals(results, part, as.hardware_file,
+                                  spec.runtime ? spec.runtime->file : std::filesystem::path());
 
             report_value run = report_value::object();
             report_value arch_doc = report_value::object();

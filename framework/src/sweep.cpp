@@ -818,11 +818,7 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
             const component_instance& arch =
                 w->architecture(c.device, *architectures[c.device], d.config, d.hardware);
             const nnergy_results& results = w->evaluate(arch, *gs.bound, *gs.part, c.precision);
-            const sweep_runtime& rt = axes.runtimes[c.runtime];
-            require_finite_totals(results, *gs.part,
-                                  rt.file.empty() ? d.file.string()
-                                                  : fmt::format("{} (runtime profile {})",
-                                                                d.file.string(), rt.file.string()));
+            require_finite_totals(results, *gs.part, d.file, axes.runtimes[c.runtime].file);
             result.totals = totals_of(results, *gs.bound);
         } catch (const std::exception& e) {
             result.ok = false;

@@ -100,12 +100,13 @@ struct evaluation_totals {
 evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g);
 
 /// Throws an error (invalid input) when a total of `results` is not a finite number, naming the
-/// total, `inputs` (the hardware file, and the runtime profile where one is used) and the first
-/// kernel with such a number. Such a total (a report would show null) comes from a hardware or
-/// runtime value far outside any device's range (a peak of 1e-300 TFLOP/s): a run never
-/// reports an unknown energy or latency.
+/// total, the hardware file, the runtime profile (none: empty) and the first kernel with such a
+/// number; the message is built only then (a sweep calls this for every configuration). Such a
+/// total (a report would show null) comes from a hardware or runtime value far outside any
+/// device's range (a peak of 1e-300 TFLOP/s): a run never reports an unknown energy or latency.
 void require_finite_totals(const nnergy_results& results, const partition& part,
-                           std::string_view inputs);
+                           const std::filesystem::path& hardware_file,
+                           const std::filesystem::path& runtime_file);
 
 /// Runs job(t, i) for every i in [0, count) on `threads` threads, t being the thread's number
 /// (0: the calling thread), each thread taking the next index (jobs differ in cost).

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
+#include <nnergy/framework/host.hpp>
 #include <nnergy/framework/pipeline.hpp>
 #include <set>
 
@@ -72,6 +73,13 @@ calibration_parameter parameter_of(const config_value& v, std::string key) {
     p.upper = p.initial * 20;
     // A fraction of a peak stays a fraction.
     if ((v.unit == "%" || v.unit == "1") && p.initial <= 1) p.upper = std::min(p.upper, 1.0);
+    // The overlay calibrate writes must read back: its values stay within the magnitudes a
+    // hardware file may hold.
+    if (const auto range = plausible_si_range(v.unit);
+        range && p.initial >= range->first && p.initial <= range->second) {
+        p.lower = std::max(p.lower, range->first);
+        p.upper = std::min(p.upper, range->second);
+    }
     p.origin = v.file;
     return p;
 }

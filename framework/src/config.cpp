@@ -89,74 +89,124 @@ namespace {
 using detail::join_key;
 using detail::line_of;
 
+/// What a unit measures, for the range of values a device can have (plausible_range()).
+enum class quantity_kind {
+    dimensionless,  ///< counts, fractions and factors: each key's own checks bound them
+    compute_rate,
+    bandwidth,
+    size,
+    time,
+    frequency,
+    power,
+    energy,
+    energy_per_work,  ///< per byte, FLOP or operation
+    per_cycle,
+};
+
 struct unit_factor {
     std::string_view unit;
     double factor;
+    quantity_kind kind;
 };
 
 // Every unit a hardware file may use, and its factor to SI base units (bytes, seconds, FLOP,
 // hertz, watts, joules). Decimal prefixes for rates and sizes follow datasheets (1 TB/s = 1e12
 // B/s).
 constexpr std::array k_units{
-    unit_factor{"1", 1},
-    unit_factor{"count", 1},
-    unit_factor{"%", 0.01},
-    unit_factor{"FLOP/s", 1},
-    unit_factor{"kFLOP/s", 1e3},
-    unit_factor{"MFLOP/s", 1e6},
-    unit_factor{"GFLOP/s", 1e9},
-    unit_factor{"TFLOP/s", 1e12},
-    unit_factor{"PFLOP/s", 1e15},
-    unit_factor{"OP/s", 1},
-    unit_factor{"kOP/s", 1e3},
-    unit_factor{"MOP/s", 1e6},
-    unit_factor{"GOP/s", 1e9},
-    unit_factor{"TOP/s", 1e12},
-    unit_factor{"POP/s", 1e15},
-    unit_factor{"B/s", 1},
-    unit_factor{"KB/s", 1e3},
-    unit_factor{"MB/s", 1e6},
-    unit_factor{"GB/s", 1e9},
-    unit_factor{"TB/s", 1e12},
-    unit_factor{"KiB/s", 1024.0},
-    unit_factor{"MiB/s", 1048576.0},
-    unit_factor{"GiB/s", 1073741824.0},
-    unit_factor{"TiB/s", 1099511627776.0},
-    unit_factor{"B", 1},
-    unit_factor{"KB", 1e3},
-    unit_factor{"MB", 1e6},
-    unit_factor{"GB", 1e9},
-    unit_factor{"TB", 1e12},
-    unit_factor{"KiB", 1024.0},
-    unit_factor{"MiB", 1048576.0},
-    unit_factor{"GiB", 1073741824.0},
-    unit_factor{"TiB", 1099511627776.0},
-    unit_factor{"s", 1},
-    unit_factor{"ms", 1e-3},
-    unit_factor{"us", 1e-6},
-    unit_factor{"ns", 1e-9},
-    unit_factor{"Hz", 1},
-    unit_factor{"kHz", 1e3},
-    unit_factor{"MHz", 1e6},
-    unit_factor{"GHz", 1e9},
-    unit_factor{"W", 1},
-    unit_factor{"mW", 1e-3},
-    unit_factor{"kW", 1e3},
-    unit_factor{"J", 1},
-    unit_factor{"mJ", 1e-3},
-    unit_factor{"uJ", 1e-6},
-    unit_factor{"nJ", 1e-9},
-    unit_factor{"pJ", 1e-12},
-    unit_factor{"pJ/B", 1e-12},
-    unit_factor{"pJ/FLOP", 1e-12},
-    unit_factor{"pJ/op", 1e-12},
-    unit_factor{"FLOP/cycle", 1},
-    unit_factor{"B/cycle", 1},
+    unit_factor{"1", 1, quantity_kind::dimensionless},
+    unit_factor{"count", 1, quantity_kind::dimensionless},
+    unit_factor{"%", 0.01, quantity_kind::dimensionless},
+    unit_factor{"FLOP/s", 1, quantity_kind::compute_rate},
+    unit_factor{"kFLOP/s", 1e3, quantity_kind::compute_rate},
+    unit_factor{"MFLOP/s", 1e6, quantity_kind::compute_rate},
+    unit_factor{"GFLOP/s", 1e9, quantity_kind::compute_rate},
+    unit_factor{"TFLOP/s", 1e12, quantity_kind::compute_rate},
+    unit_factor{"PFLOP/s", 1e15, quantity_kind::compute_rate},
+    unit_factor{"OP/s", 1, quantity_kind::compute_rate},
+    unit_factor{"kOP/s", 1e3, quantity_kind::compute_rate},
+    unit_factor{"MOP/s", 1e6, quantity_kind::compute_rate},
+    unit_factor{"GOP/s", 1e9, quantity_kind::compute_rate},
+    unit_factor{"TOP/s", 1e12, quantity_kind::compute_rate},
+    unit_factor{"POP/s", 1e15, quantity_kind::compute_rate},
+    unit_factor{"B/s", 1, quantity_kind::bandwidth},
+    unit_factor{"KB/s", 1e3, quantity_kind::bandwidth},
+    unit_factor{"MB/s", 1e6, quantity_kind::bandwidth},
+    unit_factor{"GB/s", 1e9, quantity_kind::bandwidth},
+    unit_factor{"TB/s", 1e12, quantity_kind::bandwidth},
+    unit_factor{"KiB/s", 1024.0, quantity_kind::bandwidth},
+    unit_factor{"MiB/s", 1048576.0, quantity_kind::bandwidth},
+    unit_factor{"GiB/s", 1073741824.0, quantity_kind::bandwidth},
+    unit_factor{"TiB/s", 1099511627776.0, quantity_kind::bandwidth},
+    unit_factor{"B", 1, quantity_kind::size},
+    unit_factor{"KB", 1e3, quantity_kind::size},
+    unit_factor{"MB", 1e6, quantity_kind::size},
+    unit_factor{"GB", 1e9, quantity_kind::size},
+    unit_factor{"TB", 1e12, quantity_kind::size},
+    unit_factor{"KiB", 1024.0, quantity_kind::size},
+    unit_factor{"MiB", 1048576.0, quantity_kind::size},
+    unit_factor{"GiB", 1073741824.0, quantity_kind::size},
+    unit_factor{"TiB", 1099511627776.0, quantity_kind::size},
+    unit_factor{"s", 1, quantity_kind::time},
+    unit_factor{"ms", 1e-3, quantity_kind::time},
+    unit_factor{"us", 1e-6, quantity_kind::time},
+    unit_factor{"ns", 1e-9, quantity_kind::time},
+    unit_factor{"Hz", 1, quantity_kind::frequency},
+    unit_factor{"kHz", 1e3, quantity_kind::frequency},
+    unit_factor{"MHz", 1e6, quantity_kind::frequency},
+    unit_factor{"GHz", 1e9, quantity_kind::frequency},
+    unit_factor{"W", 1, quantity_kind::power},
+    unit_factor{"mW", 1e-3, quantity_kind::power},
+    unit_factor{"kW", 1e3, quantity_kind::power},
+    unit_factor{"J", 1, quantity_kind::energy},
+    unit_factor{"mJ", 1e-3, quantity_kind::energy},
+    unit_factor{"uJ", 1e-6, quantity_kind::energy},
+    unit_factor{"nJ", 1e-9, quantity_kind::energy},
+    unit_factor{"pJ", 1e-12, quantity_kind::energy},
+    unit_factor{"pJ/B", 1e-12, quantity_kind::energy_per_work},
+    unit_factor{"pJ/FLOP", 1e-12, quantity_kind::energy_per_work},
+    unit_factor{"pJ/op", 1e-12, quantity_kind::energy_per_work},
+    unit_factor{"FLOP/cycle", 1, quantity_kind::per_cycle},
+    unit_factor{"B/cycle", 1, quantity_kind::per_cycle},
 };
 
-std::optional<double> si_factor(std::string_view unit) {
+const unit_factor* find_unit(std::string_view unit) {
     for (const unit_factor& u : k_units)
-        if (u.unit == unit) return u.factor;
+        if (u.unit == unit) return &u;
+    return nullptr;
+}
+
+/// The magnitudes, in SI units, that a value of each kind may have: several orders of magnitude
+/// beyond any device built or proposed on both sides, so that a design study is never refused,
+/// but a slipped exponent or unit (a peak of 1e-300 TFLOP/s, 1e9 GB of cache) is caught where
+/// it is written instead of turning every estimate into a meaningless number.
+struct plausible_range {
+    std::string_view what;
+    double low, high;
+};
+
+std::optional<plausible_range> plausible_range_of(quantity_kind kind) {
+    switch (kind) {
+        case quantity_kind::dimensionless:
+            return std::nullopt;
+        case quantity_kind::compute_rate:  // 1 kFLOP/s to 100 EFLOP/s
+            return plausible_range{"a rate of work", 1e3, 1e20};
+        case quantity_kind::bandwidth:  // 1 KB/s to 1 EB/s
+            return plausible_range{"a bandwidth", 1e3, 1e18};
+        case quantity_kind::size:  // 1 byte to 10 PB
+            return plausible_range{"a size", 1, 1e16};
+        case quantity_kind::time:  // 1 fs to about three hours
+            return plausible_range{"a time", 1e-15, 1e4};
+        case quantity_kind::frequency:  // 1 kHz to 10 THz
+            return plausible_range{"a frequency", 1e3, 1e13};
+        case quantity_kind::power:  // 1 nW to 10 MW
+            return plausible_range{"a power", 1e-9, 1e7};
+        case quantity_kind::energy:  // below the Landauer limit's 3e-21 J per bit, to 1 kJ
+            return plausible_range{"an energy per event", 1e-21, 1e3};
+        case quantity_kind::energy_per_work:  // 1e-21 J to 1 uJ per byte or operation
+            return plausible_range{"an energy per byte or operation", 1e-21, 1e-6};
+        case quantity_kind::per_cycle:
+            return plausible_range{"an amount per cycle", 1e-6, 1e9};
+    }
     return std::nullopt;
 }
 
@@ -230,18 +280,28 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
         if (const std::string_view expected = energy_units_for(name, *unit); !expected.empty())
             throw error(
                 fmt::format("{}:{}: '{}': unit '{}' is not {}", file, line, name, *unit, expected));
-        auto factor = si_factor(*unit);
-        if (!factor)
+        const unit_factor* known = find_unit(*unit);
+        if (!known)
             throw error(fmt::format("{}:{}: '{}': unknown unit '{}' (known: {})", file, line, name,
                                     *unit, known_units()));
         config_value v;
         v.name = name;
         v.kind = NNERGY_VALUE_FLOAT;
-        v.float_value = *value * *factor;
+        v.float_value = *value * known->factor;
         if (!std::isfinite(v.float_value))
             throw error(fmt::format("{}:{}: '{}': {} {} is out of range (beyond {:g} in SI units)",
                                     file, line, name, *value, *unit,
                                     std::numeric_limits<double>::max()));
+        // Zero and the sign are left to the checks of the key's reader (a peak must be
+        // positive, an idle power may be zero): only a magnitude no device has is refused here.
+        if (const std::optional<plausible_range> range = plausible_range_of(known->kind);
+            range && v.float_value != 0 &&
+            (std::fabs(v.float_value) < range->low || std::fabs(v.float_value) > range->high))
+            throw error(fmt::format(
+                "{}:{}: '{}': {} {} is beyond any device's range for {} (expected {:g} to {:g} "
+                "{}, or 0 where the key allows it); check the exponent and the unit",
+                file, line, name, *value, *unit, range->what, range->low / known->factor,
+                range->high / known->factor, *unit));
         v.file = file;
         v.line = line;
         v.unit = *unit;
@@ -264,6 +324,14 @@ void flatten_hardware(const toml::node& n, const std::string& name, const std::s
 }
 
 }  // namespace
+
+std::optional<std::pair<double, double>> plausible_si_range(std::string_view unit) {
+    const unit_factor* known = find_unit(unit);
+    if (!known) return std::nullopt;
+    const std::optional<plausible_range> range = plausible_range_of(known->kind);
+    if (!range) return std::nullopt;
+    return std::pair{range->low, range->high};
+}
 
 namespace {
 

@@ -108,9 +108,9 @@ void require_finite_totals(const nnergy_results& results, const partition& part,
                     break;
                 }
         throw error(fmt::format(
-            "{}: the estimate's total {} is {}{}: a value of the hardware "
-            "description or the runtime profile is out of any device's "
-            "range for this model",
+            "{}: the estimate's total {} is {}{}: the estimate left the range of a number on "
+            "this model (a count or factor of the description far outside any device's, or a "
+            "fault of an estimator plugin)",
             runtime_file.empty() ? hardware_file.string()
                                  : fmt::format("{} (runtime profile {})", hardware_file.string(),
                                                runtime_file.string()),

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
@@ -52,6 +56,59 @@ TEST_CASE("hardware quantities are finite in SI units", "[config][hardware]") {
     CHECK_THAT(error_of("out_of_range.toml"), Catch::Contains("out_of_range.toml:5") &&
                                                   Catch::Contains("memory.dram.bandwidth") &&
                                                   Catch::Contains("1e+308 TB/s is out of range"));
+}
+
+namespace {
+/// The error reading a hardware file whose one quantity is `quantity` (empty when it reads).
+std::string error_of_quantity(const std::string& key, const std::string& quantity) {
+    const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                       ("nnergy-plausible-" + std::to_string(::getpid()) + ".toml");
+    {
+        std::ofstream out(file);
+        out << "schema = \"nnergy.hardware/1\"\nname = \"test\"\n"
+            << key << " = " << quantity << "\n";
+    }
+    std::string message;
+    try {
+        nnergy::read_hardware_file(file);
+    } catch (const nnergy::error& e) {
+        message = e.what();
+    }
+    std::filesystem::remove(file);
+    return message;
+}
+}  // namespace
+
+TEST_CASE("hardware quantities lie within any device's range", "[config][hardware]") {
+    auto q = [](const std::string& value, const std::string& unit) {
+        return "{ value = " + value + ", unit = \"" + unit + "\", source = \"test value\" }";
+    };
+    // A slipped exponent or unit is refused, naming the key, line and range in the unit used.
+    CHECK_THAT(error_of_quantity("peak", q("1e-300", "TFLOP/s")),
+               Catch::Contains(":3: 'peak': 1e-300 TFLOP/s is beyond any device's range for a "
+                               "rate of work (expected 1e-09 to 1e+08 TFLOP/s"));
+    CHECK_THAT(error_of_quantity("capacity", q("1e9", "GB")),
+               Catch::Contains("'capacity': 1000000000 GB is beyond") &&
+                   Catch::Contains("expected 1e-09 to 1e+07 GB"));
+    CHECK_THAT(error_of_quantity("dram", q("5e6", "pJ/B")),
+               Catch::Contains("an energy per byte or operation"));
+    CHECK_THAT(error_of_quantity("launch", q("-1e5", "s")), Catch::Contains("a time"));
+    CHECK_THAT(error_of_quantity("clock", q("0.5", "Hz")), Catch::Contains("a frequency"));
+    // The bounds themselves, zero, and the sign within them are the key's own rules' business.
+    CHECK(error_of_quantity("peak", q("1", "kFLOP/s")).empty());
+    CHECK(error_of_quantity("peak", q("100", "POP/s")).empty());
+    CHECK(error_of_quantity("idle", q("0", "W")).empty());
+    CHECK(error_of_quantity("pj", q("-1", "pJ/FLOP")).empty());
+    // Dimensionless quantities are bounded by the keys that read them.
+    CHECK(error_of_quantity("tiles", q("1e30", "count")).empty());
+    CHECK(error_of_quantity("factor", q("1e-30", "1")).empty());
+
+    const auto bandwidth = nnergy::plausible_si_range("TB/s");
+    REQUIRE(bandwidth);
+    CHECK(bandwidth->first == 1e3);
+    CHECK(bandwidth->second == 1e18);
+    CHECK_FALSE(nnergy::plausible_si_range("%"));
+    CHECK_FALSE(nnergy::plausible_si_range("TB/fortnight"));
 }
 
 TEST_CASE("TOML files flatten to dotted names with lines", "[config]") {

@@ -102,8 +102,9 @@ evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g)
 /// Throws an error (invalid input) when a total of `results` is not a finite number, naming the
 /// total, the hardware file, the runtime profile (none: empty) and the first kernel with such a
 /// number; the message is built only then (a sweep calls this for every configuration). Such a
-/// total (a report would show null) comes from a hardware or runtime value far outside any
-/// device's range (a peak of 1e-300 TFLOP/s): a run never reports an unknown energy or latency.
+/// total (a report would show null) comes from an estimator plugin's fault or a count or factor
+/// far outside any device's (quantities with units are range-checked when a file is read): a run
+/// never reports an unknown energy or latency.
 void require_finite_totals(const nnergy_results& results, const partition& part,
                            const std::filesystem::path& hardware_file,
                            const std::filesystem::path& runtime_file);

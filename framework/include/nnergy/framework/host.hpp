@@ -10,8 +10,10 @@
 #include <memory>
 #include <nnergy/framework/partition.hpp>
 #include <nnergy/framework/registry.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nnergy {
@@ -43,6 +45,11 @@ config_values read_toml_file(const std::filesystem::path& file);
 /// Reads a hardware description: every number must be {value, unit, source}; quantities are
 /// converted to SI. Throws nnergy::error naming the file, line and key on any violation.
 config_values read_hardware_file(const std::filesystem::path& file);
+
+/// The magnitudes (SI) a non-zero quantity written in `unit` may have in a hardware or runtime
+/// file, wider than any device's on both sides (docs/hardware.md); empty for dimensionless and
+/// unknown units, which are not bounded.
+std::optional<std::pair<double, double>> plausible_si_range(std::string_view unit);
 
 /// The precisions a hardware description offers (a `compute.<precision>.peak`), widest first:
 /// what `precision = "all"` sweeps over.

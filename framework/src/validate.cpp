@@ -762,6 +762,7 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         r.measured = c.measured;
         r.runtime = c.runtime->label;
         r.predicted_latency_s = t.latency_s ? *t.latency_s : std::nan("");
+        r.has_latency = t.latency_s.has_value();
         r.predicted_energy_j = t.energy_j;
         // An op run's energy per call is the loop's energy over its calls, priced over the
         // time one call took in that loop (docs/validate.md, "Op runs"): a call estimated to be
@@ -826,7 +827,19 @@ validation_result run_validation(const validate_options& o) {
 validation_result validate_session(const validation_session& session, const validate_options& o) {
     validation_result v = session.header();
     for (validated_config& c : session.predict(session.hardware())) {
-        if (!std::isfinite(c.predicted_latency_s)) {
+        // An estimate that left the range of a number would make the MAPE infinite, or, left
+        // out, better than it is: the run stops, as analyze does (evaluate.hpp).
+        if ((c.has_latency && !std::isfinite(c.predicted_latency_s)) ||
+            (c.predicted_energy_j && !std::isfinite(*c.predicted_energy_j)))
+            throw error(fmt::format(
+                "{}: the estimate's {} is {}: the estimate left the range of a number (a count "
+                "or factor of the description far outside any device's, or a fault of an "
+                "estimator plugin)",
+                describe(c.measured),
+                c.has_latency && !std::isfinite(c.predicted_latency_s) ? "latency" : "energy",
+                c.has_latency && !std::isfinite(c.predicted_latency_s) ? c.predicted_latency_s
+                                                                       : *c.predicted_energy_j));
+        if (!c.has_latency) {
             bool merged = false;
             for (skipped_configs& s : v.skipped)
                 if (s.model == c.measured.model && s.mode == c.measured.mode &&

@@ -65,8 +65,9 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
 /// A measured configuration with its estimate.
 struct validated_config {
     measured_config measured;
-    std::string runtime;  ///< the profile the mode ran under ("none": no profile)
-    double predicted_latency_s = 0;
+    std::string runtime;             ///< the profile the mode ran under ("none": no profile)
+    double predicted_latency_s = 0;  ///< NaN when no estimator gave one (has_latency false)
+    bool has_latency = false;
     std::optional<double> predicted_energy_j;
 
     double latency_error() const { return predicted_latency_s / measured.latency_s - 1; }

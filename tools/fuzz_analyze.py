@@ -4,7 +4,7 @@
 sanitizer report or a report with a number that is not one.
 
     tools/fuzz_analyze.py NNERGY OUT_DIR [--seconds 600] [--seed 1]
-                          [--kinds json,onnx,hw,runtime,rules]
+                          [--kinds json,onnx,hw,runtime,rules] [--mild]
 
 NNERGY is best a sanitizer build (cmake -DNNERGY_SANITIZE=ON; the binary and the plugin targets
 are enough). Each run mutates one input and analyzes it:
@@ -15,6 +15,9 @@ are enough). Each run mutates one input and analyzes it:
   runtime  the same for a runtime profile (--runtime FILE);
   rules    the same for a fusion-rules file (--rules FILE).
 Models run on a random catalog device, batch and precision, sometimes under a runtime profile.
+With --mild, the changes stay plausible (small dims and attribute values, an op swapped for one
+of its kind, numbers of configuration files scaled rather than replaced), so that most inputs
+pass the readers and reach shape inference, mapping and the estimators.
 
 A finding is a run that: ends on a signal; prints a sanitizer report; exits with 70 (an internal
 error) or a code docs/cli.md does not list; fails without a message; hangs for 60 s; or exits 0
@@ -67,6 +70,96 @@ def weird_value(rng):
     if r < 0.9:
         return [rng.choice(WEIRD_INTS) for _ in range(rng.randint(0, 6))]
     return {"k": rng.choice(WEIRD_INTS)}
+
+
+MILD_INTS = [0, 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64, 100, 1000, -1, -2]
+OP_KINDS = [
+    ["Relu", "Sigmoid", "Tanh", "Gelu", "Erf", "Abs", "Neg", "Exp", "Log", "Sqrt", "Identity",
+     "Softmax", "HardSwish", "Silu", "Cast", "LeakyRelu", "Softplus", "Clip"],
+    ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Where", "MatMul"],
+    ["MaxPool", "AveragePool", "GlobalAveragePool", "LpPool", "GlobalMaxPool"],
+    ["Conv", "ConvTranspose", "ConvInteger", "QLinearConv"],
+    ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceL2", "ArgMax", "Softmax", "LogSoftmax"],
+    ["MatMul", "Gemm", "Einsum", "MatMulInteger"],
+]
+
+
+def mild_value(old, rng):
+    """A value near `old`'s kind: small integers, lists of the same length, symbols."""
+    if isinstance(old, bool):
+        return not old
+    if isinstance(old, int):
+        return rng.choice(MILD_INTS)
+    if isinstance(old, float):
+        return rng.choice([0.0, 0.5, 1e-5, 1.0, 2.0, -1.0])
+    if isinstance(old, list) and old and all(isinstance(x, int) for x in old):
+        out = list(old)
+        out[rng.randrange(len(out))] = rng.choice(MILD_INTS)
+        if rng.random() < 0.2:
+            out.append(rng.choice(MILD_INTS))
+        elif rng.random() < 0.2:
+            out.pop()
+        return out
+    if isinstance(old, str):
+        return rng.choice([old, "batch", "seq", "n + 1", "2*batch"])
+    return rng.choice(MILD_INTS)
+
+
+def mutate_graph_mildly(doc, rng):
+    nodes = [n for n in doc.get("nodes", []) if isinstance(n, dict)]
+    tensors = [t for t in doc.get("tensors", []) if isinstance(t, dict)]
+    for _ in range(rng.randint(1, 2)):
+        r = rng.random()
+        if r < 0.3 and tensors:
+            t = rng.choice(tensors)
+            shape = t.get("shape")
+            if isinstance(shape, list) and shape:
+                k = rng.randrange(len(shape))
+                shape[k] = mild_value(shape[k], rng) if rng.random() < 0.8 else "batch"
+            elif rng.random() < 0.5:
+                t["dtype"] = rng.choice(["float32", "float16", "bfloat16", "int8", "int64", "bool"])
+        elif r < 0.65 and nodes:
+            n = rng.choice(nodes)
+            attrs = n.get("attributes")
+            if isinstance(attrs, dict) and attrs:
+                k = rng.choice(list(attrs))
+                attrs[k] = mild_value(attrs[k], rng)
+            else:
+                n.setdefault("attributes", {})[rng.choice(ATTRIBUTES)] = rng.choice(
+                    MILD_INTS + [[1, 1], [2, 2], [0, 0, 0, 0], [3, 3]])
+        elif r < 0.85 and nodes:
+            n = rng.choice(nodes)
+            kinds = [k for k in OP_KINDS if n.get("op") in k]
+            n["op"] = rng.choice(rng.choice(kinds) if kinds else rng.choice(OP_KINDS))
+        elif nodes:
+            # Another node's input instead of one of this node's: a new edge, maybe a cycle.
+            n, other = rng.choice(nodes), rng.choice(nodes)
+            ins, outs = n.get("inputs"), other.get("outputs")
+            if isinstance(ins, list) and ins and isinstance(outs, list) and outs:
+                ins[rng.randrange(len(ins))] = rng.choice(outs)
+    return doc
+
+
+def scale_toml(text, rng):
+    """Numbers of a configuration file scaled by plausible factors (or set to 0 or 1)."""
+    lines = text.split("\n")
+    number = re.compile(r"(=\s*)([-+]?[0-9][0-9._eE+-]*)")
+    candidates = [k for k, line in enumerate(lines)
+                  if not line.lstrip().startswith("#") and number.search(line)]
+    for _ in range(rng.randint(1, 3)):
+        if not candidates:
+            break
+        k = rng.choice(candidates)
+        h = rng.choice(list(number.finditer(lines[k])))
+        try:
+            value = float(h.group(2).replace("_", ""))
+        except ValueError:
+            continue
+        factor = rng.choice([0.5, 2, 10, 0.1, 1000, 0.001, 0, 1.5])
+        scaled = value * factor if rng.random() < 0.9 else rng.choice([0, 1])
+        text_value = repr(int(scaled)) if scaled == int(scaled) and abs(scaled) < 2**53 else repr(scaled)
+        lines[k] = lines[k][:h.start(2)] + text_value + lines[k][h.end(2):]
+    return "\n".join(lines)
 
 
 def mutate_graph(doc, rng):
@@ -178,6 +271,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=600)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kinds", default="json,onnx,hw,runtime,rules")
+    ap.add_argument("--mild", action="store_true", help="plausible changes that reach deeper")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     kinds = args.kinds.split(",")
@@ -215,7 +309,10 @@ def main():
             extra += ["--precision", rng.choice(["float16", "int8", "bfloat16", "all"])]
         if kind == "json":
             source = rng.choice(graphs)
-            if rng.random() < 0.75:
+            if args.mild:
+                with open(source) as f:
+                    data = json.dumps(mutate_graph_mildly(json.load(f), rng), indent=1).encode()
+            elif rng.random() < 0.75:
                 with open(source) as f:
                     data = json.dumps(mutate_graph(json.load(f), rng), indent=1).encode()
             else:
@@ -230,7 +327,7 @@ def main():
         else:
             source = rng.choice(configs[kind])
             with open(source) as f:
-                data = mutate_toml(f.read(), rng).encode()
+                data = (scale_toml if args.mild else mutate_toml)(f.read(), rng).encode()
             path = os.path.join(work, os.path.basename(os.path.dirname(source)),
                                os.path.basename(source))
             if not os.path.islink(path):

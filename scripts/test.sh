@@ -7,4 +7,7 @@ scripts/install-deps.sh
 build_dir=${NNERGY_TEST_BUILD_DIR:-build-test}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNERGY_WERROR=ON "$@"
 cmake --build "$build_dir"
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
+# The tests keep their plugin catalog and parsed configuration files in the build tree, not in
+# the user's ~/.cache/nnergy: their outcome never depends on what other builds left there.
+XDG_CACHE_HOME="$(cd "$build_dir" && pwd)/test-cache" \
+  ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

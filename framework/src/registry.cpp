@@ -415,6 +415,21 @@ void write_catalog(const std::filesystem::path& path, const catalog_map& catalog
     }
 }
 
+/// Drops the entries whose library no longer exists, wherever it was (a deleted build tree, a
+/// temporary install): checked only when the catalog is written anyway, since every run reads
+/// the whole catalog and would otherwise read such entries for good.
+void drop_vanished_libraries(catalog_map& catalog) {
+    for (auto it = catalog.begin(); it != catalog.end();) {
+        struct ::stat st {};
+        if (::stat(it->first.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+            spdlog::debug("plugin catalog: {} no longer exists; its entry is dropped", it->first);
+            it = catalog.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 std::filesystem::path& process_catalog_path() {
     static std::filesystem::path path;
     return path;
@@ -516,6 +531,7 @@ void registry::scan(const std::vector<std::filesystem::path>& paths, scan_mode m
         }
     }
     if (catalog_ && catalog_->dirty) {
+        drop_vanished_libraries(catalog_->entries);
         write_catalog(catalog_path_, catalog_->entries);
         catalog_->dirty = false;
     }

@@ -695,6 +695,7 @@ TEST_CASE("a library gone from a scanned directory leaves the catalog; other dir
         r.scan({other});
     }
     // An entry below the directory, not in it, belongs to a directory of its own.
+    fs::copy_file(NNERGY_FAKE_GOOD, dir / "nested" / "libnested.so");
     const std::string nested = (fs::weakly_canonical(dir) / "nested" / "libnested.so").string();
     std::string text = read_text(catalog);
     const size_t line = text.find("\nlibrary\t") + 1;
@@ -722,6 +723,10 @@ TEST_CASE("a library gone from a scanned directory leaves the catalog; other dir
     again.scan({dir});
     CHECK_THAT(read_text(catalog), !Contains("libstaying.so") && Contains("libelsewhere.so"));
 
+    // A library that no longer exists at all (a deleted build tree) leaves the catalog when it
+    // is next written, though its directory is not searched; one that exists stays.
+    fs::remove(other / "libelsewhere.so");
+
     // A link is catalogued by its target's name, which the listing holds through the link: the
     // entry stays, and the next run finds the library in the catalog rather than opening it.
     fs::copy_file(NNERGY_FAKE_GOOD, dir / "vendor-build-7");
@@ -732,6 +737,7 @@ TEST_CASE("a library gone from a scanned directory leaves the catalog; other dir
         REQUIRE(r.find("fake.architecture.good"));
     }
     CHECK_THAT(read_text(catalog), Contains("vendor-build-7"));
+    CHECK_THAT(read_text(catalog), !Contains("libelsewhere.so") && Contains("libnested.so"));
     nnergy::registry linked(catalog);
     linked.scan({dir});
     REQUIRE(linked.find("fake.architecture.good"));

@@ -478,6 +478,23 @@ TEST_CASE("folding through Slice, Cast, arithmetic, Constant and Range", "[shape
     // ceil((10 - 0) / 3) = 4 elements: 0, 3, 6, 9
     CHECK(range.shape_of("r") == shape{4});
     CHECK(range.values_of("r") == std::vector<int64_t>{0, 3, 6, 9});
+
+    // Deltas and spans at the ends of int64 count without leaving 64 bits.
+    constexpr int64_t lowest = std::numeric_limits<int64_t>::min();
+    model far;
+    far.ints("start", {5}, true);
+    far.ints("limit", {lowest + 5}, true);
+    far.ints("delta", {lowest}, true);
+    far.ints("up", {std::numeric_limits<int64_t>::max()}, true);
+    far.ints("zero", {0}, true);
+    far.ints("ten", {10}, true);
+    far.node("down", "Range", {"start", "limit", "delta"}, {"r"});
+    far.node("up", "Range", {"zero", "ten", "up"}, {"u"});
+    far.output("r");
+    far.output("u");
+    far.bind();
+    CHECK(far.values_of("r") == std::vector<int64_t>{5});
+    CHECK(far.values_of("u") == std::vector<int64_t>{0});
 }
 
 TEST_CASE("Gather, Slice, Split, Expand, Tile, Pad, ConstantOfShape shapes", "[shape][layout]") {
@@ -514,6 +531,24 @@ TEST_CASE("Gather, Slice, Split, Expand, Tile, Pad, ConstantOfShape shapes", "[s
     CHECK(s.shape_of("a") == shape{10, 5});
     CHECK(s.shape_of("b") == shape{10, 20});
     CHECK(s.shape_of("c") == shape{10, 3});  // ceil((8 - 1) / 3) = 3
+
+    // Steps at the ends of int64 take one element, with no arithmetic past 64 bits.
+    model far;
+    far.input("x", {10, 20});
+    far.ints("st", {0});
+    far.ints("en", {std::numeric_limits<int64_t>::max()});
+    far.ints("ax", {1});
+    far.ints("up", {std::numeric_limits<int64_t>::max()});
+    far.ints("rst", {-1});
+    far.ints("ren", {std::numeric_limits<int64_t>::min()});
+    far.ints("down", {std::numeric_limits<int64_t>::min()});
+    far.node("first", "Slice", {"x", "st", "en", "ax", "up"}, {"a"});
+    far.node("last", "Slice", {"x", "rst", "ren", "ax", "down"}, {"b"});
+    far.output("a");
+    far.output("b");
+    far.bind();
+    CHECK(far.shape_of("a") == shape{10, 1});
+    CHECK(far.shape_of("b") == shape{10, 1});
 
     model sp;
     sp.input("x", {2, 10});

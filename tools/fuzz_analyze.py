@@ -16,8 +16,9 @@ are enough). Each run mutates one input and analyzes it:
   rules    the same for a fusion-rules file (--rules FILE).
 Models run on a random catalog device, batch and precision, sometimes under a runtime profile.
 With --mild, the changes stay plausible (small dims and attribute values, an op swapped for one
-of its kind, numbers of configuration files scaled rather than replaced), so that most inputs
-pass the readers and reach shape inference, mapping and the estimators.
+of its kind, an ONNX file's integers changed or a repeated entry dropped or doubled through its
+protobuf structure, numbers of configuration files scaled rather than replaced), so that most
+inputs pass the readers and reach shape inference, mapping and the estimators.
 
 A finding is a run that: ends on a signal; prints a sanitizer report; exits with 70 (an internal
 error) or a code docs/cli.md does not list; fails without a message; hangs for 60 s; or exits 0
@@ -138,6 +139,114 @@ def mutate_graph_mildly(doc, rng):
             if isinstance(ins, list) and ins and isinstance(outs, list) and outs:
                 ins[rng.randrange(len(ins))] = rng.choice(outs)
     return doc
+
+
+def read_varint(buf, i):
+    value, shift = 0, 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("bad varint")
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, i
+
+
+def write_varint(value):
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def parse_protobuf(buf, depth=0):
+    """A protobuf message as [field, wire type, value] entries; a length-delimited value that
+    parses whole as a message is one (a list), else bytes. Raises ValueError if `buf` is not
+    a message."""
+    fields, i = [], 0
+    while i < len(buf):
+        key, i = read_varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if field == 0:
+            raise ValueError("field 0")
+        if wire == 0:
+            value, i = read_varint(buf, i)
+        elif wire == 1:
+            value, i = buf[i:i + 8], i + 8
+        elif wire == 5:
+            value, i = buf[i:i + 4], i + 4
+        elif wire == 2:
+            size, i = read_varint(buf, i)
+            value, i = buf[i:i + size], i + size
+            if i > len(buf):
+                raise ValueError("truncated")
+            if depth < 12 and value:
+                try:
+                    value = parse_protobuf(value, depth + 1)
+                except ValueError:
+                    pass
+        else:
+            raise ValueError("wire type")
+        if i > len(buf):
+            raise ValueError("truncated")
+        fields.append([field, wire, value])
+    return fields
+
+
+def write_protobuf(fields):
+    out = bytearray()
+    for field, wire, value in fields:
+        out += write_varint(field << 3 | wire)
+        if wire == 0:
+            out += write_varint(value)
+        elif wire == 2:
+            payload = write_protobuf(value) if isinstance(value, list) else value
+            out += write_varint(len(payload)) + payload
+        else:
+            out += value
+    return bytes(out)
+
+
+def mutate_protobuf(data, rng):
+    """An ONNX file's integers (dims, attribute values, types, indices) set to small or nearby
+    values, or one repeated entry dropped or duplicated: the file still parses as protobuf."""
+    try:
+        root = parse_protobuf(data)
+    except ValueError:
+        return mutate_bytes(data, rng)
+    varints, lists = [], []
+
+    def walk(fields):
+        lists.append(fields)
+        for entry in fields:
+            if entry[1] == 0:
+                varints.append(entry)
+            elif entry[1] == 2 and isinstance(entry[2], list):
+                walk(entry[2])
+    walk(root)
+    for _ in range(rng.randint(1, 2)):
+        if varints and rng.random() < 0.8:
+            entry = rng.choice(varints)
+            old = entry[2] - (1 << 64) if entry[2] >= 1 << 63 else entry[2]
+            entry[2] = rng.choice([0, 1, 2, 3, -1, old + 1, old - 1, old * 2, 7, 64, 1 << 31])
+        else:
+            fields = rng.choice(lists)
+            if fields:
+                k = rng.randrange(len(fields))
+                if rng.random() < 0.5:
+                    fields.pop(k)
+                else:
+                    fields.insert(k, json.loads(json.dumps(fields[k], default=list))
+                                  if isinstance(fields[k][2], list) else list(fields[k]))
+    return write_protobuf(root)
 
 
 def scale_toml(text, rng):
@@ -322,7 +431,7 @@ def main():
         elif kind == "onnx":
             source = rng.choice(onnx_files)
             with open(source, "rb") as f:
-                data = mutate_bytes(f.read(), rng)
+                data = (mutate_protobuf if args.mild else mutate_bytes)(f.read(), rng)
             path = os.path.join(work, "model.onnx")
         else:
             source = rng.choice(configs[kind])

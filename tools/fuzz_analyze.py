@@ -30,6 +30,7 @@ their relative references resolve; the repository's files are never written.
 """
 import argparse
 import collections
+import copy
 import glob
 import hashlib
 import json
@@ -244,8 +245,7 @@ def mutate_protobuf(data, rng):
                 if rng.random() < 0.5:
                     fields.pop(k)
                 else:
-                    fields.insert(k, json.loads(json.dumps(fields[k], default=list))
-                                  if isinstance(fields[k][2], list) else list(fields[k]))
+                    fields.insert(k, copy.deepcopy(fields[k]))
     return write_protobuf(root)
 
 

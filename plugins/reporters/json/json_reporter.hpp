@@ -86,6 +86,36 @@ private:
 inline char* put_string(char* p, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     *p++ = '"';
+    // Most report text (keys, names, units) is plain and short: checked and copied in whole
+    // words, the last one overlapping the one before rather than finished byte by byte. Text
+    // that is not plain is then written from its start by the loop below.
+    const size_t n = s.size();
+    if (n >= 4) {
+        const char* const from = s.data();
+        bool plain = true;
+        uint64_t word = 0;
+        if (n >= 8) {
+            for (size_t i = 0; plain && i + 8 < n; i += 8) {
+                std::memcpy(&word, from + i, 8);
+                plain = plain_word(word);
+                std::memcpy(p + i, &word, 8);
+            }
+            std::memcpy(&word, from + n - 8, 8);
+            plain = plain && plain_word(word);
+            std::memcpy(p + n - 8, &word, 8);
+        } else {
+            uint32_t low = 0, high = 0;
+            std::memcpy(&low, from, 4);
+            std::memcpy(&high, from + n - 4, 4);
+            plain = plain_word(uint64_t{low} | uint64_t{high} << 32);
+            std::memcpy(p, &low, 4);
+            std::memcpy(p + n - 4, &high, 4);
+        }
+        if (plain) {
+            p[n] = '"';
+            return p + n + 1;
+        }
+    }
     size_t i = 0;
     while (i < s.size()) {
         // Plain ASCII is copied as it is found, eight bytes at a time, then byte by byte: most

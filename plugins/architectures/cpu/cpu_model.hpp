@@ -201,7 +201,8 @@ private:
     static void read_threads(const sdk::config_view& hw, cpu_hardware& c) {
         const double units = c.base.units;
         c.threads = hardware_model::optional_number(hw, "cpu.threads", units, 1);
-        if (c.threads > units || c.threads != std::round(c.threads))
+        // Without the key the threads are compute.units, which is a whole count.
+        if (hw.find("cpu.threads") && (c.threads > units || c.threads != std::round(c.threads)))
             throw sdk::error(sdk::config_view::where(*hw.find("cpu.threads")) +
                                  ": 'cpu.threads' must be a whole count of at most compute.units",
                              NNERGY_CODE_INVALID_ARGUMENT);

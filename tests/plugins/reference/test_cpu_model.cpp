@@ -386,6 +386,18 @@ TEST_CASE("cpu: thread and first-touch keys out of range are refused with file, 
             "cpu.toml:7: 'cpu.threads' must be a whole count of at most compute.units");
     refused([](fake::config& h) { h.number("cpu.threads", 2.5, 7); },
             "cpu.toml:7: 'cpu.threads' must be a whole count");
+    // Fractional units without cpu.threads (whose default they are) name the units' line.
+    const auto fractional_units = [] {
+        fake::config hw;
+        hw.file("cpu.toml")
+            .text("name", "toy", 1)
+            .number("compute.units", 12.8, 2)
+            .number("compute.float32.peak", 1e12, 3)
+            .number("memory.dram.bandwidth", 1e11, 4);
+        cpu::cpu_hardware::from_config(hw.view());
+    };
+    CHECK_THROWS_WITH(fractional_units(),
+                      Catch::Contains("cpu.toml:2: 'compute.units' must be a whole count"));
     refused([](fake::config& h) { h.number("cpu.smt", 1.5, 8); },
             "cpu.toml:8: 'cpu.smt' (hardware threads per core) must be a whole count");
     refused([](fake::config& h) { h.text("cpu.thread_placement", "random", 9); },

@@ -297,6 +297,13 @@ TEST_CASE("hardware description errors name the file, line and key", "[reference
         auto e = error_of([&] { hardware_model::from_config(c.view()); });
         CHECK(std::string(e.what()) == "toy.toml:43: 'compute.units' must be at least 1, got 0");
     }
+    SECTION("a fraction of a unit") {
+        fake::config c = toy();
+        c.without("compute.units").number("compute.units", 12.8, 43);
+        auto e = error_of([&] { hardware_model::from_config(c.view()); });
+        CHECK(std::string(e.what()) ==
+              "toy.toml:43: 'compute.units' must be a whole count, got 12.8");
+    }
     SECTION("no precision requested") {
         fake::config c = toy();
         const hardware_model hw = hardware_model::from_config(c.view());

@@ -159,6 +159,11 @@ public:
         const std::string ctx = m.context();
 
         m.units = optional_number(hw, "compute.units", 1, 1);
+        // Units are counted (SMs, cores): kernels are spread over whole ones.
+        if (m.units != std::floor(m.units))
+            throw sdk::error(sdk::config_view::where(*hw.find("compute.units")) +
+                             ": 'compute.units' must be a whole count, got " +
+                             format("%g", m.units));
         m.unit_name = hw.string("compute.unit_name").value_or("unit");
         const double default_threads = optional_number(hw, "compute.threads_per_unit", 1, 1);
         const auto [default_eff, default_eff_prov] =

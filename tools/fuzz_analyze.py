@@ -39,7 +39,11 @@ import os
 import random
 import re
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_symbolic_batch import varint  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -156,16 +160,7 @@ def read_varint(buf, i):
 
 
 def write_varint(value):
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return varint(value & ((1 << 64) - 1))  # a negative int64 as protobuf writes it
 
 
 def parse_protobuf(buf, depth=0):
@@ -251,24 +246,15 @@ def mutate_protobuf(data, rng):
 
 def scale_toml(text, rng):
     """Numbers of a configuration file scaled by plausible factors (or set to 0 or 1)."""
-    lines = text.split("\n")
-    number = re.compile(r"(=\s*)([-+]?[0-9][0-9._eE+-]*)")
-    candidates = [k for k, line in enumerate(lines)
-                  if not line.lstrip().startswith("#") and number.search(line)]
-    for _ in range(rng.randint(1, 3)):
-        if not candidates:
-            break
-        k = rng.choice(candidates)
-        h = rng.choice(list(number.finditer(lines[k])))
+    def scaled(old):
         try:
-            value = float(h.group(2).replace("_", ""))
+            value = float(old.replace("_", ""))
         except ValueError:
-            continue
+            return old
         factor = rng.choice([0.5, 2, 10, 0.1, 1000, 0.001, 0, 1.5])
-        scaled = value * factor if rng.random() < 0.9 else rng.choice([0, 1])
-        text_value = repr(int(scaled)) if scaled == int(scaled) and abs(scaled) < 2**53 else repr(scaled)
-        lines[k] = lines[k][:h.start(2)] + text_value + lines[k][h.end(2):]
-    return "\n".join(lines)
+        new = value * factor if rng.random() < 0.9 else rng.choice([0, 1])
+        return repr(int(new)) if new == int(new) and abs(new) < 2**53 else repr(new)
+    return replace_toml_numbers(text, rng, scaled)
 
 
 def mutate_graph(doc, rng):
@@ -340,7 +326,8 @@ def mutate_bytes(data, rng):
     return bytes(data)
 
 
-def mutate_toml(text, rng):
+def replace_toml_numbers(text, rng, replacement):
+    """One to three numbers of a TOML text replaced by replacement(old text)."""
     lines = text.split("\n")
     number = re.compile(r"(=\s*)([-+]?[0-9][0-9._eE+-]*)")
     candidates = [k for k, line in enumerate(lines)
@@ -353,8 +340,12 @@ def mutate_toml(text, rng):
         if not hits:
             continue  # already replaced by a value that is no number
         h = rng.choice(hits)
-        lines[k] = lines[k][:h.start(2)] + rng.choice(TOML_VALUES) + lines[k][h.end(2):]
+        lines[k] = lines[k][:h.start(2)] + replacement(h.group(2)) + lines[k][h.end(2):]
     return "\n".join(lines)
+
+
+def mutate_toml(text, rng):
+    return replace_toml_numbers(text, rng, lambda old: rng.choice(TOML_VALUES))
 
 
 def report_problems(path):

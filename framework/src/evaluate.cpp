@@ -107,14 +107,12 @@ void require_finite_totals(const nnergy_results& results, const partition& part,
                                         results.kernel_keys.name(id), v);
                     break;
                 }
-        throw error(fmt::format(
-            "{}: the estimate's total {} is {}{}: the estimate left the range of a number on "
-            "this model (a count or factor of the description far outside any device's, or a "
-            "fault of an estimator plugin)",
-            runtime_file.empty() ? hardware_file.string()
-                                 : fmt::format("{} (runtime profile {})", hardware_file.string(),
-                                               runtime_file.string()),
-            std::string_view(key), value, first));
+        throw error(fmt::format("{}: the estimate's total {} is {}{}: {}",
+                                runtime_file.empty()
+                                    ? hardware_file.string()
+                                    : fmt::format("{} (runtime profile {})", hardware_file.string(),
+                                                  runtime_file.string()),
+                                std::string_view(key), value, first, not_finite_cause));
     }
 }
 

@@ -829,16 +829,13 @@ validation_result validate_session(const validation_session& session, const vali
     for (validated_config& c : session.predict(session.hardware())) {
         // An estimate that left the range of a number would make the MAPE infinite, or, left
         // out, better than it is: the run stops, as analyze does (evaluate.hpp).
-        if ((c.has_latency && !std::isfinite(c.predicted_latency_s)) ||
-            (c.predicted_energy_j && !std::isfinite(*c.predicted_energy_j)))
-            throw error(fmt::format(
-                "{}: the estimate's {} is {}: the estimate left the range of a number (a count "
-                "or factor of the description far outside any device's, or a fault of an "
-                "estimator plugin)",
-                describe(c.measured),
-                c.has_latency && !std::isfinite(c.predicted_latency_s) ? "latency" : "energy",
-                c.has_latency && !std::isfinite(c.predicted_latency_s) ? c.predicted_latency_s
-                                                                       : *c.predicted_energy_j));
+        const bool latency_not_finite = c.has_latency && !std::isfinite(c.predicted_latency_s);
+        if (latency_not_finite || (c.predicted_energy_j && !std::isfinite(*c.predicted_energy_j)))
+            throw error(
+                fmt::format("{}: the estimate's {} is {}: {}", describe(c.measured),
+                            latency_not_finite ? "latency" : "energy",
+                            latency_not_finite ? c.predicted_latency_s : *c.predicted_energy_j,
+                            not_finite_cause));
         if (!c.has_latency) {
             bool merged = false;
             for (skipped_configs& s : v.skipped)

@@ -83,12 +83,22 @@ int64_t checked_elements(const std::vector<int64_t>& s, const node_ctx& ctx) {
 
 namespace {
 
-// ceil(a / b) for b > 0, over all of int64: no a + b - 1 or -a that could leave 64 bits (a
-// file's strides, steps and deltas can be anything).
+// The number of steps of `stride` (> 0) that start within `distance`: ceil(distance / stride),
+// with no distance + stride - 1 that could leave 64 bits (a file's strides, steps and deltas can
+// be anything, INT64_MIN's magnitude included).
+uint64_t steps_within(uint64_t distance, uint64_t stride) {
+    return distance == 0 ? 0 : 1 + (distance - 1) / stride;
+}
+
+// |v| of any int64, INT64_MIN included.
+uint64_t magnitude(int64_t v) {
+    return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+}
+
+// ceil(a / b) for b > 0, over all of int64.
 int64_t ceil_div(int64_t a, int64_t b) {
-    if (a > 0) return 1 + (a - 1) / b;
-    const uint64_t magnitude = (0 - static_cast<uint64_t>(a)) / static_cast<uint64_t>(b);
-    return static_cast<int64_t>(0 - magnitude);
+    if (a > 0) return static_cast<int64_t>(steps_within(static_cast<uint64_t>(a), magnitude(b)));
+    return static_cast<int64_t>(0 - magnitude(a) / magnitude(b));
 }
 
 // Dimension arithmetic that fails naming the node instead of wrapping: a file's repeats, pads
@@ -934,18 +944,17 @@ void infer_slice(const node_ctx& c) {
         // Far-negative bounds (INT64_MIN is common) become -1 without overflowing.
         if (s < 0) s = s < -d ? -1 : s + d;
         if (e < 0) e = e < -d ? -1 : e + d;
-        // Element counts as 1 + (distance - 1) / |step|, in unsigned arithmetic: a step near
-        // either end of int64 (INT64_MAX, INT64_MIN) must not overflow on the way.
-        const uint64_t stride = st > 0 ? static_cast<uint64_t>(st) : 0 - static_cast<uint64_t>(st);
+        // Counted in unsigned arithmetic: a step near either end of int64 (INT64_MAX,
+        // INT64_MIN) must not overflow on the way.
         int64_t len = 0;
         if (st > 0) {
             s = std::clamp(s, int64_t{0}, d);
             e = std::clamp(e, int64_t{0}, d);
-            if (e > s) len = static_cast<int64_t>(1 + static_cast<uint64_t>(e - s - 1) / stride);
+            if (e > s) len = static_cast<int64_t>(steps_within(magnitude(e - s), magnitude(st)));
         } else if (d > 0) {
             s = std::clamp(s, int64_t{0}, d - 1);
             e = std::clamp(e, int64_t{-1}, d - 1);
-            if (s > e) len = static_cast<int64_t>(1 + static_cast<uint64_t>(s - e - 1) / stride);
+            if (s > e) len = static_cast<int64_t>(steps_within(magnitude(s - e), magnitude(st)));
         }
         out[a] = len;
         first[a] = s;
@@ -1103,14 +1112,10 @@ void infer_range(const node_ctx& c) {
     int64_t diff = 0;
     if (__builtin_sub_overflow(v[1], v[0], &diff)) c.fail("limit - start overflows");
     int64_t n = 0;
-    // A negative delta counts down: the same ceiling on magnitudes, taken unsigned (a delta or
-    // a difference of INT64_MIN has no positive int64).
-    if (v[2] > 0 && diff > 0) n = ceil_div(diff, v[2]);
-    if (v[2] < 0 && diff < 0) {
-        const uint64_t span = 0 - static_cast<uint64_t>(diff);
-        const uint64_t step = 0 - static_cast<uint64_t>(v[2]);
-        n = static_cast<int64_t>(1 + (span - 1) / step);
-    }
+    // A negative delta counts down: the same count on magnitudes (a delta or a difference of
+    // INT64_MIN has no positive int64).
+    if ((v[2] > 0 && diff > 0) || (v[2] < 0 && diff < 0))
+        n = static_cast<int64_t>(steps_within(magnitude(diff), magnitude(v[2])));
     c.set_shape(0, {n});
     if (static_cast<size_t>(n) <= max_folded_elements) {
         std::vector<int64_t> vals(static_cast<size_t>(n));

@@ -420,8 +420,8 @@ void write_catalog(const std::filesystem::path& path, const catalog_map& catalog
 /// the whole catalog and would otherwise read such entries for good.
 void drop_vanished_libraries(catalog_map& catalog) {
     for (auto it = catalog.begin(); it != catalog.end();) {
-        struct ::stat st {};
-        if (::stat(it->first.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+        file_stamp stamp;
+        if (!stamp_of(it->first, stamp) && (errno == ENOENT || errno == ENOTDIR)) {
             spdlog::debug("plugin catalog: {} no longer exists; its entry is dropped", it->first);
             it = catalog.erase(it);
         } else {

@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -8,16 +6,24 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 
+#include "scoped_test_state.hpp"
+
 namespace {
 const std::string data = std::string(NNERGY_TEST_SOURCE_DIR) + "/tests/data/hardware/";
 
-std::string error_of(const std::string& file) {
+/// The error reading a hardware file, or empty when it reads.
+std::string error_reading(const std::filesystem::path& file) {
     try {
-        nnergy::read_hardware_file(data + file);
+        nnergy::read_hardware_file(file);
     } catch (const nnergy::error& e) {
         return e.what();
     }
-    return "(no error)";
+    return {};
+}
+
+std::string error_of(const std::string& file) {
+    const std::string message = error_reading(data + file);
+    return message.empty() ? "(no error)" : message;
 }
 }  // namespace
 
@@ -61,21 +67,11 @@ TEST_CASE("hardware quantities are finite in SI units", "[config][hardware]") {
 namespace {
 /// The error reading a hardware file whose one quantity is `quantity` (empty when it reads).
 std::string error_of_quantity(const std::string& key, const std::string& quantity) {
-    const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                       ("nnergy-plausible-" + std::to_string(::getpid()) + ".toml");
-    {
-        std::ofstream out(file);
-        out << "schema = \"nnergy.hardware/1\"\nname = \"test\"\n"
-            << key << " = " << quantity << "\n";
-    }
-    std::string message;
-    try {
-        nnergy::read_hardware_file(file);
-    } catch (const nnergy::error& e) {
-        message = e.what();
-    }
-    std::filesystem::remove(file);
-    return message;
+    const nnergy::test::temp_dir dir;
+    const std::filesystem::path file = dir.path / "plausible.toml";
+    std::ofstream(file) << "schema = \"nnergy.hardware/1\"\nname = \"test\"\n"
+                        << key << " = " << quantity << "\n";
+    return error_reading(file);
 }
 }  // namespace
 

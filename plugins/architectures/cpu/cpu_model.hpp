@@ -202,8 +202,9 @@ private:
         const double units = c.base.units;
         c.threads = hardware_model::optional_number(hw, "cpu.threads", units, 1);
         // Without the key the threads are compute.units, which is a whole count.
-        if (hw.find("cpu.threads") && (c.threads > units || c.threads != std::round(c.threads)))
-            throw sdk::error(sdk::config_view::where(*hw.find("cpu.threads")) +
+        if (const nnergy_named_value* key = hw.find("cpu.threads");
+            key && (c.threads > units || c.threads != std::round(c.threads)))
+            throw sdk::error(sdk::config_view::where(*key) +
                                  ": 'cpu.threads' must be a whole count of at most compute.units",
                              NNERGY_CODE_INVALID_ARGUMENT);
         c.smt = hardware_model::optional_number(hw, "cpu.smt", 1, 1);

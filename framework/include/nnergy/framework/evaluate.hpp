@@ -99,17 +99,17 @@ struct evaluation_totals {
 
 evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g);
 
+/// Why an estimate may not be a finite number, for the messages of analyze, sweep and validate.
+inline constexpr std::string_view not_finite_cause =
+    "the estimate left the range of a number (a count or factor of the description far outside "
+    "any device's, or a fault of an estimator plugin)";
+
 /// Throws an error (invalid input) when a total of `results` is not a finite number, naming the
 /// total, the hardware file, the runtime profile (none: empty) and the first kernel with such a
 /// number; the message is built only then (a sweep calls this for every configuration). Such a
 /// total (a report would show null) comes from an estimator plugin's fault or a count or factor
 /// far outside any device's (quantities with units are range-checked when a file is read): a run
 /// never reports an unknown energy or latency.
-/// Why an estimate may not be a finite number, for the messages of analyze, sweep and validate.
-inline constexpr std::string_view not_finite_cause =
-    "the estimate left the range of a number (a count or factor of the description far outside "
-    "any device's, or a fault of an estimator plugin)";
-
 void require_finite_totals(const nnergy_results& results, const partition& part,
                            const std::filesystem::path& hardware_file,
                            const std::filesystem::path& runtime_file);

@@ -91,7 +91,8 @@ using detail::line_of;
 
 /// What a unit measures, for the range of values a device can have (plausible_range()).
 enum class quantity_kind {
-    dimensionless,  ///< counts, fractions and factors: each key's own checks bound them
+    count,   ///< of units, lanes, tiles; fitted counts may be fractional
+    factor,  ///< fractions, ratios and percentages
     compute_rate,
     bandwidth,
     size,
@@ -113,9 +114,9 @@ struct unit_factor {
 // hertz, watts, joules). Decimal prefixes for rates and sizes follow datasheets (1 TB/s = 1e12
 // B/s).
 constexpr std::array k_units{
-    unit_factor{"1", 1, quantity_kind::dimensionless},
-    unit_factor{"count", 1, quantity_kind::dimensionless},
-    unit_factor{"%", 0.01, quantity_kind::dimensionless},
+    unit_factor{"1", 1, quantity_kind::factor},
+    unit_factor{"count", 1, quantity_kind::count},
+    unit_factor{"%", 0.01, quantity_kind::factor},
     unit_factor{"FLOP/s", 1, quantity_kind::compute_rate},
     unit_factor{"kFLOP/s", 1e3, quantity_kind::compute_rate},
     unit_factor{"MFLOP/s", 1e6, quantity_kind::compute_rate},
@@ -186,8 +187,13 @@ struct plausible_range {
 
 std::optional<plausible_range> plausible_range_of(quantity_kind kind) {
     switch (kind) {
-        case quantity_kind::dimensionless:
-            return std::nullopt;
+        // Dimensionless values are bounded tighter by the keys that read them (an efficiency
+        // in (0, 1]); these ranges only keep a count or a factor from overflowing the products
+        // and quotients a model forms with it (1e308 lanes make every rate zero).
+        case quantity_kind::count:  // a fitted count may be a fraction (a half-tile point)
+            return plausible_range{"a count", 1e-6, 1e12};
+        case quantity_kind::factor:
+            return plausible_range{"a fraction or factor", 1e-12, 1e12};
         case quantity_kind::compute_rate:  // 1 kFLOP/s to 100 EFLOP/s
             return plausible_range{"a rate of work", 1e3, 1e20};
         case quantity_kind::bandwidth:  // 1 KB/s to 1 EB/s

@@ -95,15 +95,26 @@ TEST_CASE("hardware quantities lie within any device's range", "[config][hardwar
     CHECK(error_of_quantity("peak", q("100", "POP/s")).empty());
     CHECK(error_of_quantity("idle", q("0", "W")).empty());
     CHECK(error_of_quantity("pj", q("-1", "pJ/FLOP")).empty());
-    // Dimensionless quantities are bounded by the keys that read them.
-    CHECK(error_of_quantity("tiles", q("1e30", "count")).empty());
-    CHECK(error_of_quantity("factor", q("1e-30", "1")).empty());
+    // Counts and factors only within what a model's products and quotients survive (1e308
+    // lanes per core made every rate zero); their keys bound them tighter.
+    CHECK_THAT(error_of_quantity("tiles", q("1e30", "count")),
+               Catch::Contains("'tiles': 1e+30 count is beyond any device's range for a count "
+                               "(expected 1e-06 to 1e+12 count"));
+    CHECK_THAT(error_of_quantity("factor", q("1e-30", "1")),
+               Catch::Contains("a fraction or factor (expected 1e-12 to 1e+12 1"));
+    CHECK_THAT(error_of_quantity("share", q("1e20", "%")),
+               Catch::Contains("(expected 1e-10 to 1e+14 %"));
+    CHECK(error_of_quantity("tiles", q("1e12", "count")).empty());
+    CHECK(error_of_quantity("tiles_half", q("0.5", "count")).empty());
+    CHECK(error_of_quantity("share", q("0", "%")).empty());
 
     const auto bandwidth = nnergy::plausible_si_range("TB/s");
     REQUIRE(bandwidth);
     CHECK(bandwidth->first == 1e3);
     CHECK(bandwidth->second == 1e18);
-    CHECK_FALSE(nnergy::plausible_si_range("%"));
+    const auto share = nnergy::plausible_si_range("%");
+    REQUIRE(share);
+    CHECK(share->second == 1e12);
     CHECK_FALSE(nnergy::plausible_si_range("TB/fortnight"));
 }
 

@@ -47,8 +47,7 @@ config_values read_toml_file(const std::filesystem::path& file);
 config_values read_hardware_file(const std::filesystem::path& file);
 
 /// The magnitudes (SI) a non-zero quantity written in `unit` may have in a hardware or runtime
-/// file, wider than any device's on both sides (docs/hardware.md); empty for dimensionless and
-/// unknown units, which are not bounded.
+/// file, wider than any device's on both sides (docs/hardware.md); empty for unknown units.
 std::optional<std::pair<double, double>> plausible_si_range(std::string_view unit);
 
 /// The precisions a hardware description offers (a `compute.<precision>.peak`), widest first:

@@ -953,6 +953,14 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
     }
     std::fputs(s.c_str(), out);
     std::fflush(out);
+    // A failure is told on standard error as every command's is, also when the summary (which
+    // names it too) went to standard output: a script that keeps only stderr sees why.
+    if (failed && out == stdout)
+        std::fprintf(stderr,
+                     "nnergy: error: sweep: %zu of %zu configurations failed (their rows say "
+                     "why); first failure: %s\n",
+                     failed, written + resumed,
+                     first_error.empty() ? "(in a resumed row)" : first_error.c_str());
 
     if (!options.summary_json.empty()) {
         nlohmann::ordered_json doc;

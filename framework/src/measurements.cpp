@@ -3,6 +3,7 @@
 // a schema validator, with messages that name the file, the run and the key.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <nnergy/framework/error.hpp>
@@ -25,14 +26,29 @@ struct bound {
     bool exclusive = false;
 };
 
+/// The magnitudes a non-zero measured number may have: far wider than any real run on both
+/// sides, so that only a slipped exponent or unit (a latency of 1e300 ms) is refused, before it
+/// turns an error into -100% or 1e300%.
+struct magnitude {
+    double low, high;
+};
+
 struct key_rule {
     std::string_view key;
     type t;
     std::optional<bound> min;
     std::vector<std::string_view> allowed = {};  ///< for strings: the only values, when given
+    std::optional<magnitude> range = {};
 };
 
 const bound at_least_0{0, false}, at_least_1{1, false}, above_0{0, true};
+// In each key's own unit (docs/measurements.md, "Plausible values").
+const magnitude latency_ms{1e-6, 1e8};  // 1 ns to about 28 hours
+const magnitude seconds{1e-9, 1e7};     // 1 ns to about 116 days
+const magnitude joules{1e-18, 1e10};
+const magnitude watts{1e-9, 1e8};
+const magnitude work{1e-3, 1e24};  // FLOPs or bytes of one call
+const magnitude items{1e-6, 1e12};
 
 // A run's keys with the types docs/measurements.md gives them.
 const std::vector<key_rule>& run_rules() {
@@ -46,17 +62,17 @@ const std::vector<key_rule>& run_rules() {
         {"batch", type::integer, at_least_1},
         {"mode", type::string, {}},
         {"threads", type::integer, at_least_1},
-        {"latency_ms_median", type::number, above_0},
-        {"latency_ms_min", type::number, above_0},
-        {"latency_ms_max", type::number, above_0},
+        {"latency_ms_median", type::number, above_0, {}, latency_ms},
+        {"latency_ms_min", type::number, above_0, {}, latency_ms},
+        {"latency_ms_max", type::number, above_0, {}, latency_ms},
         {"iters", type::integer, at_least_1},
-        {"wall_s", type::number, at_least_0},
-        {"flops", type::number, at_least_0},
-        {"bytes", type::number, at_least_0},
-        {"items", type::number, above_0},
+        {"wall_s", type::number, at_least_0, {}, seconds},
+        {"flops", type::number, at_least_0, {}, work},
+        {"bytes", type::number, at_least_0, {}, work},
+        {"items", type::number, above_0, {}, items},
         {"energy", type::object, {}},
         {"exit_status", type::integer, {}},
-        {"duration_s", type::number, at_least_0},
+        {"duration_s", type::number, at_least_0, {}, seconds},
         {"note", type::string, {}},
         {"samples", type::integer, at_least_1},
         {"calls_per_sample", type::integer, at_least_1},
@@ -72,11 +88,11 @@ const std::vector<key_rule>& run_rules() {
 const std::vector<key_rule>& energy_rules() {
     static const std::vector<key_rule> rules = {
         {"meter", type::string, {}},
-        {"energy_j", type::number, at_least_0},
-        {"mean_power_w", type::number, at_least_0},
-        {"peak_power_w", type::number, at_least_0},
-        {"idle_power_w", type::number, at_least_0},
-        {"window_s", type::number, at_least_0},
+        {"energy_j", type::number, at_least_0, {}, joules},
+        {"mean_power_w", type::number, at_least_0, {}, watts},
+        {"peak_power_w", type::number, at_least_0, {}, watts},
+        {"idle_power_w", type::number, at_least_0, {}, watts},
+        {"window_s", type::number, at_least_0, {}, seconds},
         {"method", type::string, {}, {"counter", "sampled"}},
     };
     return rules;
@@ -152,6 +168,15 @@ void check_keys(const json& obj, const std::vector<key_rule>& rules, const std::
         if (!ok)
             throw error(fmt::format("{}: {}: '{}' must be {}, got {}", file, where, r.key, wanted,
                                     shown(v)));
+        if (r.range) {
+            const double x = std::fabs(v.get<double>());
+            if (x != 0 && (x < r.range->low || x > r.range->high))
+                throw error(fmt::format(
+                    "{}: {}: '{}' is {:g}, beyond the range of any measurement ({:g} to {:g}{}); "
+                    "check the exponent and the unit",
+                    file, where, r.key, v.get<double>(), r.range->low, r.range->high,
+                    r.min && !r.min->exclusive && r.min->value == 0 ? ", or 0" : ""));
+        }
     }
 }
 
@@ -202,10 +227,11 @@ measurement_file parse_measurements(const std::string& text, const std::filesyst
         if (!doc["idle"].is_array())
             throw error(
                 fmt::format("{}: 'idle' must be an array, got {}", name, shown(doc["idle"])));
-        static const std::vector<key_rule> idle_rules = {{"device", type::string, {}},
-                                                         {"meter", type::string, {}},
-                                                         {"power_w", type::number, at_least_0},
-                                                         {"window_s", type::number, at_least_0}};
+        static const std::vector<key_rule> idle_rules = {
+            {"device", type::string, {}},
+            {"meter", type::string, {}},
+            {"power_w", type::number, at_least_0, {}, watts},
+            {"window_s", type::number, at_least_0, {}, seconds}};
         size_t i = 0;
         for (const json& entry : doc["idle"]) {
             const std::string where = fmt::format("idle {}", i++);

@@ -4,7 +4,7 @@
 sanitizer report or a report with a number that is not one.
 
     tools/fuzz_analyze.py NNERGY OUT_DIR [--seconds 600] [--seed 1]
-                          [--kinds json,onnx,hw,runtime,rules] [--mild]
+                          [--kinds json,onnx,hw,runtime,rules,pipeline,measurements] [--mild]
 
 NNERGY is best a sanitizer build (cmake -DNNERGY_SANITIZE=ON; the binary and the plugin targets
 are enough). Each run mutates one input and analyzes it:
@@ -13,7 +13,12 @@ are enough). Each run mutates one input and analyzes it:
   onnx     the bytes of a test ONNX file changed;
   hw       numbers of a catalog hardware file replaced (0, -1, 1e-308, nan, inf, huge, wrong type);
   runtime  the same for a runtime profile (--runtime FILE);
-  rules    the same for a fusion-rules file (--rules FILE).
+  rules    the same for a fusion-rules file (--rules FILE);
+  pipeline a bundled pipeline's numbers, names (hardware, precision, plugin) or lines changed,
+           then `nnergy run` or, for one with a [sweep] table, `nnergy sweep`;
+  measurements
+           a measurement file's runs changed (numbers, names, a key dropped, a run doubled or
+           dropped), then `nnergy validate` against the catalog entry its tests use.
 Models run on a random catalog device, batch and precision, sometimes under a runtime profile.
 With --mild, the changes stay plausible (small dims and attribute values, an op swapped for one
 of its kind, an ONNX file's integers changed or a repeated entry dropped or doubled through its
@@ -23,7 +28,7 @@ inputs pass the readers and reach shape inference, mapping and the estimators.
 A finding is a run that: ends on a signal; prints a sanitizer report; exits with 70 (an internal
 error) or a code docs/cli.md does not list; fails without a message; hangs for 60 s; or exits 0
 with a report whose totals (latency_s, energy_j, flops, params) are missing numbers, not finite
-or negative. Each distinct finding (by its kind and stack or last message) is kept in OUT_DIR
+or negative (for `sweep` rows and `validate` reports: any number that is not finite). Each distinct finding (by its kind and stack or last message) is kept in OUT_DIR
 as the input that caused it and a .txt with the verdict, command and output.
 Configuration files are mutated in a copy of their folder made of links to the others, so that
 their relative references resolve; the repository's files are never written.
@@ -63,6 +68,20 @@ TOML_VALUES = ["0", "-1", "0.0", "-0.0", "1e308", "1e-308", "nan", "inf", "-inf"
                "9223372036854775807", "-9223372036854775808", "0.5", "1e30", "\"x\"", "[]",
                "true", "1e-30", "100", "3"]
 EXIT_CODES = (0, 1, 2, 3, 4, 5)  # docs/cli.md; 70 is an internal error
+VALIDATE_EXIT_CODES = EXIT_CODES + (6,)  # 6: a mode with no configuration to compare
+# Measurement files and the catalog entry their tests validate them against.
+MEASUREMENTS = {"h100-models.json": "h100-sxm5", "h100-heldout-models.json": "h100-sxm5",
+                "h100-op-profiles.json": "h100-sxm5", "h100-micro.json": "h100-sxm5",
+                "gpu-h100-sxm5-energy.json": "h100-sxm5", "h200-models.json": "h200-sxm",
+                "xeon-host-models.json": "xeon-5th-gen-16vcpu",
+                "cpu-h100-host-xeon-16vcpu.json": "xeon-5th-gen-16vcpu"}
+PIPELINE_STRINGS = ["float32", "float16", "bfloat16", "int8", "all", "fp16", "h100-sxm5", "l4",
+                    "tpu-v4", "kpu-t64", "epyc-9654", "jetson-orin-nano", "coral-edge-tpu",
+                    "nnergy.architecture.reference", "nnergy.architecture.gpu",
+                    "nnergy.architecture.tpu", "nnergy.estimator.roofline",
+                    "nnergy.estimator.energy", "nnergy.estimator.memory", "nnergy.reporter.text",
+                    "nnergy.partitioner.fusion", "nnergy.partitioner.per_node", "batch", "seq",
+                    "pytorch-eager", "cuda-graph", "", "x"]
 
 
 def weird_value(rng):
@@ -348,6 +367,88 @@ def mutate_toml(text, rng):
     return replace_toml_numbers(text, rng, lambda old: rng.choice(TOML_VALUES))
 
 
+def mutate_pipeline(text, rng, mild):
+    """A pipeline's numbers scaled (mild) or replaced, a quoted name swapped for another
+    plausible one, or a line dropped or doubled."""
+    r = rng.random()
+    if r < 0.4:
+        return scale_toml(text, rng) if mild else mutate_toml(text, rng)
+    lines = text.split("\n")
+    live = [k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+    if r < 0.8:
+        quoted = [(k, m) for k in live for m in re.finditer(r'"([^"]*)"', lines[k])
+                  if "output" not in lines[k]]
+        if quoted:
+            k, m = rng.choice(quoted)
+            lines[k] = lines[k][:m.start(1)] + rng.choice(PIPELINE_STRINGS) + lines[k][m.end(1):]
+    elif live:
+        k = rng.choice(live)
+        if rng.random() < 0.5:
+            lines.pop(k)
+        else:
+            lines.insert(k, lines[k])
+    return "\n".join(lines)
+
+
+def mutate_measurements(doc, rng, mild):
+    """One run of a measurement file changed: a number scaled (mild) or made odd, a name
+    swapped for another run's, a key dropped; or a run doubled or dropped."""
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list) or not runs:
+        return doc
+    run = rng.choice(runs)
+    if not isinstance(run, dict):
+        return doc
+    r = rng.random()
+    if r < 0.5:
+        numbers = []
+
+        def walk(container):
+            items = container.items() if isinstance(container, dict) else enumerate(container)
+            for key, value in items:
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    numbers.append((container, key))
+                elif isinstance(value, (dict, list)):
+                    walk(value)
+        walk(run)
+        if numbers:
+            container, key = rng.choice(numbers)
+            old = container[key]
+            if mild:
+                container[key] = old * rng.choice([0.5, 2, 10, 0.1, 0, -1, 1000])
+            else:
+                container[key] = weird_value(rng)
+    elif r < 0.75:
+        strings = [k for k, v in run.items() if isinstance(v, str)]
+        if strings:
+            key = rng.choice(strings)
+            others = [x.get(key) for x in runs if isinstance(x, dict) and isinstance(x.get(key), str)]
+            run[key] = rng.choice(others) if mild or rng.random() < 0.5 else weird_value(rng)
+    elif r < 0.85 and run:
+        run.pop(rng.choice(list(run)))
+    elif r < 0.95:
+        runs.append(copy.deepcopy(run))
+    else:
+        runs.remove(run)
+    return doc
+
+
+def non_finite_numbers(path, lines=False):
+    """Where a JSON report (or JSON Lines rows) holds a number that is not finite, or why it
+    cannot be read; empty when neither."""
+    def refuse(token):
+        raise ValueError(f"non-finite number {token}")
+    try:
+        with open(path) as f:
+            texts = f.read().splitlines() if lines else [f.read()]
+        for text in texts:
+            if text.strip():
+                json.loads(text, parse_constant=refuse)
+    except (OSError, ValueError) as e:
+        return f"output unreadable: {e}"
+    return ""
+
+
 def report_problems(path):
     try:
         with open(path) as f:
@@ -370,7 +471,7 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--seconds", type=float, default=600)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kinds", default="json,onnx,hw,runtime,rules")
+    ap.add_argument("--kinds", default="json,onnx,hw,runtime,rules,pipeline,measurements")
     ap.add_argument("--mild", action="store_true", help="plausible changes that reach deeper")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -388,6 +489,12 @@ def main():
                "runtime": glob.glob(ROOT + "/configs/runtimes/*.toml"),
                "rules": glob.glob(ROOT + "/configs/fusion/*.toml")}
     devices = [os.path.basename(f)[:-5] for f in configs["hw"]]
+    pipelines = glob.glob(ROOT + "/configs/pipelines/*.toml")
+    measurements = [ROOT + "/tests/data/measurements/" + f for f in MEASUREMENTS]
+    # Pipelines read models and rules by relative paths; their reports go to the work folder.
+    if not os.path.exists(os.path.join(work, "models")):
+        os.symlink(ROOT + "/configs/models", os.path.join(work, "models"))
+    os.makedirs(os.path.join(work, "pipelines"), exist_ok=True)
     for folder in ("fusion", "hardware", "runtimes"):
         copy = os.path.join(work, folder)
         if not os.path.isdir(copy):
@@ -424,6 +531,22 @@ def main():
             with open(source, "rb") as f:
                 data = (mutate_protobuf if args.mild else mutate_bytes)(f.read(), rng)
             path = os.path.join(work, "model.onnx")
+        elif kind == "pipeline":
+            source = rng.choice(pipelines)
+            with open(source) as f:
+                text = re.sub(r'(?m)^(\s*output\s*=\s*)"([^"]*)"',
+                              lambda m: m.group(1) + '"../out-' + os.path.basename(m.group(2)) + '"',
+                              f.read())
+            data = mutate_pipeline(text, rng, args.mild).encode()
+            path = os.path.join(work, "pipelines", os.path.basename(source))
+        elif kind == "measurements":
+            source = rng.choice(measurements)
+            with open(source) as f:
+                doc = mutate_measurements(json.load(f), rng, args.mild)
+            data = json.dumps(doc, indent=1).encode()
+            if not args.mild and rng.random() < 0.1:
+                data = mutate_bytes(data, rng)
+            path = os.path.join(work, "measurements.json")
         else:
             source = rng.choice(configs[kind])
             with open(source) as f:
@@ -450,8 +573,25 @@ def main():
         if "large_add" in model:
             cmd += ["--dim", "n=4096"]
         cmd += extra
-        if os.path.exists(report):
-            os.remove(report)
+        # What the run writes and how it is checked: the report's totals, or every number.
+        outputs, check_totals, codes = [report], True, EXIT_CODES
+        if kind == "pipeline":
+            check_totals = False
+            if re.search(r"(?m)^\[sweep\]", data.decode(errors="replace")):
+                rows = os.path.join(work, "rows.jsonl")
+                cmd = [args.nnergy, "sweep", path, "-o", rows, "--jobs", "1"]
+                outputs = [rows]
+            else:
+                cmd = [args.nnergy, "run", path]
+                outputs = []  # the reports its [[reporter]] tables name (out-*.json)
+        elif kind == "measurements":
+            check_totals, codes = False, VALIDATE_EXIT_CODES
+            cmd = [args.nnergy, "validate", "--hw", MEASUREMENTS[os.path.basename(source)], path,
+                   "--models", ROOT + "/configs/models/zoo", "--dim", "bert_base:seq=128",
+                   "--format", "json", "-o", report]
+        for old in outputs + glob.glob(os.path.join(work, "out-*")):
+            if os.path.exists(old):
+                os.remove(old)
         verdict, output = None, ""
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, timeout=60)
@@ -463,13 +603,22 @@ def main():
                 verdict = "sanitizer"
             elif p.returncode == 70:
                 verdict = "internal error"
-            elif p.returncode not in EXIT_CODES:
+            elif p.returncode not in codes:
                 verdict = f"exit code {p.returncode}"
             elif p.returncode != 0 and not output.strip():
                 verdict = "failed without a message"
-            elif p.returncode == 0:
+            elif p.returncode == 0 and check_totals:
                 problems = report_problems(report)
                 verdict = f"bad totals: {problems}" if problems else None
+            elif p.returncode == 0:
+                if kind == "pipeline" and cmd[1] == "run":
+                    # A .json file a non-JSON reporter was told to write is the pipeline's
+                    # choice: only the JSON reporter's reports are checked.
+                    outputs = [o for o in glob.glob(os.path.join(work, "out-*.json"))
+                               if open(o, errors="replace").read(1) == "{"]
+                problems = "; ".join(filter(None, (non_finite_numbers(o, o.endswith(".jsonl"))
+                                                   for o in outputs if os.path.exists(o))))
+                verdict = f"bad output: {problems}" if problems else None
         except subprocess.TimeoutExpired:
             verdict = "hang"
         if kind in configs:

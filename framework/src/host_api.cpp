@@ -1100,7 +1100,7 @@ const std::vector<nnergy_named_value>& component_instance::hardware_views() cons
 graph load_model(component_instance& frontend, const std::filesystem::path& path) {
     const component_entry& e = frontend.entry();
     if (e.kind != NNERGY_KIND_FRONTEND)
-        throw error(fmt::format("'{}' is a {}, not a frontend", e.name, kind_name(e.kind)),
+        throw error(fmt::format("'{}' is {}, not a frontend", e.name, kind_with_article(e.kind)),
                     exit_code::usage);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
@@ -1124,7 +1124,7 @@ graph load_model(component_instance& frontend, const std::filesystem::path& path
 partition run_partitioner(component_instance& partitioner, const bound_graph& g) {
     const component_entry& e = partitioner.entry();
     if (e.kind != NNERGY_KIND_PARTITIONER)
-        throw error(fmt::format("'{}' is a {}, not a partitioner", e.name, kind_name(e.kind)),
+        throw error(fmt::format("'{}' is {}, not a partitioner", e.name, kind_with_article(e.kind)),
                     exit_code::usage);
     nnergy_graph view{g.source, &g};
     nnergy_partition_builder b;

@@ -27,7 +27,7 @@ const component_entry& require(const registry& reg, nnergy_component_kind kind,
     if (const component_entry* e = reg.find(kind, name)) return *e;
     std::string hint;
     if (const component_entry* other = reg.find(name)) {
-        hint = fmt::format(" ('{}' is a {})", name, kind_name(other->kind));
+        hint = fmt::format(" ('{}' is {})", name, kind_with_article(other->kind));
     } else {
         std::vector<std::string> names;
         for (const component_entry* c : reg.of_kind(kind)) names.push_back(c->name);

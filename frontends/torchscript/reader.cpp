@@ -845,6 +845,11 @@ private:
     struct skip_node {
         std::string why;
     };
+    skip_node dim_out_of_range(Node* n, int64_t dim, int rank) {
+        return skip_node{std::string(n->kind().toQualString()) + " with dim " +
+                         std::to_string(dim) + ", out of range for a tensor of rank " +
+                         std::to_string(rank)};
+    }
     skip_node unsupported_arg(Node* n, const char* what) {
         return skip_node{std::string(n->kind().toQualString()) + " with a " + what +
                          " only known when the model runs"};
@@ -1494,7 +1499,8 @@ private:
             if (end != -1 && !(r > 0 && end == r - 1))
                 throw skip_node{"aten::flatten that ends before the last dim"};
             const int64_t axis = start < 0 && r > 0 ? start + r : start;
-            emit(n, "Flatten", {tensor(in(0))}, static_cast<int>(axis) + 1);
+            if (r > 0 && (axis < 0 || axis >= r)) throw dim_out_of_range(n, start, r);
+            emit(n, "Flatten", {tensor(in(0))}, r > 0 ? static_cast<int>(axis) + 1 : -1);
             out_.attr(last_node_, "axis", axis);
             return;
         }
@@ -1512,9 +1518,13 @@ private:
         if (k == aten::transpose || k == aten::transpose_) {
             const int r = r0();
             if (r < 0) throw skip_node{"aten::transpose of a tensor of unknown rank"};
-            int64_t a = need_int(n, 1, "dim"), b = need_int(n, 2, "dim");
-            a = a < 0 ? a + r : a;
-            b = b < 0 ? b + r : b;
+            const int64_t written_a = need_int(n, 1, "dim"), written_b = need_int(n, 2, "dim");
+            const int64_t a = written_a < 0 ? written_a + r : written_a;
+            const int64_t b = written_b < 0 ? written_b + r : written_b;
+            // Indexes the permutation below: one beyond the rank is the model's error, not
+            // something to map.
+            if (a < 0 || a >= r) throw dim_out_of_range(n, written_a, r);
+            if (b < 0 || b >= r) throw dim_out_of_range(n, written_b, r);
             std::vector<int64_t> perm(static_cast<size_t>(r));
             for (int i = 0; i < r; ++i) perm[static_cast<size_t>(i)] = i;
             std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);

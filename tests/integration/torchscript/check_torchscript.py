@@ -303,6 +303,22 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
         if item.filename.endswith("/version"):
             data = b"99\n"
         dst.writestr(item, data)
+class Transposed(torch.nn.Module):
+    def forward(self, x):
+        return torch.transpose(x, -2, -1) * 2.0
+torch.jit.trace(Transposed(), torch.randn(2, 4, 8)).save(d + "/transpose.pt")
+# The same archive with a dim beyond any rank written into its code (as a damaged or hand-edited
+# file might hold): a clear error, not a write beyond the permutation it indexes.
+with zipfile.ZipFile(d + "/transpose.pt") as src, \
+        zipfile.ZipFile(d + "/transpose_dim.pt", "w") as dst:
+    edited = 0
+    for item in src.infolist():
+        data = src.read(item.filename)
+        if item.filename.endswith(".py") and b", -2, -1)" in data:
+            data = data.replace(b", -2, -1)", b", -9223372036854775807, -1)")
+            edited += 1
+        dst.writestr(item, data)
+    assert edited == 1, "the traced code holds no torch.transpose(x, -2, -1)"
 '''
     # From a file: torch.jit.script reads the classes' source.
     maker = os.path.join(DIR, "make_bad_archives.py")
@@ -318,6 +334,12 @@ with zipfile.ZipFile(d + "/linear.pt") as src, zipfile.ZipFile(d + "/future.pt",
                  "version 99", "newer than")
     expect_error(os.path.join(DIR, "on_data.pt"), ["--input-shape", "1x8"], "on_data.pt",
                  "no mapping")
+    ok, err = analyze(os.path.join(DIR, "transpose.pt"), "--input-shape", "2x4x8")
+    check(ok, "transpose.pt: " + err)
+    expect_error(os.path.join(DIR, "transpose_dim.pt"), ["--input-shape", "2x4x8"],
+                 "transpose_dim.pt",
+                 "aten::transpose with dim -9223372036854775807, out of range for a tensor of "
+                 "rank 3")
     # On a rank-3 input the branch folds to the relu; on a rank-2 one, to the cumsum, which has
     # no mapping.
     ok, err = analyze(os.path.join(DIR, "on_rank.pt"), "--input-shape", "1x4x8")

@@ -18,7 +18,11 @@ are enough). Each run mutates one input and analyzes it:
            then `nnergy run` or, for one with a [sweep] table, `nnergy sweep`;
   measurements
            a measurement file's runs changed (numbers, names, a key dropped, a run doubled or
-           dropped), then `nnergy validate` against the catalog entry its tests use.
+           dropped), then `nnergy validate` against the catalog entry its tests use;
+  torchscript
+           (with --torchscript-fixtures DIR: the folder the TorchScript tests write, with its
+           manifest.json) a small traced or scripted archive's code (a number, an op, a line),
+           pickles or tensor data changed and the archive written again, or its bytes changed.
 Models run on a random catalog device, batch and precision, sometimes under a runtime profile.
 With --mild, the changes stay plausible (small dims and attribute values, an op swapped for one
 of its kind, an ONNX file's integers changed or a repeated entry dropped or doubled through its
@@ -38,6 +42,7 @@ import collections
 import copy
 import glob
 import hashlib
+import io
 import json
 import math
 import os
@@ -46,6 +51,7 @@ import re
 import subprocess
 import sys
 import time
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from onnx_symbolic_batch import varint  # noqa: E402
@@ -433,6 +439,67 @@ def mutate_measurements(doc, rng, mild):
     return doc
 
 
+def mutate_torchscript_code(text, rng):
+    """TorchScript source: a number replaced, a torch op swapped, a line dropped or doubled."""
+    s = text.decode("utf-8", "replace")
+    r = rng.random()
+    numbers = list(re.finditer(r"\b\d+\b", s))
+    ops = list(re.finditer(r"torch\.(\w+)", s))
+    if r < 0.4 and numbers:
+        m = rng.choice(numbers)
+        s = s[:m.start()] + str(rng.choice([0, 1, 2, 3, -1, 7, 1000, 2**31, 2**63 - 1, 10**30])) \
+            + s[m.end():]
+    elif r < 0.6 and ops:
+        m = rng.choice(ops)
+        s = s[:m.start(1)] + rng.choice(["relu", "conv2d", "matmul", "add", "cat", "flatten",
+                                         "view", "reshape", "linear", "softmax", "transpose",
+                                         "mean", "zeros", "select", "slice", "nope"]) + s[m.end(1):]
+    elif r < 0.8:
+        lines = s.split("\n")
+        if len(lines) > 2:
+            k = rng.randrange(len(lines))
+            if rng.random() < 0.5:
+                del lines[k]
+            else:
+                lines.insert(k, lines[rng.randrange(len(lines))])
+        s = "\n".join(lines)
+    else:
+        return mutate_bytes(text, rng)
+    return s.encode()
+
+
+def mutate_torchscript(data, rng):
+    """One entry of a TorchScript archive changed (its code, a pickle, a tensor's data; rarely
+    dropped) and the archive written again with valid checksums; or the archive's bytes."""
+    if rng.random() < 0.1:
+        return mutate_bytes(data, rng)
+    source = zipfile.ZipFile(io.BytesIO(data))
+    entries = source.infolist()
+    r = rng.random()
+    if r < 0.35:
+        pick = [e for e in entries if e.filename.endswith(".pkl")]
+    elif r < 0.7:
+        pick = [e for e in entries if e.filename.endswith(".py")]
+    elif r < 0.85:
+        pick = [e for e in entries if "/data/" in e.filename]
+    else:
+        pick = entries
+    target = rng.choice(pick or entries)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for e in entries:
+            content = source.read(e.filename)
+            if e is target:
+                if rng.random() < 0.05:
+                    continue
+                content = (mutate_torchscript_code(content, rng) if e.filename.endswith(".py")
+                           else mutate_bytes(content, rng))
+            info = zipfile.ZipInfo(e.filename, e.date_time)
+            info.compress_type = e.compress_type
+            archive.writestr(info, content)
+    return out.getvalue()
+
+
 def non_finite_numbers(path, lines=False):
     """Where a JSON report (or JSON Lines rows) holds a number that is not finite, or why it
     cannot be read; empty when neither."""
@@ -473,9 +540,24 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kinds", default="json,onnx,hw,runtime,rules,pipeline,measurements")
     ap.add_argument("--mild", action="store_true", help="plausible changes that reach deeper")
+    ap.add_argument("--torchscript-fixtures", metavar="DIR",
+                    help="the TorchScript tests' fixture folder (with manifest.json): adds the "
+                         "torchscript kind")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     kinds = args.kinds.split(",")
+    archives = []  # (archive, its input shapes): the small fixtures, fast to load
+    if args.torchscript_fixtures:
+        with open(os.path.join(args.torchscript_fixtures, "manifest.json")) as f:
+            for m in json.load(f)["models"]:
+                for how in ("traced", "scripted"):
+                    a = os.path.join(args.torchscript_fixtures, f"{m['name']}.{how}.pt")
+                    if m["name"].startswith("tiny") and os.path.exists(a):
+                        archives.append((a, m["input_shapes"]))
+        if "torchscript" not in kinds:
+            kinds.append("torchscript")
+    elif "torchscript" in kinds:
+        raise SystemExit("the torchscript kind needs --torchscript-fixtures DIR")
     work = os.path.join(args.out_dir, f"work-{args.seed}")
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:intercept_tls_get_addr=0",
@@ -531,6 +613,11 @@ def main():
             with open(source, "rb") as f:
                 data = (mutate_protobuf if args.mild else mutate_bytes)(f.read(), rng)
             path = os.path.join(work, "model.onnx")
+        elif kind == "torchscript":
+            source, shapes = rng.choice(archives)
+            with open(source, "rb") as f:
+                data = mutate_torchscript(f.read(), rng)
+            path = os.path.join(work, "model.pt")
         elif kind == "pipeline":
             source = rng.choice(pipelines)
             with open(source) as f:
@@ -559,7 +646,7 @@ def main():
         with open(path, "wb") as f:
             f.write(data)
 
-        model = path if kind in ("json", "onnx") else rng.choice(graphs)
+        model = path if kind in ("json", "onnx", "torchscript") else rng.choice(graphs)
         device = path if kind == "hw" else ("h100-sxm5" if rng.random() < 0.4 else rng.choice(devices))
         cmd = [args.nnergy, "analyze", model, "--hw", device, "--format", "json", "-o", report]
         if kind == "runtime":
@@ -572,6 +659,9 @@ def main():
             cmd += ["--dim", "seq=16"]
         if "large_add" in model:
             cmd += ["--dim", "n=4096"]
+        if kind == "torchscript":
+            for shape in shapes:
+                cmd += ["--input-shape", shape]
         cmd += extra
         # What the run writes and how it is checked: the report's totals, or every number.
         outputs, check_totals, codes = [report], True, EXIT_CODES

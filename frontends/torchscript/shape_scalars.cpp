@@ -10,6 +10,7 @@
 #include <torch/script.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@
 
 namespace nnergy::torchscript {
 namespace {
+
+// 128-bit integers (a GCC and Clang extension) for products of an archive's own numbers.
+__extension__ typedef __int128 wide;
 
 using torch::jit::Block;
 using torch::jit::Node;
@@ -511,20 +515,22 @@ private:
         if (batched) sizes.push_back(x.size(0));
         sizes.push_back(transposed ? w.size(1) * groups : w.size(0));
         for (size_t d = 0; d < spatial; ++d) {
-            const int64_t input = x.size(static_cast<int64_t>(x.dim() - spatial + d));
-            const int64_t kernel = w.size(static_cast<int64_t>(2 + d));
-            const int64_t extent = (*dilation)[d] * (kernel - 1) + 1;
-            if ((*stride)[d] <= 0) return std::nullopt;
-            int64_t out = 0;
+            // In 128 bits: the archive's strides, paddings and dilations are its own numbers,
+            // and a product of two of them may not fit 64 (nothing is answered then).
+            const wide input = x.size(static_cast<int64_t>(x.dim() - spatial + d));
+            const wide kernel = w.size(static_cast<int64_t>(2 + d));
+            const wide stride_d = (*stride)[d], padding_d = (*padding)[d];
+            const wide extent = wide{(*dilation)[d]} * (kernel - 1) + 1;
+            if (stride_d <= 0) return std::nullopt;
+            wide out = 0;
             if (same)
                 out = input;  // PyTorch takes "same" with stride 1 only
             else if (transposed)
-                out =
-                    (input - 1) * (*stride)[d] - 2 * (*padding)[d] + extent + (*output_padding)[d];
+                out = (input - 1) * stride_d - 2 * padding_d + extent + (*output_padding)[d];
             else
-                out = (input + 2 * (*padding)[d] - extent) / (*stride)[d] + 1;
-            if (out < 0) return std::nullopt;
-            sizes.push_back(out);
+                out = (input + 2 * padding_d - extent) / stride_d + 1;
+            if (out < 0 || out > std::numeric_limits<int64_t>::max()) return std::nullopt;
+            sizes.push_back(static_cast<int64_t>(out));
         }
         return std::vector<c10::IValue>{c10::IValue(at::empty(sizes, x.options()))};
     }

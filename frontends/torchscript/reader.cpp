@@ -37,6 +37,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "pickle_check.hpp"
 #include "reader_api.h"
 #include "shape_scalars.hpp"
 
@@ -2178,6 +2179,18 @@ void check_archive(const std::string& file) {
                        "saved by torch.save): trace or script the model and save it with "
                        "torch.jit.save");
         version = reader.version();
+        // Every pickle libtorch will unpickle, checked first: its unpickler trusts them.
+        for (const std::string& record : reader.getAllRecords()) {
+            const bool pickle =
+                (record.size() > 4 && record.compare(record.size() - 4, 4, ".pkl") == 0) ||
+                (record.size() > 9 && record.compare(record.size() - 9, 9, "debug_pkl") == 0);
+            if (!pickle) continue;
+            const auto [data, size] = reader.getRecord(record);
+            if (const std::optional<std::string> problem = nnergy::torchscript::pickle_problem(
+                    static_cast<const unsigned char*>(data.get()), size))
+                throw fail(file + ": " + record + " is not a well-formed pickle (" + *problem +
+                           "): the archive is damaged; save the model again with torch.jit.save");
+        }
     } catch (const sdk::error&) {
         throw;
     } catch (const c10::Error& e) {

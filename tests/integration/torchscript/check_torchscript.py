@@ -319,6 +319,16 @@ with zipfile.ZipFile(d + "/transpose.pt") as src, \
             edited += 1
         dst.writestr(item, data)
     assert edited == 1, "the traced code holds no torch.transpose(x, -2, -1)"
+# Damaged pickles that libtorch 1.13's unpickler would crash on (a value taken from an empty
+# stack) or size its memo table by (slot 1,610,809,857).
+for name, pickle in (("pickle_underflow", b"\x80\x02Q."), ("pickle_memo", b"\x80\x02Nr\x01\x02\x03\x60.")):
+    with zipfile.ZipFile(d + "/linear.pt") as src, \
+            zipfile.ZipFile(d + "/" + name + ".pt", "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename.endswith("/constants.pkl"):
+                data = pickle
+            dst.writestr(item, data)
 '''
     # From a file: torch.jit.script reads the classes' source.
     maker = os.path.join(DIR, "make_bad_archives.py")
@@ -334,6 +344,12 @@ with zipfile.ZipFile(d + "/transpose.pt") as src, \
                  "version 99", "newer than")
     expect_error(os.path.join(DIR, "on_data.pt"), ["--input-shape", "1x8"], "on_data.pt",
                  "no mapping")
+    expect_error(os.path.join(DIR, "pickle_underflow.pt"), ["--input-shape", "1x8"],
+                 "pickle_underflow.pt", "constants.pkl is not a well-formed pickle (byte 2: "
+                 "opcode 0x51 takes 1 value(s) from a stack holding 0", "damaged")
+    expect_error(os.path.join(DIR, "pickle_memo.pt"), ["--input-shape", "1x8"],
+                 "pickle_memo.pt", "constants.pkl is not a well-formed pickle (byte 3: memo slot "
+                 "1610809857 beyond any written so far)")
     ok, err = analyze(os.path.join(DIR, "transpose.pt"), "--input-shape", "2x4x8")
     check(ok, "transpose.pt: " + err)
     expect_error(os.path.join(DIR, "transpose_dim.pt"), ["--input-shape", "2x4x8"],

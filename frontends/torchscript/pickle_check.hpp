@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file pickle_check.hpp
+/// \brief A structural check of the pickles in a TorchScript archive, before libtorch reads them.
+///
+/// libtorch 1.13's unpickler trusts its input: a pickle that pops an empty stack reads before
+/// its stack (a crash), and one that stores into memo slot 1,627,455,745 grows its memo to that
+/// size (gigabytes, then std::bad_alloc or the allocator's abort). A damaged or hand-edited
+/// archive must give an error instead, so every pickle is walked first as Python's pickletools
+/// walks one: each opcode known, each operand within the bytes, the stack and its marks never
+/// popped below what was pushed, every memo slot read one that was written, and the pickle
+/// ending with STOP and one value. Values are not built: only their count is kept.
+///
+/// C++17 (the TorchScript reader's standard) and free of libtorch, so that it is tested alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace nnergy::torchscript {
+
+/// Why `bytes` is not a well-formed pickle, with the byte offset; nothing when it is one.
+inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std::size_t size) {
+    std::size_t at = 0;
+    std::size_t depth = 0;           // values on the stack
+    std::vector<std::size_t> marks;  // the depth at each open MARK
+    std::unordered_set<uint64_t> memo;
+    std::size_t opcodes = 0;
+    const auto problem = [&](std::size_t where, const std::string& what) {
+        return std::optional<std::string>("byte " + std::to_string(where) + ": " + what);
+    };
+    const auto hex = [](unsigned v) {
+        static const char digits[] = "0123456789abcdef";
+        return std::string("0x") + digits[(v >> 4) & 15] + digits[v & 15];
+    };
+    // Little-endian unsigned of `n` bytes at `at`.
+    const auto read_le = [&](std::size_t n) {
+        uint64_t v = 0;
+        for (std::size_t k = 0; k < n; ++k) v |= uint64_t{bytes[at + k]} << (8 * k);
+        return v;
+    };
+    while (true) {
+        if (at >= size) return problem(at, "the pickle ends without STOP");
+        const std::size_t op_at = at;
+        const unsigned char op = bytes[at++];
+        ++opcodes;
+        const std::size_t above_mark = depth - (marks.empty() ? 0 : marks.back());
+        // Pops `n` values that lie above the innermost mark.
+        const auto pop = [&](std::size_t n) -> bool {
+            if (above_mark < n) return false;
+            depth -= n;
+            return true;
+        };
+        const auto underflow = [&](std::size_t n) {
+            return problem(op_at, "opcode " + hex(op) + " takes " + std::to_string(n) +
+                                      " value(s) from a stack holding " +
+                                      std::to_string(above_mark) + " above its last mark");
+        };
+        // Operand bytes that must lie within the pickle.
+        const auto operand = [&](std::size_t n) -> bool {
+            if (n > size - at) return false;
+            at += n;
+            return true;
+        };
+        const auto truncated = [&]() { return problem(op_at, "operand beyond the pickle's end"); };
+        // A length-prefixed operand: `width` bytes of length, then that many bytes.
+        const auto counted = [&](std::size_t width) -> bool {
+            if (width > size - at) return false;
+            const uint64_t n = read_le(width);
+            at += width;
+            return n <= size - at && operand(static_cast<std::size_t>(n));
+        };
+        // A text operand ending at a newline.
+        const auto line = [&]() -> bool {
+            const void* nl = std::memchr(bytes + at, '\n', size - at);
+            if (!nl) return false;
+            at = static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - bytes) + 1;
+            return true;
+        };
+        const auto to_mark = [&]() -> std::optional<std::size_t> {
+            if (marks.empty()) return std::nullopt;
+            const std::size_t n = depth - marks.back();
+            depth = marks.back();
+            marks.pop_back();
+            return n;
+        };
+        const auto put = [&](uint64_t slot) -> std::optional<std::string> {
+            if (depth == 0) return problem(op_at, "a memo store with an empty stack");
+            // Picklers number their slots in order, so a slot beyond the opcodes read so far
+            // is damage (and would size libtorch's memo table).
+            if (slot > opcodes)
+                return problem(op_at,
+                               "memo slot " + std::to_string(slot) + " beyond any written so far");
+            memo.insert(slot);
+            return std::nullopt;
+        };
+        const auto get = [&](uint64_t slot) -> std::optional<std::string> {
+            if (memo.count(slot) == 0)
+                return problem(op_at, "memo slot " + std::to_string(slot) + " read, never written");
+            ++depth;
+            return std::nullopt;
+        };
+        switch (op) {
+            case 0x80:  // PROTO
+                if (!operand(1)) return truncated();
+                if (bytes[at - 1] > 5)
+                    return problem(op_at, "pickle protocol " + std::to_string(bytes[at - 1]));
+                break;
+            case 0x95:  // FRAME
+                if (!operand(8)) return truncated();
+                break;
+            case '.':  // STOP
+                if (!marks.empty() || depth != 1)
+                    return problem(op_at, "STOP with " + std::to_string(depth) +
+                                              " values on the stack and " +
+                                              std::to_string(marks.size()) +
+                                              " open marks (expected one value)");
+                return std::nullopt;
+            case '(':  // MARK
+                marks.push_back(depth);
+                break;
+            case ')':   // EMPTY_TUPLE
+            case ']':   // EMPTY_LIST
+            case '}':   // EMPTY_DICT
+            case 0x8f:  // EMPTY_SET
+            case 'N':   // NONE
+            case 0x88:  // NEWTRUE
+            case 0x89:  // NEWFALSE
+                ++depth;
+                break;
+            case 't':   // TUPLE
+            case 'l':   // LIST
+            case 'd':   // DICT
+            case 0x91:  // FROZENSET
+            {
+                const std::optional<std::size_t> n = to_mark();
+                if (!n) return problem(op_at, "opcode " + hex(op) + " without a MARK");
+                if (op == 'd' && *n % 2 != 0)
+                    return problem(op_at, "a dict of an odd number of keys and values");
+                ++depth;
+                break;
+            }
+            case 0x85:  // TUPLE1
+            case 0x86:  // TUPLE2
+            case 0x87:  // TUPLE3
+            {
+                const std::size_t n = op - 0x84u;
+                if (!pop(n)) return underflow(n);
+                ++depth;
+                break;
+            }
+            case 'a':  // APPEND: list, value -> list
+            case 'b':  // BUILD: object, state -> object
+                if (!pop(2)) return underflow(2);
+                ++depth;
+                break;
+            case 's':  // SETITEM: dict, key, value -> dict
+                if (!pop(3)) return underflow(3);
+                ++depth;
+                break;
+            case 'e':   // APPENDS
+            case 'u':   // SETITEMS
+            case 0x90:  // ADDITEMS
+            {
+                const std::optional<std::size_t> n = to_mark();
+                if (!n) return problem(op_at, "opcode " + hex(op) + " without a MARK");
+                if (op == 'u' && *n % 2 != 0)
+                    return problem(op_at, "SETITEMS of an odd number of keys and values");
+                // The container they add to is the value below the mark.
+                if (depth - (marks.empty() ? 0 : marks.back()) < 1)
+                    return problem(op_at,
+                                   "opcode " + hex(op) + " with no container below its mark");
+                break;
+            }
+            case '0':  // POP
+                if (!pop(1)) return underflow(1);
+                break;
+            case '1':  // POP_MARK
+                if (!to_mark()) return problem(op_at, "POP_MARK without a MARK");
+                break;
+            case '2':  // DUP
+                if (above_mark < 1) return underflow(1);
+                ++depth;
+                break;
+            case 'J':  // BININT
+                if (!operand(4)) return truncated();
+                ++depth;
+                break;
+            case 'K':  // BININT1
+                if (!operand(1)) return truncated();
+                ++depth;
+                break;
+            case 'M':  // BININT2
+                if (!operand(2)) return truncated();
+                ++depth;
+                break;
+            case 'G':  // BINFLOAT
+                if (!operand(8)) return truncated();
+                ++depth;
+                break;
+            case 0x8a:  // LONG1
+            case 'U':   // SHORT_BINSTRING
+            case 'C':   // SHORT_BINBYTES
+            case 0x8c:  // SHORT_BINUNICODE
+                if (!counted(1)) return truncated();
+                ++depth;
+                break;
+            case 0x8b:  // LONG4
+            case 'T':   // BINSTRING
+            case 'B':   // BINBYTES
+            case 'X':   // BINUNICODE
+                if (!counted(4)) return truncated();
+                ++depth;
+                break;
+            case 0x8d:  // BINUNICODE8
+            case 0x8e:  // BINBYTES8
+            case 0x96:  // BYTEARRAY8
+                if (!counted(8)) return truncated();
+                ++depth;
+                break;
+            case 'I':  // INT
+            case 'L':  // LONG
+            case 'F':  // FLOAT
+            case 'S':  // STRING
+            case 'V':  // UNICODE
+            case 'P':  // PERSID
+                if (!line()) return truncated();
+                ++depth;
+                break;
+            case 'c':  // GLOBAL: module and name lines
+                if (!line() || !line()) return truncated();
+                ++depth;
+                break;
+            case 0x93:  // STACK_GLOBAL: module, name -> class
+            case 'R':   // REDUCE: callable, arguments -> value
+            case 0x81:  // NEWOBJ: class, arguments -> object
+                if (!pop(2)) return underflow(2);
+                ++depth;
+                break;
+            case 'Q':  // BINPERSID: id -> object
+                if (!pop(1)) return underflow(1);
+                ++depth;
+                break;
+            case 'q':  // BINPUT
+                if (!operand(1)) return truncated();
+                if (auto p = put(bytes[at - 1])) return p;
+                break;
+            case 'r':  // LONG_BINPUT
+            {
+                if (4 > size - at) return truncated();
+                const uint64_t slot = read_le(4);
+                at += 4;
+                if (auto p = put(slot)) return p;
+                break;
+            }
+            case 0x94:  // MEMOIZE: the next slot
+                if (auto p = put(memo.size())) return p;
+                break;
+            case 'h':  // BINGET
+                if (!operand(1)) return truncated();
+                if (auto p = get(bytes[at - 1])) return p;
+                break;
+            case 'j':  // LONG_BINGET
+            {
+                if (4 > size - at) return truncated();
+                const uint64_t slot = read_le(4);
+                at += 4;
+                if (auto p = get(slot)) return p;
+                break;
+            }
+            default:
+                return problem(op_at, "opcode " + hex(op) + ", which no TorchScript pickle holds");
+        }
+    }
+}
+
+}  // namespace nnergy::torchscript

@@ -246,32 +246,20 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 ++depth;
                 break;
             case 'q':  // BINPUT
-                if (!operand(1)) return truncated();
-                if (auto p = put(bytes[at - 1])) return p;
-                break;
             case 'r':  // LONG_BINPUT
+            case 'h':  // BINGET
+            case 'j':  // LONG_BINGET
             {
-                if (4 > size - at) return truncated();
-                const uint64_t slot = read_le(4);
-                at += 4;
-                if (auto p = put(slot)) return p;
+                const std::size_t width = op == 'q' || op == 'h' ? 1 : 4;
+                if (width > size - at) return truncated();
+                const uint64_t slot = read_le(width);
+                at += width;
+                if (auto p = op == 'q' || op == 'r' ? put(slot) : get(slot)) return p;
                 break;
             }
             case 0x94:  // MEMOIZE: the next slot
                 if (auto p = put(memo.size())) return p;
                 break;
-            case 'h':  // BINGET
-                if (!operand(1)) return truncated();
-                if (auto p = get(bytes[at - 1])) return p;
-                break;
-            case 'j':  // LONG_BINGET
-            {
-                if (4 > size - at) return truncated();
-                const uint64_t slot = read_le(4);
-                at += 4;
-                if (auto p = get(slot)) return p;
-                break;
-            }
             default:
                 return problem(op_at, "opcode " + hex(op) + ", which no TorchScript pickle holds");
         }

@@ -13,23 +13,60 @@
 /// C++17 (the TorchScript reader's standard) and free of libtorch, so that it is tested alone.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace nnergy::torchscript {
 
+/// A tensor storage a pickle names by persistent id ('storage', torch.<Type>Storage, key,
+/// location, element count): its data is the archive's record `key` in the pickle's folder.
+struct storage_ref {
+    std::string key;
+    std::string type;  ///< "FloatStorage", ...
+    uint64_t elements = 0;
+};
+
+/// Bytes per element of a storage type; 0 for one not known here.
+inline std::size_t storage_element_size(const std::string& type) {
+    static const std::pair<const char*, std::size_t> sizes[] = {
+        {"DoubleStorage", 8},   {"FloatStorage", 4},        {"HalfStorage", 2},
+        {"BFloat16Storage", 2}, {"LongStorage", 8},         {"IntStorage", 4},
+        {"ShortStorage", 2},    {"CharStorage", 1},         {"ByteStorage", 1},
+        {"BoolStorage", 1},     {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
+        {"QInt8Storage", 1},    {"QUInt8Storage", 1},       {"QInt32Storage", 4}};
+    for (const auto& [name, bytes] : sizes)
+        if (type == name) return bytes;
+    return 0;
+}
+
 /// Why `bytes` is not a well-formed pickle, with the byte offset; nothing when it is one.
-inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std::size_t size) {
+/// With `storages`, also the tensor storages it names (their data is checked against them).
+inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std::size_t size,
+                                                 std::vector<storage_ref>* storages = nullptr) {
     std::size_t at = 0;
     std::size_t depth = 0;           // values on the stack
     std::vector<std::size_t> marks;  // the depth at each open MARK
     std::unordered_set<uint64_t> memo;
     std::size_t opcodes = 0;
+    // What a storage id is made of, kept beside the stack: text, small integers, globals and
+    // short tuples of them; every other value is `other`. Only their count is checked above.
+    struct shadow {
+        enum class is : uint8_t { other, text, integer, global, tuple } kind = is::other;
+        std::string text;
+        uint64_t integer = 0;
+        std::vector<shadow> items;
+    };
+    std::vector<shadow> values;
+    std::unordered_map<uint64_t, shadow> memo_values;
+    std::size_t operand_at = 0, operand_size = 0;  // the last counted or line operand
     const auto problem = [&](std::size_t where, const std::string& what) {
         return std::optional<std::string>("byte " + std::to_string(where) + ": " + what);
     };
@@ -72,13 +109,19 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
             if (width > size - at) return false;
             const uint64_t n = read_le(width);
             at += width;
+            operand_at = at;
+            operand_size = static_cast<std::size_t>(n);
             return n <= size - at && operand(static_cast<std::size_t>(n));
         };
         // A text operand ending at a newline.
         const auto line = [&]() -> bool {
             const void* nl = std::memchr(bytes + at, '\n', size - at);
             if (!nl) return false;
-            at = static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - bytes) + 1;
+            const auto end =
+                static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - bytes);
+            operand_at = at;
+            operand_size = end - at;
+            at = end + 1;
             return true;
         };
         const auto to_mark = [&]() -> std::optional<std::size_t> {
@@ -96,6 +139,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 return problem(op_at,
                                "memo slot " + std::to_string(slot) + " beyond any written so far");
             memo.insert(slot);
+            if (storages && !values.empty()) memo_values[slot] = values.back();
             return std::nullopt;
         };
         const auto get = [&](uint64_t slot) -> std::optional<std::string> {
@@ -232,9 +276,16 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 ++depth;
                 break;
             case 'c':  // GLOBAL: module and name lines
-                if (!line() || !line()) return truncated();
+            {
+                if (!line()) return truncated();
+                const std::size_t module_at = operand_at;
+                if (!line()) return truncated();
+                // Both lines, "module\nname", for the shadow below.
+                operand_size += operand_at - module_at;
+                operand_at = module_at;
                 ++depth;
                 break;
+            }
             case 0x93:  // STACK_GLOBAL: module, name -> class
             case 'R':   // REDUCE: callable, arguments -> value
             case 0x81:  // NEWOBJ: class, arguments -> object
@@ -262,6 +313,84 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 break;
             default:
                 return problem(op_at, "opcode " + hex(op) + ", which no TorchScript pickle holds");
+        }
+        if (storages) {
+            // The values this opcode took (those above the new depth, less the one it pushed).
+            const std::size_t kept = std::min(values.size(), depth - (depth > 0 ? 1 : 0));
+            std::vector<shadow> taken(values.begin() + static_cast<std::ptrdiff_t>(kept),
+                                      values.end());
+            values.resize(kept);
+            shadow made;
+            const auto le = [&](std::size_t n) {
+                uint64_t v = 0;
+                for (std::size_t k = 0; k < n; ++k) v |= uint64_t{bytes[at - n + k]} << (8 * k);
+                return v;
+            };
+            switch (op) {
+                case 'X':
+                case 0x8c:
+                case 0x8d:
+                    made.kind = shadow::is::text;
+                    made.text.assign(reinterpret_cast<const char*>(bytes) + operand_at,
+                                     operand_size);
+                    break;
+                case 'c':
+                    made.kind = shadow::is::global;
+                    made.text.assign(reinterpret_cast<const char*>(bytes) + operand_at,
+                                     operand_size);
+                    std::replace(made.text.begin(), made.text.end(), '\n', '.');
+                    break;
+                case 'K':
+                case 'M':
+                case 'J':
+                    made.kind = shadow::is::integer;
+                    made.integer = le(op == 'K' ? 1 : op == 'M' ? 2 : 4);
+                    break;
+                case 0x8a:  // LONG1 of up to 8 bytes, not negative
+                    if (operand_size > 0 && operand_size <= 8 &&
+                        (bytes[operand_at + operand_size - 1] & 0x80) == 0) {
+                        made.kind = shadow::is::integer;
+                        for (std::size_t k = 0; k < operand_size; ++k)
+                            made.integer |= uint64_t{bytes[operand_at + k]} << (8 * k);
+                    }
+                    break;
+                case 't':
+                case 0x85:
+                case 0x86:
+                case 0x87:
+                    if (taken.size() <= 8) {
+                        made.kind = shadow::is::tuple;
+                        made.items = std::move(taken);
+                    }
+                    break;
+                case 'h':
+                case 'j':
+                    if (const auto it = memo_values.find(le(op == 'h' ? 1 : 4));
+                        it != memo_values.end())
+                        made = it->second;
+                    break;
+                case 'Q':
+                    if (!taken.empty() && taken.back().kind == shadow::is::tuple) {
+                        const std::vector<shadow>& id = taken.back().items;
+                        if (id.size() >= 5 && id[0].kind == shadow::is::text &&
+                            id[0].text == "storage" && id[1].kind == shadow::is::global &&
+                            id[2].kind == shadow::is::text && id[4].kind == shadow::is::integer) {
+                            const std::size_t dot = id[1].text.rfind('.');
+                            storages->push_back(
+                                {id[2].text, id[1].text.substr(dot + 1), id[4].integer});
+                        }
+                    }
+                    break;
+                default:
+                    break;
+            }
+            // Opcodes that leave the stack as it was (a memo store) keep its top.
+            if (op == 'q' || op == 'r' || op == 0x94 || op == '(' || op == 0x80 || op == 0x95) {
+                for (std::size_t k = 0; k < taken.size() && values.size() < depth; ++k)
+                    values.push_back(std::move(taken[k]));
+            }
+            while (values.size() + 1 < depth) values.emplace_back();
+            if (values.size() < depth) values.push_back(std::move(made));
         }
     }
 }

@@ -2154,6 +2154,32 @@ private:
 // Loading
 // ------------------------------------------------------------------------------------------
 
+/// The storages a pickle names (torch.<Type>Storage and an element count) against the data
+/// records that fill them: libtorch 1.13 makes a storage of the pickle's size around a record
+/// of whatever size it finds, so a short record is read past its end.
+void check_storage_sizes(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file,
+                         const std::string& pickle, const std::string& folder) {
+    if (!reader.hasRecord(pickle)) return;
+    const auto [data, size] = reader.getRecord(pickle);
+    std::vector<nnergy::torchscript::storage_ref> storages;
+    if (const std::optional<std::string> problem = nnergy::torchscript::pickle_problem(
+            static_cast<const unsigned char*>(data.get()), size, &storages))
+        throw fail(file + ": " + pickle + " is not a well-formed pickle (" + *problem +
+                   "): the archive is damaged; save the model again with torch.jit.save");
+    for (const nnergy::torchscript::storage_ref& s : storages) {
+        const std::size_t element = nnergy::torchscript::storage_element_size(s.type);
+        const std::string record = folder + s.key;
+        if (element == 0 || !reader.hasRecord(record)) continue;  // libtorch names these
+        const std::size_t held = std::get<1>(reader.getRecord(record));
+        if (s.elements > held / element)
+            throw fail(file + ": " + record + " holds " + std::to_string(held) + " bytes, " +
+                       pickle + " says " + std::to_string(s.elements) + " elements of " + s.type +
+                       " (" + std::to_string(element) +
+                       " bytes each): the archive is damaged; save the model again with "
+                       "torch.jit.save");
+    }
+}
+
 void check_archive(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw fail(file + ": cannot open: " + std::strerror(errno), NNERGY_CODE_NOT_FOUND);
@@ -2180,6 +2206,7 @@ void check_archive(const std::string& file) {
                        "torch.jit.save");
         version = reader.version();
         // Every pickle libtorch will unpickle, checked first: its unpickler trusts them.
+        check_storage_sizes(reader, file, "constants.pkl", "constants/");
         for (const std::string& record : reader.getAllRecords()) {
             const bool pickle =
                 (record.size() > 4 && record.compare(record.size() - 4, 4, ".pkl") == 0) ||
@@ -2215,6 +2242,55 @@ void check_archive(const std::string& file) {
                    NNERGY_CODE_UNSUPPORTED_VERSION);
 }
 
+/// libtorch 1.13 takes a loaded tensor's sizes, strides and offset from the archive's pickle
+/// without checking them against the storage its data record fills: a damaged archive makes
+/// every later read of the tensor (freezing's constant folding, the reader's own) run past the
+/// storage. Each tensor the module holds or its code names as a constant is checked first.
+void check_tensor_extent(const at::Tensor& t, const std::string& file, const std::string& what) {
+    if (!t.defined() || !t.has_storage()) return;
+    // The furthest element, from sizes and strides, in 64 bits with overflow caught.
+    int64_t last = t.storage_offset();
+    bool ok = last >= 0;
+    for (int64_t d = 0; ok && d < t.dim(); ++d) {
+        if (t.size(d) == 0) return;  // no element is ever read
+        int64_t step = 0;
+        ok = t.size(d) > 0 && t.stride(d) >= 0 &&
+             !__builtin_mul_overflow(t.size(d) - 1, t.stride(d), &step) &&
+             !__builtin_add_overflow(last, step, &last);
+    }
+    int64_t bytes = 0;
+    ok = ok && !__builtin_add_overflow(last, int64_t{1}, &last) &&
+         !__builtin_mul_overflow(last, static_cast<int64_t>(t.element_size()), &bytes) &&
+         static_cast<uint64_t>(bytes) <= t.storage().nbytes();
+    if (!ok)
+        throw fail(file + ": tensor " + what + " of shape " + c10::str(t.sizes()) +
+                   " reaches beyond the " + std::to_string(t.storage().nbytes()) +
+                   " bytes of its storage: the archive is damaged; save the model again with "
+                   "torch.jit.save");
+}
+
+void check_tensor_extents(const torch::jit::Module& module, const std::string& file) {
+    for (const auto& a : module.named_attributes(/*recurse=*/true))
+        if (a.value.isTensor()) check_tensor_extent(a.value.toTensor(), file, "'" + a.name + "'");
+    std::vector<torch::jit::Block*> blocks;
+    for (const torch::jit::Module& m : module.modules())
+        for (const torch::jit::Method& method : m.get_methods())
+            blocks.push_back(method.graph()->block());
+    while (!blocks.empty()) {
+        torch::jit::Block* b = blocks.back();
+        blocks.pop_back();
+        for (Node* n : b->nodes()) {
+            for (torch::jit::Block* inner : n->blocks()) blocks.push_back(inner);
+            if (n->kind() != c10::prim::Constant || n->outputs().size() != 1) continue;
+            if (!n->output()->type()->cast<c10::TensorType>()) continue;
+            if (const std::optional<c10::IValue> v = torch::jit::toIValue(n->output());
+                v && v->isTensor())
+                check_tensor_extent(v->toTensor(), file,
+                                    "constant '" + n->output()->debugName() + "'");
+        }
+    }
+}
+
 void read(const std::string& file, const std::vector<std::string>& shape_texts,
           sdk::graph_builder& out) {
     // libtorch's errors carry a symbolized backtrace, which costs tens of milliseconds each; the
@@ -2244,6 +2320,7 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
         const auto load = [&](c10::Device on) {
             device = on;
             module = torch::jit::load(file, on);
+            check_tensor_extents(module, file);
             module.eval();
             // Freezing drops what the forward pass does not read, unread parameters included.
             parameters.clear();
@@ -2256,9 +2333,16 @@ void read(const std::string& file, const std::vector<std::string>& shape_texts,
             // third faster, and the weights never occupy memory.
             load(c10::Device(c10::kMeta));
         } catch (const c10::Error&) {
-            // Freezing folds some ops (aten::equal) the meta device cannot run.
+            // Freezing folds some ops (aten::equal) the meta device cannot run. On the CPU
+            // the weights are read, so their records must hold what the pickle says.
+            {
+                caffe2::serialize::PyTorchStreamReader reader(file);
+                check_storage_sizes(reader, file, "data.pkl", "data/");
+            }
             load(c10::Device(c10::kCPU));
         }
+    } catch (const sdk::error&) {
+        throw;
     } catch (const c10::Error& e) {
         throw fail(file + ": libtorch cannot load it: " + first_line(e.what_without_backtrace()));
     } catch (const std::exception& e) {

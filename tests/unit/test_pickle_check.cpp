@@ -3,6 +3,7 @@
 // what libtorch's unpickler would crash or run out of memory on is named, with its byte.
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "../../frontends/torchscript/pickle_check.hpp"
 
@@ -61,4 +62,25 @@ TEST_CASE("a pickle cut short or left unfinished is refused", "[torchscript][pic
           "byte 2: opcode 0xfe, which no TorchScript pickle holds");
     CHECK(problem_of(std::string("\x80\x09N.", 4)) == "byte 0: pickle protocol 9");
     CHECK(problem_of(std::string()) == "byte 0: the pickle ends without STOP");
+}
+
+TEST_CASE("the tensor storages a pickle names are listed", "[torchscript][pickle]") {
+    // What torch writes for a tensor's storage: a persistent id ('storage', class, key,
+    // location, element count), here 1,000 floats under key '7', as Python's pickler writes it
+    // (protocol 2).
+    const std::string pickle(
+        "\x80\x02\x28\x58\x07\x00\x00\x00\x73\x74\x6f\x72\x61\x67\x65\x71\x00\x63\x74\x6f\x72"
+        "\x63\x68\x0a\x46\x6c\x6f\x61\x74\x53\x74\x6f\x72\x61\x67\x65\x0a\x71\x01\x58\x01\x00"
+        "\x00\x00\x37\x71\x02\x58\x03\x00\x00\x00\x63\x70\x75\x71\x03\x4d\xe8\x03\x74\x71\x04"
+        "\x51\x2e",
+        65);
+    std::vector<nnergy::torchscript::storage_ref> storages;
+    REQUIRE_FALSE(nnergy::torchscript::pickle_problem(
+        reinterpret_cast<const unsigned char*>(pickle.data()), pickle.size(), &storages));
+    REQUIRE(storages.size() == 1);
+    CHECK(storages[0].key == "7");
+    CHECK(storages[0].type == "FloatStorage");
+    CHECK(storages[0].elements == 1000);
+    CHECK(nnergy::torchscript::storage_element_size("FloatStorage") == 4);
+    CHECK(nnergy::torchscript::storage_element_size("NoSuchStorage") == 0);
 }

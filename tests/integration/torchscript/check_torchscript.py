@@ -321,6 +321,14 @@ with zipfile.ZipFile(d + "/transpose.pt") as src, \
     assert edited == 1, "the traced code holds no torch.transpose(x, -2, -1)"
 # Damaged pickles that libtorch 1.13's unpickler would crash on (a value taken from an empty
 # stack) or size its memo table by (slot 1,610,809,857).
+# A constant's data record cut short: libtorch would read past it.
+with zipfile.ZipFile(d + "/transpose.pt") as src, \
+        zipfile.ZipFile(d + "/short_constant.pt", "w") as dst:
+    for item in src.infolist():
+        data = src.read(item.filename)
+        if item.filename.endswith("/constants/0"):
+            data = data[:len(data) // 2]
+        dst.writestr(item, data)
 for name, pickle in (("pickle_underflow", b"\x80\x02Q."), ("pickle_memo", b"\x80\x02Nr\x01\x02\x03\x60.")):
     with zipfile.ZipFile(d + "/linear.pt") as src, \
             zipfile.ZipFile(d + "/" + name + ".pt", "w") as dst:
@@ -350,6 +358,9 @@ for name, pickle in (("pickle_underflow", b"\x80\x02Q."), ("pickle_memo", b"\x80
     expect_error(os.path.join(DIR, "pickle_memo.pt"), ["--input-shape", "1x8"],
                  "pickle_memo.pt", "constants.pkl is not a well-formed pickle (byte 3: memo slot "
                  "1610809857 beyond any written so far)")
+    expect_error(os.path.join(DIR, "short_constant.pt"), ["--input-shape", "2x4x8"],
+                 "short_constant.pt", "constants/0 holds", "constants.pkl says 1 elements of",
+                 "damaged")
     ok, err = analyze(os.path.join(DIR, "transpose.pt"), "--input-shape", "2x4x8")
     check(ok, "transpose.pt: " + err)
     expect_error(os.path.join(DIR, "transpose_dim.pt"), ["--input-shape", "2x4x8"],

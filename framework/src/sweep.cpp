@@ -773,7 +773,10 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
     std::mutex write_mutex;
     std::atomic<size_t> done{0};
     size_t written_ok = 0, written_failed = 0;
-    std::string first_error;  // of this run, for the summary
+    // Of this run, for the summary: the failed configuration first in the sweep's order, not
+    // the first to finish, so that the message does not depend on the threads' timing.
+    std::string first_error;
+    size_t first_error_config = SIZE_MAX;
     auto job = [&](sweep_thread& t, size_t i) {
         const size_t ci = todo[i];
         const sweep_config& c = ex.configs[ci];
@@ -842,8 +845,10 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
         write_all(fd, row, output);
         records.push_back(rec);
         ++(result.ok ? written_ok : written_failed);
-        if (!result.ok && first_error.empty())
+        if (!result.ok && ci < first_error_config) {
+            first_error_config = ci;
             first_error = fmt::format("#{} {}: {}", ci, describe(axes, c), one_line(result.error));
+        }
         ++done;
     };
 

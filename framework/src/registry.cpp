@@ -107,20 +107,10 @@ std::string_view kind_name(nnergy_component_kind kind) noexcept {
     return "unknown";
 }
 
-std::string_view kind_with_article(nnergy_component_kind kind) noexcept {
-    switch (kind) {
-        case NNERGY_KIND_FRONTEND:
-            return "a frontend";
-        case NNERGY_KIND_PARTITIONER:
-            return "a partitioner";
-        case NNERGY_KIND_ARCHITECTURE:
-            return "an architecture";
-        case NNERGY_KIND_ESTIMATOR:
-            return "an estimator";
-        case NNERGY_KIND_REPORTER:
-            return "a reporter";
-    }
-    return "an unknown kind";
+std::string kind_with_article(nnergy_component_kind kind) {
+    const std::string_view name = kind_name(kind);
+    return (std::string_view("aeiou").find(name.front()) != std::string_view::npos ? "an " : "a ") +
+           std::string(name);
 }
 
 namespace {

@@ -2154,19 +2154,27 @@ private:
 // Loading
 // ------------------------------------------------------------------------------------------
 
-/// The storages a pickle names (torch.<Type>Storage and an element count) against the data
-/// records that fill them: libtorch 1.13 makes a storage of the pickle's size around a record
-/// of whatever size it finds, so a short record is read past its end.
-void check_storage_sizes(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file,
-                         const std::string& pickle, const std::string& folder) {
-    if (!reader.hasRecord(pickle)) return;
-    const auto [data, size] = reader.getRecord(pickle);
+/// Walks the pickle `record` (throwing where it is damaged) and returns the tensor storages it
+/// names: libtorch's unpickler trusts what it reads.
+std::vector<nnergy::torchscript::storage_ref> check_pickle(
+    caffe2::serialize::PyTorchStreamReader& reader, const std::string& file,
+    const std::string& record) {
+    const auto [data, size] = reader.getRecord(record);
     std::vector<nnergy::torchscript::storage_ref> storages;
     if (const std::optional<std::string> problem = nnergy::torchscript::pickle_problem(
             static_cast<const unsigned char*>(data.get()), size, &storages))
-        throw fail(file + ": " + pickle + " is not a well-formed pickle (" + *problem +
+        throw fail(file + ": " + record + " is not a well-formed pickle (" + *problem +
                    "): the archive is damaged; save the model again with torch.jit.save");
-    for (const nnergy::torchscript::storage_ref& s : storages) {
+    return storages;
+}
+
+/// The storages `pickle` names (torch.<Type>Storage and an element count) against the data
+/// records in `folder` that fill them: libtorch 1.13 makes a storage of the pickle's size
+/// around a record of whatever size it finds, so a short record is read past its end.
+void check_storage_sizes(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file,
+                         const std::string& pickle, const std::string& folder) {
+    if (!reader.hasRecord(pickle)) return;
+    for (const nnergy::torchscript::storage_ref& s : check_pickle(reader, file, pickle)) {
         const std::size_t element = nnergy::torchscript::storage_element_size(s.type);
         const std::string record = folder + s.key;
         if (element == 0 || !reader.hasRecord(record)) continue;  // libtorch names these
@@ -2205,18 +2213,17 @@ void check_archive(const std::string& file) {
                        "saved by torch.save): trace or script the model and save it with "
                        "torch.jit.save");
         version = reader.version();
-        // Every pickle libtorch will unpickle, checked first: its unpickler trusts them.
-        check_storage_sizes(reader, file, "constants.pkl", "constants/");
+        // Every pickle libtorch will unpickle, checked first: its unpickler trusts them. The
+        // constants' data is small, so their records are checked too (the weights' only when
+        // they are read).
         for (const std::string& record : reader.getAllRecords()) {
             const bool pickle =
                 (record.size() > 4 && record.compare(record.size() - 4, 4, ".pkl") == 0) ||
                 (record.size() > 9 && record.compare(record.size() - 9, 9, "debug_pkl") == 0);
-            if (!pickle) continue;
-            const auto [data, size] = reader.getRecord(record);
-            if (const std::optional<std::string> problem = nnergy::torchscript::pickle_problem(
-                    static_cast<const unsigned char*>(data.get()), size))
-                throw fail(file + ": " + record + " is not a well-formed pickle (" + *problem +
-                           "): the archive is damaged; save the model again with torch.jit.save");
+            if (record == "constants.pkl")
+                check_storage_sizes(reader, file, record, "constants/");
+            else if (pickle)
+                check_pickle(reader, file, record);
         }
     } catch (const sdk::error&) {
         throw;

@@ -60,7 +60,7 @@ struct skipped_library {
 
 std::string_view kind_name(nnergy_component_kind kind) noexcept;
 /// The kind with its article, for messages: "an architecture", "a reporter".
-std::string_view kind_with_article(nnergy_component_kind kind) noexcept;
+std::string kind_with_article(nnergy_component_kind kind);
 
 /// The entry with its descriptor and vtbl: `entry` itself when its library is open, else a copy
 /// made after opening the library (once per library, thread-safe). Throws nnergy::error naming

@@ -1096,6 +1096,7 @@ int main(int argc, char** argv) {
             nnergy::architecture_spec arch;
             arch.plugin = arch_plugin;
             arch.where = {"--hw", 0};
+            arch.plugin_where = {"--arch", 0};
             arch.hardware = hw;
             arch.hardware_file = nnergy::resolve_hardware(hw, spec.base_dir, arch.where);
             // Read here only for "all" precisions (at most once).

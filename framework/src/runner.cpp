@@ -343,9 +343,9 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     // architecture (the reference one at worst), and reading the file first would delay the
     // model by the file's parse.
     for (const auto& a : spec.architectures)
-        arch_entries.push_back(a.plugin == "auto"
-                                   ? nullptr
-                                   : &require(reg, NNERGY_KIND_ARCHITECTURE, a.plugin, a.where));
+        arch_entries.push_back(a.plugin == "auto" ? nullptr
+                                                  : &require(reg, NNERGY_KIND_ARCHITECTURE,
+                                                             a.plugin, a.plugin_location()));
     for (const auto& e : spec.estimators)
         est_entries.push_back(&require(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where));
     for (const auto& r : spec.reporters)

@@ -34,6 +34,12 @@ struct architecture_spec : component_spec {
     std::string hardware;  ///< as written: a catalog name or a path
     std::filesystem::path hardware_file;
     std::string precision = "float32";
+    /// Where the plugin was named when that is not where the hardware was (the command line's
+    /// --arch beside its --hw); an empty file means `where`.
+    source_location plugin_where;
+    const source_location& plugin_location() const noexcept {
+        return plugin_where.file.empty() ? where : plugin_where;
+    }
 };
 
 struct reporter_spec : component_spec {

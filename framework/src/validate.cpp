@@ -494,10 +494,12 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
             }
             return m;
         }
+        // A name the file system cannot hold (too long, say) is a model not found, not a fault.
+        std::error_code unreadable;
         for (const auto& dir : o.model_dirs)
             for (std::string_view ext : model_extensions)
                 if (m.file.empty() &&
-                    std::filesystem::is_regular_file(dir / (name + std::string(ext))))
+                    std::filesystem::is_regular_file(dir / (name + std::string(ext)), unreadable))
                     m.file = dir / (name + std::string(ext));
         if (m.file.empty())
             if (const std::optional<zoo_model> z = find_zoo_model(name)) m.file = z->file;

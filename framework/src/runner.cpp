@@ -583,7 +583,10 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 q.set("value_si", number(v.float_value));
                 q.set("unit", report_value::of(v.unit));
                 q.set("source", report_value::of(v.source));
-                quantities.set(v.name, std::move(q));
+                // Added, not set: a hardware description names each key once (overlays and
+                // borrows replace by name), and searching hundreds of members per key cost
+                // more than the rest of the report for a small model.
+                quantities.add(v.name, std::move(q));
             }
             arch_doc.set("quantities", std::move(quantities));
             run.set("architecture", std::move(arch_doc));

@@ -598,15 +598,16 @@ private:
         if (!out) fail(&doc, "", "missing 'outputs' (an array of tensor names)");
         outputs = read_names(*out, "outputs");
 
-        // Most nodes declare one tensor, their output, by naming it.
-        const std::size_t expected_tensors = tensors.child_count + nodes.child_count;
+        // Room for the declared tensors alone where they outnumber the nodes: a file that
+        // declares its tensors, as `nnergy convert` writes it, declares the nodes' outputs too.
+        // Otherwise most nodes declare one tensor, their output, by naming it. The tables grow
+        // if that was wrong. For a million-node graph the name table is then 67 MB instead of
+        // 134, and the host's tensor table 80 bytes a node smaller.
+        const std::size_t expected_tensors = tensors.child_count >= nodes.child_count
+                                                 ? tensors.child_count
+                                                 : tensors.child_count + nodes.child_count;
         sink_.reserve(expected_tensors, nodes.child_count);
-        // The name table is touched all over, so its every page costs memory: sized for the
-        // declared tensors alone where they outnumber the nodes (a file that declares its
-        // tensors, as `nnergy convert` writes it, declares the nodes' outputs too); it grows
-        // if that was wrong. For a million-node graph that is 67 MB instead of 134.
-        tensor_ids_.reserve(tensors.child_count >= nodes.child_count ? tensors.child_count
-                                                                     : expected_tensors);
+        tensor_ids_.reserve(expected_tensors);
         node_lines_.reserve(nodes.child_count);
         tensor_flags_.reserve(expected_tensors);
         tensor_lines_.reserve(expected_tensors);

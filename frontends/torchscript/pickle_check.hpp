@@ -85,6 +85,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
         const std::size_t op_at = at;
         const unsigned char op = bytes[at++];
         ++opcodes;
+        const std::size_t depth_before = depth;
         const std::size_t above_mark = depth - (marks.empty() ? 0 : marks.back());
         // Pops `n` values that lie above the innermost mark.
         const auto pop = [&](std::size_t n) -> bool {
@@ -315,8 +316,14 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 return problem(op_at, "opcode " + hex(op) + ", which no TorchScript pickle holds");
         }
         if (storages) {
-            // The values this opcode took (those above the new depth, less the one it pushed).
-            const std::size_t kept = std::min(values.size(), depth - (depth > 0 ? 1 : 0));
+            // The values this opcode took and whether it pushed one: the shadows follow the
+            // stack exactly, so that an id moved about it (duplicated, memoized, left under a
+            // mark) is still known where it is used.
+            const bool pushes =
+                !(op == 0x80 || op == 0x95 || op == '(' || op == '0' || op == '1' || op == 'q' ||
+                  op == 'r' || op == 0x94 || op == 'e' || op == 'u' || op == 0x90);
+            const std::size_t consumed = depth_before + (pushes ? 1 : 0) - depth;
+            const std::size_t kept = values.size() - std::min(consumed, values.size());
             std::vector<shadow> taken(values.begin() + static_cast<std::ptrdiff_t>(kept),
                                       values.end());
             values.resize(kept);
@@ -369,6 +376,9 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                         it != memo_values.end())
                         made = it->second;
                     break;
+                case '2':  // DUP
+                    if (!values.empty()) made = values.back();
+                    break;
                 case 'Q':
                     if (!taken.empty() && taken.back().kind == shadow::is::tuple) {
                         const std::vector<shadow>& id = taken.back().items;
@@ -384,13 +394,9 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 default:
                     break;
             }
-            // Opcodes that leave the stack as it was (a memo store) keep its top.
-            if (op == 'q' || op == 'r' || op == 0x94 || op == '(' || op == 0x80 || op == 0x95) {
-                for (std::size_t k = 0; k < taken.size() && values.size() < depth; ++k)
-                    values.push_back(std::move(taken[k]));
-            }
-            while (values.size() + 1 < depth) values.emplace_back();
-            if (values.size() < depth) values.push_back(std::move(made));
+            if (pushes) values.push_back(std::move(made));
+            // The shadows stay one per value whatever the count above said.
+            values.resize(depth);
         }
     }
 }

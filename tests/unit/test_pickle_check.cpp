@@ -84,3 +84,45 @@ TEST_CASE("the tensor storages a pickle names are listed", "[torchscript][pickle
     CHECK(nnergy::torchscript::storage_element_size("FloatStorage") == 4);
     CHECK(nnergy::torchscript::storage_element_size("NoSuchStorage") == 0);
 }
+
+TEST_CASE("a storage id moved about the stack before it is used is still listed",
+          "[torchscript][pickle]") {
+    // The persistent id above, up to its tuple: ('storage', FloatStorage, '7', 'cpu', 1000).
+    const std::string id_tuple(
+        "\x80\x02\x28\x58\x07\x00\x00\x00\x73\x74\x6f\x72\x61\x67\x65\x71\x00\x63\x74\x6f\x72"
+        "\x63\x68\x0a\x46\x6c\x6f\x61\x74\x53\x74\x6f\x72\x61\x67\x65\x0a\x71\x01\x58\x01\x00"
+        "\x00\x00\x37\x71\x02\x58\x03\x00\x00\x00\x63\x70\x75\x71\x03\x4d\xe8\x03\x74",
+        61);
+    const auto storages_of = [](const std::string& pickle) {
+        std::vector<nnergy::torchscript::storage_ref> storages;
+        const auto problem = nnergy::torchscript::pickle_problem(
+            reinterpret_cast<const unsigned char*>(pickle.data()), pickle.size(), &storages);
+        INFO(pickle.size() << " bytes: " << problem.value_or("well-formed"));
+        CHECK_FALSE(problem);
+        return storages;
+    };
+    // Each tail leaves one value: the id duplicated and the copy popped; the copy used and the
+    // id popped; the id memoized, popped and read back; the id under a mark that is popped
+    // with what was pushed above it.
+    for (const std::string& tail : {std::string("2"
+                                                "0"
+                                                "Q."),
+                                    std::string("2"
+                                                "Q"
+                                                "0"
+                                                "."),
+                                    std::string("q\x09"
+                                                "0"
+                                                "h\x09"
+                                                "Q.",
+                                                7),
+                                    std::string("(NN"
+                                                "1"
+                                                "Q.")}) {
+        const std::vector<nnergy::torchscript::storage_ref> storages = storages_of(id_tuple + tail);
+        INFO("tail of " << tail.size() << " bytes");
+        REQUIRE(storages.size() == 1);
+        CHECK(storages[0].key == "7");
+        CHECK(storages[0].elements == 1000);
+    }
+}

@@ -584,8 +584,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
                 q.set("unit", report_value::of(v.unit));
                 q.set("source", report_value::of(v.source));
                 // Added, not set: a hardware description names each key once (overlays and
-                // borrows replace by name), and searching hundreds of members per key cost
-                // more than the rest of the report for a small model.
+                // borrows replace by name), so there is nothing to look for among the members.
                 quantities.add(v.name, std::move(q));
             }
             arch_doc.set("quantities", std::move(quantities));

@@ -369,10 +369,8 @@ int run_bench_sweep(registry& reg, const std::filesystem::path& file, int repeat
     evaluation_plan plan;
     plan.partitioner = &c.partitioner;
     plan.partitioner_config = {c.rules};
-    for (const component_entry* e : {&c.estimator, &c.energy, &c.memory}) {
-        plan.estimators.push_back(e);
-        plan.estimator_configs.emplace_back();
-    }
+    for (const component_entry* e : {&c.estimator, &c.energy, &c.memory})
+        plan.estimators.push_back({e, {}, {}});
     std::vector<size_t> by_cost(devices.size());  // most precisions first
     for (size_t d = 0; d < devices.size(); ++d) by_cost[d] = d;
     std::stable_sort(by_cost.begin(), by_cost.end(),

@@ -28,6 +28,7 @@ evaluation_plan plan_for_runtime(const registry& reg, const pipeline_spec& spec,
                         : &require_component(reg, NNERGY_KIND_PARTITIONER, spec.partitioner.plugin,
                                              spec.partitioner.where);
     p.partitioner_config = spec.partitioner.config;
+    p.partitioner_where = spec.partitioner.where;
     if (default_partitioner && !find_value(runtime, "fusion_rules")) {
         config_value rules;
         rules.name = "rules";
@@ -45,38 +46,46 @@ evaluation_plan plan_for_runtime(const registry& reg, const pipeline_spec& spec,
              {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"})
             estimators.push_back({name, {}, {defaults_where, 0}});
     for (const component_spec& e : estimators) {
-        p.estimators.push_back(&require_component(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where));
-        p.estimator_configs.push_back(e.config);
+        p.estimators.push_back(
+            {&require_component(reg, NNERGY_KIND_ESTIMATOR, e.plugin, e.where), e.config, e.where});
     }
     p.runtime = runtime;
     p.base_dir = spec.base_dir;
     return p;
 }
 
+namespace {
+
+std::unique_ptr<component_instance> estimator_of(const evaluation_plan& plan, size_t e) {
+    const evaluation_plan::estimator& planned = plan.estimators[e];
+    return std::make_unique<component_instance>(*planned.entry, planned.config, config_values{},
+                                                plan.base_dir, plan.runtime, planned.where);
+}
+
+}  // namespace
+
 evaluation_worker::evaluation_worker(const evaluation_plan& plan)
-    : plan_(plan), partitioner_(*plan.partitioner, plan.partitioner_config, {}, plan.base_dir) {
+    : plan_(plan),
+      partitioner_(*plan.partitioner, plan.partitioner_config, {}, plan.base_dir, {},
+                   plan.partitioner_where) {
     for (size_t e = 0; e < plan.estimators.size(); ++e)
-        estimators_.push_back(
-            std::make_unique<component_instance>(*plan.estimators[e], plan.estimator_configs[e],
-                                                 config_values{}, plan.base_dir, plan.runtime));
+        estimators_.push_back(estimator_of(plan, e));
 }
 
 void evaluation_worker::forget_hardware() {
     architectures_.clear();
-    for (size_t e = 0; e < plan_.estimators.size(); ++e)
-        estimators_[e] =
-            std::make_unique<component_instance>(*plan_.estimators[e], plan_.estimator_configs[e],
-                                                 config_values{}, plan_.base_dir, plan_.runtime);
+    for (size_t e = 0; e < plan_.estimators.size(); ++e) estimators_[e] = estimator_of(plan_, e);
 }
 
 const component_instance& evaluation_worker::architecture(size_t device,
                                                           const component_entry& entry,
                                                           const config_values& config,
-                                                          const config_values& hardware) {
+                                                          const config_values& hardware,
+                                                          const source_location& where) {
     std::unique_ptr<component_instance>& a = architectures_[device];
     if (!a)
         a = std::make_unique<component_instance>(entry, config, hardware, plan_.base_dir,
-                                                 plan_.runtime);
+                                                 plan_.runtime, where);
     return *a;
 }
 

@@ -1012,6 +1012,22 @@ nnergy_status* call_plugin(const component_entry& e, const char* what, F&& f) {
     throw error(fmt::format("{} ({}): {}", e.name, what, msg), code);
 }
 
+/// Runs `step` for an instance a pipeline table configured: an error it throws is told at that
+/// table (`pipeline.toml:21: nnergy.estimator.energy (estimate): ...`), so a pipeline that lists
+/// its plugins in the wrong order or with the wrong settings is found where it says so. An
+/// instance the command line chose (no line), and a message that already names the file (a
+/// setting's own line), are passed on as they are.
+template <class Step>
+decltype(auto) told_at(const source_location& where, Step&& step) {
+    try {
+        return step();
+    } catch (const error& e) {
+        const std::string_view what = e.what();
+        if (where.line == 0 || what.find(where.file) != std::string_view::npos) throw;
+        throw error(fmt::format("{}: {}", where.str(), what), e.code());
+    }
+}
+
 }  // namespace
 
 const nnergy_host_api* host_api() noexcept { return &k_host_api; }
@@ -1056,8 +1072,10 @@ struct component_instance::state {
 
 component_instance::component_instance(const component_entry& entry, config_values config,
                                        config_values hardware, std::filesystem::path base_dir,
-                                       config_values runtime)
-    : entry_(resolve_component(entry)), state_(std::make_unique<state>()) {
+                                       config_values runtime, source_location where)
+    : entry_(resolve_component(entry)),
+      state_(std::make_unique<state>()),
+      where_(std::move(where)) {
     state_->ctx.component_name = entry.name;
     state_->ctx.base_dir = std::move(base_dir);
     state_->config = std::move(config);
@@ -1077,9 +1095,11 @@ component_instance::component_instance(const component_entry& entry, config_valu
     args.runtime = state_->runtime_views.data();
     args.runtime_count = state_->runtime_views.size();
     void* self = nullptr;
-    nnergy_status* s =
-        call_plugin(entry_, "create", [&] { return entry_.descriptor.create(&args, &self); });
-    if (s) fail(entry_, "create", s);
+    told_at(where_, [&] {
+        nnergy_status* s =
+            call_plugin(entry_, "create", [&] { return entry_.descriptor.create(&args, &self); });
+        if (s) fail(entry_, "create", s);
+    });
     self_ = self;
 }
 
@@ -1130,10 +1150,12 @@ partition run_partitioner(component_instance& partitioner, const bound_graph& g)
     nnergy_partition_builder b;
     b.graph = &g;
     auto vtbl = static_cast<const nnergy_partitioner_vtbl*>(e.vtbl);
-    nnergy_status* s =
-        call_plugin(e, "partition", [&] { return vtbl->partition(partitioner.self(), &view, &b); });
-    if (s) fail(e, "partition", s);
-    return finalize_partition(g, std::move(b.kernels), e.name);
+    return told_at(partitioner.where(), [&] {
+        nnergy_status* s = call_plugin(
+            e, "partition", [&] { return vtbl->partition(partitioner.self(), &view, &b); });
+        if (s) fail(e, "partition", s);
+        return finalize_partition(g, std::move(b.kernels), e.name);
+    });
 }
 
 std::vector<nnergy_mapping> map_kernels(const component_instance& architecture,
@@ -1156,19 +1178,22 @@ void map_kernels(const component_instance& architecture, const bound_graph& g, c
     options.flags = flags;
     out.resize(p.kernels.size());
     for (nnergy_mapping& m : out) m.clear();
-    for (uint32_t k = 0; k < p.kernels.size(); ++k) {
-        nnergy_status* s = call_plugin(e, "map_kernel", [&] {
-            return vtbl->map_kernel(architecture.self(), &gv, &pv, k, &options, &out[k]);
-        });
-        if (s) {
-            nnergy_status_code code = s->code;
-            std::string msg = consume_status(s);
-            throw error(fmt::format("{}: mapping kernel '{}': {}", e.name, p.kernels[k].name, msg),
-                        code == NNERGY_CODE_UNIMPLEMENTED || code == NNERGY_CODE_INVALID_ARGUMENT
-                            ? exit_code::invalid_input
-                            : exit_code::failure);
+    told_at(architecture.where(), [&] {
+        for (uint32_t k = 0; k < p.kernels.size(); ++k) {
+            nnergy_status* s = call_plugin(e, "map_kernel", [&] {
+                return vtbl->map_kernel(architecture.self(), &gv, &pv, k, &options, &out[k]);
+            });
+            if (s) {
+                nnergy_status_code code = s->code;
+                std::string msg = consume_status(s);
+                throw error(
+                    fmt::format("{}: mapping kernel '{}': {}", e.name, p.kernels[k].name, msg),
+                    code == NNERGY_CODE_UNIMPLEMENTED || code == NNERGY_CODE_INVALID_ARGUMENT
+                        ? exit_code::invalid_input
+                        : exit_code::failure);
+            }
         }
-    }
+    });
 }
 
 void run_estimator(const component_instance& estimator, const component_instance& architecture,
@@ -1198,9 +1223,11 @@ void run_estimator(const component_instance& estimator, const component_instance
     in.options = &options;
     out.kernel_numbers.resize(p.kernels.size());
     out.kernel_texts.resize(p.kernels.size());
-    nnergy_status* s =
-        call_plugin(e, "estimate", [&] { return vtbl->estimate(estimator.self(), &in, &out); });
-    if (s) fail(e, "estimate", s);
+    told_at(estimator.where(), [&] {
+        nnergy_status* s =
+            call_plugin(e, "estimate", [&] { return vtbl->estimate(estimator.self(), &in, &out); });
+        if (s) fail(e, "estimate", s);
+    });
 }
 
 namespace {
@@ -1304,9 +1331,11 @@ std::vector<reporter_output> run_reporter(component_instance& reporter,
                                                                   ? pending_file::mode::beside
                                                                   : pending_file::mode::in_place);
     }
-    nnergy_status* s =
-        call_plugin(e, "report", [&] { return vtbl->report(reporter.self(), &report, &out); });
-    if (s) fail(e, "report", s);
+    told_at(reporter.where(), [&] {
+        nnergy_status* s =
+            call_plugin(e, "report", [&] { return vtbl->report(reporter.self(), &report, &out); });
+        if (s) fail(e, "report", s);
+    });
     std::vector<reporter_output> written;
     written.push_back({out.path, std::move(out.bytes), std::move(out.file)});
     for (auto& [suffix, companion] : out.companions)

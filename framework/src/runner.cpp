@@ -38,22 +38,6 @@ const component_entry& require(const registry& reg, nnergy_component_kind kind,
                 exit_code::plugin_missing);
 }
 
-/// Runs `step` for a component that a pipeline file configured: an error it throws is told at
-/// that component's table (`pipeline.toml:21: nnergy.estimator.energy (estimate): ...`), so a
-/// pipeline that lists its plugins in the wrong order or with the wrong settings is found where
-/// it says so. Components the command line chose (no line) and messages that already name the
-/// file (a setting's own line) are passed on as they are.
-template <class Step>
-decltype(auto) at_table(const source_location& where, Step&& step) {
-    try {
-        return step();
-    } catch (const error& e) {
-        const std::string_view what = e.what();
-        if (where.line == 0 || what.find(where.file) != std::string_view::npos) throw;
-        throw error(fmt::format("{}: {}", where.str(), what), e.code());
-    }
-}
-
 /// Every binding a run sweeps over: the pipeline's single values and --dim overrides, crossed
 /// with each swept dimension's values (in name order), --dim taking a swept name out.
 std::vector<dim_bindings> sweep_bindings(const pipeline_spec& spec, const run_options& options) {
@@ -432,12 +416,10 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         partitioner_config = partitioner_config_for_runtime(
             spec.partitioner.config, runtime, spec.runtime->profile, spec.runtime->file);
     }
-    component_instance partitioner = at_table(spec.partitioner.where, [&] {
-        return component_instance(pe, partitioner_config, {}, spec.base_dir);
-    });
+    component_instance partitioner(pe, partitioner_config, {}, spec.base_dir, {},
+                                   spec.partitioner.where);
     clock.lap("open partitioner");
-    partition part =
-        at_table(spec.partitioner.where, [&] { return run_partitioner(partitioner, bg); });
+    partition part = run_partitioner(partitioner, bg);
     clock.lap("partition");
 
     double macs = 0, flops = 0;
@@ -499,10 +481,9 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
 
     std::vector<std::unique_ptr<component_instance>> estimators;
     for (size_t i = 0; i < spec.estimators.size(); ++i)
-        estimators.push_back(at_table(spec.estimators[i].where, [&] {
-            return std::make_unique<component_instance>(*est_entries[i], spec.estimators[i].config,
-                                                        config_values{}, spec.base_dir, runtime);
-        }));
+        estimators.push_back(std::make_unique<component_instance>(
+            *est_entries[i], spec.estimators[i].config, config_values{}, spec.base_dir, runtime,
+            spec.estimators[i].where));
 
     // Each hardware file is read once, however many bindings and precisions the run sweeps
     // over (a precision sweep is one architecture per precision, all on the same file).
@@ -534,8 +515,7 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
         if (b > 0) {
             bg = nnergy::bind(g, bindings[b], bind_opts);
             warn_disagreements(bg);
-            part =
-                at_table(spec.partitioner.where, [&] { return run_partitioner(partitioner, bg); });
+            part = run_partitioner(partitioner, bg);
             count_work();
         }
         report_value run_dims = report_value::object();
@@ -546,21 +526,17 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             const config_value* hw_name = find_value(hw, "name");
             const config_value* hw_class = find_value(hw, "class");
             clock.lap("report");
-            component_instance arch = at_table(as.where, [&] {
-                return component_instance(*arch_entries[a], as.config, hw, spec.base_dir, runtime);
-            });
+            component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir, runtime,
+                                    as.where);
             clock.lap("open architecture");
             const nnergy_dtype precision = *dtype_from_name(as.precision);
-            std::vector<nnergy_mapping> mappings =
-                at_table(as.where, [&] { return map_kernels(arch, bg, part, precision); });
+            std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);
             clock.lap("map");
 
             nnergy_results results;
             report_value est_names = report_value::array();
             for (size_t e = 0; e < estimators.size(); ++e) {
-                at_table(spec.estimators[e].where, [&] {
-                    run_estimator(*estimators[e], arch, bg, part, mappings, precision, results);
-                });
+                run_estimator(*estimators[e], arch, bg, part, mappings, precision, results);
                 est_names.push(report_value::of(est_entries[e]->name));
             }
             clock.lap("estimate");
@@ -645,13 +621,11 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
 
     clock.lap("report");
     for (size_t r = 0; r < spec.reporters.size(); ++r) {
-        component_instance reporter = at_table(spec.reporters[r].where, [&] {
-            return component_instance(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir);
-        });
+        component_instance reporter(*rep_entries[r], spec.reporters[r].config, {}, spec.base_dir,
+                                    {}, spec.reporters[r].where);
         clock.lap("open reporter");
-        std::vector<reporter_output> outputs = at_table(spec.reporters[r].where, [&] {
-            return run_reporter(reporter, doc, spec.reporters[r].output, true);
-        });
+        std::vector<reporter_output> outputs =
+            run_reporter(reporter, doc, spec.reporters[r].output, true);
         clock.lap("format");
         for (reporter_output& o : outputs) write_output(o, rep_entries[r]->name);
         clock.lap("write");

@@ -819,7 +819,7 @@ int run_sweep(const pipeline_spec& spec, const sweep_options& options) {
             if (!gs.error.empty()) throw error(gs.error);
             const sweep_device& d = axes.devices[c.device];
             const component_instance& arch =
-                w->architecture(c.device, *architectures[c.device], d.config, d.hardware);
+                w->architecture(c.device, *architectures[c.device], d.config, d.hardware, d.where);
             const nnergy_results& results = w->evaluate(arch, *gs.bound, *gs.part, c.precision);
             require_finite_totals(results, *gs.part, d.file, axes.runtimes[c.runtime].file);
             result.totals = totals_of(results, *gs.bound);

@@ -303,7 +303,8 @@ struct validation_session::state {
     config_values hw;
     registry reg;
     const component_entry* arch_entry = nullptr;
-    config_values arch_config;  ///< the pipeline's [[architecture]] options (none with --hw)
+    config_values arch_config;   ///< the pipeline's [[architecture]] options (none with --hw)
+    source_location arch_where;  ///< the pipeline's [[architecture]] table (none with --hw)
     std::map<std::string, runtime_state> runtimes;
     std::map<std::string, model_state> models;
     std::vector<prepared_config> configs;
@@ -400,7 +401,10 @@ validation_session::validation_session(const validate_options& o) : s_(std::make
     s_->arch_entry = &require_component(
         reg, NNERGY_KIND_ARCHITECTURE,
         pipeline_arch ? pipeline_arch->plugin : reg.architecture_for_class(v.hw_class), hw_where);
-    if (pipeline_arch) s_->arch_config = pipeline_arch->config;
+    if (pipeline_arch) {
+        s_->arch_config = pipeline_arch->config;
+        s_->arch_where = pipeline_arch->where;
+    }
 
     // Every profile is resolved before any work, so a typo fails first.
     std::map<std::string, std::string> profile_of = default_runtimes(v.hw_class);
@@ -754,8 +758,9 @@ std::vector<validated_config> validation_session::predict(const config_values& h
             thread == 0 ? c.runtime->worker.get() : c.runtime->more_workers[thread - 1].get();
         evaluation_totals t;
         try {
-            const component_instance& arch = w->architecture(
-                c.variant, *s_->arch_entry, s_->arch_config, hardware_of(c.variant));
+            const component_instance& arch =
+                w->architecture(c.variant, *s_->arch_entry, s_->arch_config, hardware_of(c.variant),
+                                s_->arch_where);
             t = totals_of(w->evaluate(arch, *c.bound, *c.part, c.dtype), *c.bound);
         } catch (const std::exception& e) {
             throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);

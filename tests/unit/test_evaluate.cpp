@@ -69,10 +69,8 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
     plan.partitioner = &component(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
     plan.partitioner_config = {rules};
     for (const char* name :
-         {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"}) {
-        plan.estimators.push_back(&component(reg, NNERGY_KIND_ESTIMATOR, name));
-        plan.estimator_configs.emplace_back();
-    }
+         {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"})
+        plan.estimators.push_back({&component(reg, NNERGY_KIND_ESTIMATOR, name), {}, {}});
     evaluation_worker worker(plan);
 
     // One device of each class; batches and precisions interleaved so that the worker's
@@ -116,7 +114,7 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
                         map_kernels(fresh_arch, bound[b], parts[b], precision);
                     nnergy_results full;
                     for (size_t e = 0; e < plan.estimators.size(); ++e) {
-                        component_instance estimator(*plan.estimators[e], {});
+                        component_instance estimator(*plan.estimators[e].entry, {});
                         run_estimator(estimator, fresh_arch, bound[b], parts[b], mappings,
                                       precision, full);
                     }

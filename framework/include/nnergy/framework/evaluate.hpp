@@ -31,9 +31,14 @@ namespace nnergy {
 struct evaluation_plan {
     const component_entry* partitioner = nullptr;
     config_values partitioner_config;
-    std::vector<const component_entry*> estimators;  ///< run in this order
-    std::vector<config_values> estimator_configs;
-    config_values runtime;  ///< the runtime profile, read (empty: none)
+    source_location partitioner_where;  ///< its pipeline table, if one names it
+    struct estimator {
+        const component_entry* entry = nullptr;
+        config_values config;
+        source_location where;  ///< its pipeline table, if one names it
+    };
+    std::vector<estimator> estimators;  ///< run in this order
+    config_values runtime;              ///< the runtime profile, read (empty: none)
     std::filesystem::path base_dir;
 };
 
@@ -61,10 +66,12 @@ public:
     component_instance& partitioner() noexcept { return partitioner_; }
 
     /// The architecture instance of device `device` (an index the caller chooses), created on
-    /// first use from `entry`, its configuration and the device's hardware values.
+    /// first use from `entry`, its configuration and the device's hardware values; `where` is
+    /// the pipeline table that names it, if any (component_instance).
     const component_instance& architecture(size_t device, const component_entry& entry,
                                            const config_values& config,
-                                           const config_values& hardware);
+                                           const config_values& hardware,
+                                           const source_location& where = {});
 
     /// Drops the architecture instances and creates the estimators anew: for hardware values
     /// that change between evaluations (a calibration's candidates), since plugins may keep

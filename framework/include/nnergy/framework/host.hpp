@@ -18,6 +18,13 @@
 
 namespace nnergy {
 
+/// Where a setting came from, for error messages ("quickstart.toml:12").
+struct source_location {
+    std::string file;
+    uint32_t line = 0;
+    std::string str() const;
+};
+
 /// One flattened configuration value (owning twin of nnergy_named_value).
 struct config_value {
     std::string name;
@@ -73,9 +80,12 @@ public:
     /// Creates the instance. `base_dir` resolves relative paths the plugin asks the host to read.
     /// Throws nnergy::error (exit_code::failure) with the plugin's message when create fails.
     /// `runtime` is the pipeline's execution-runtime profile (architectures and estimators).
+    /// `where` is the pipeline table that configured it: errors the plugin raises while it is
+    /// created or driven (by the calls below) are told there (`pipeline.toml:21: ...`), unless
+    /// it has no line (the command line chose the plugin) or the message already names the file.
     component_instance(const component_entry& entry, config_values config,
                        config_values hardware = {}, std::filesystem::path base_dir = {},
-                       config_values runtime = {});
+                       config_values runtime = {}, source_location where = {});
     ~component_instance();
     component_instance(const component_instance&) = delete;
     component_instance& operator=(const component_instance&) = delete;
@@ -86,11 +96,13 @@ public:
     const config_values& hardware() const noexcept;
     /// The hardware values as the ABI hands them to plugins (views into hardware()).
     const std::vector<nnergy_named_value>& hardware_views() const noexcept;
+    const source_location& where() const noexcept { return where_; }
 
 private:
     struct state;
     component_entry entry_;
     std::unique_ptr<state> state_;
+    source_location where_;
     void* self_ = nullptr;
 };
 

@@ -15,13 +15,6 @@
 
 namespace nnergy {
 
-/// Where a setting came from, for error messages ("quickstart.toml:12").
-struct source_location {
-    std::string file;
-    uint32_t line = 0;
-    std::string str() const;
-};
-
 struct component_spec {
     std::string plugin;
     config_values config;  ///< the table minus the keys the host consumes

@@ -86,6 +86,13 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
         const unsigned char op = bytes[at++];
         ++opcodes;
         const std::size_t depth_before = depth;
+        // Every opcode that leaves a value on the stack says so through push(): the shadows
+        // below follow that, not a second list of opcodes.
+        bool pushed = false;
+        const auto push = [&] {
+            ++depth;
+            pushed = true;
+        };
         const std::size_t above_mark = depth - (marks.empty() ? 0 : marks.back());
         // Pops `n` values that lie above the innermost mark.
         const auto pop = [&](std::size_t n) -> bool {
@@ -146,7 +153,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
         const auto get = [&](uint64_t slot) -> std::optional<std::string> {
             if (memo.count(slot) == 0)
                 return problem(op_at, "memo slot " + std::to_string(slot) + " read, never written");
-            ++depth;
+            push();
             return std::nullopt;
         };
         switch (op) {
@@ -175,7 +182,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
             case 'N':   // NONE
             case 0x88:  // NEWTRUE
             case 0x89:  // NEWFALSE
-                ++depth;
+                push();
                 break;
             case 't':   // TUPLE
             case 'l':   // LIST
@@ -186,7 +193,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 if (!n) return problem(op_at, "opcode " + hex(op) + " without a MARK");
                 if (op == 'd' && *n % 2 != 0)
                     return problem(op_at, "a dict of an odd number of keys and values");
-                ++depth;
+                push();
                 break;
             }
             case 0x85:  // TUPLE1
@@ -195,17 +202,17 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
             {
                 const std::size_t n = op - 0x84u;
                 if (!pop(n)) return underflow(n);
-                ++depth;
+                push();
                 break;
             }
             case 'a':  // APPEND: list, value -> list
             case 'b':  // BUILD: object, state -> object
                 if (!pop(2)) return underflow(2);
-                ++depth;
+                push();
                 break;
             case 's':  // SETITEM: dict, key, value -> dict
                 if (!pop(3)) return underflow(3);
-                ++depth;
+                push();
                 break;
             case 'e':   // APPENDS
             case 'u':   // SETITEMS
@@ -229,43 +236,43 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 break;
             case '2':  // DUP
                 if (above_mark < 1) return underflow(1);
-                ++depth;
+                push();
                 break;
             case 'J':  // BININT
                 if (!operand(4)) return truncated();
-                ++depth;
+                push();
                 break;
             case 'K':  // BININT1
                 if (!operand(1)) return truncated();
-                ++depth;
+                push();
                 break;
             case 'M':  // BININT2
                 if (!operand(2)) return truncated();
-                ++depth;
+                push();
                 break;
             case 'G':  // BINFLOAT
                 if (!operand(8)) return truncated();
-                ++depth;
+                push();
                 break;
             case 0x8a:  // LONG1
             case 'U':   // SHORT_BINSTRING
             case 'C':   // SHORT_BINBYTES
             case 0x8c:  // SHORT_BINUNICODE
                 if (!counted(1)) return truncated();
-                ++depth;
+                push();
                 break;
             case 0x8b:  // LONG4
             case 'T':   // BINSTRING
             case 'B':   // BINBYTES
             case 'X':   // BINUNICODE
                 if (!counted(4)) return truncated();
-                ++depth;
+                push();
                 break;
             case 0x8d:  // BINUNICODE8
             case 0x8e:  // BINBYTES8
             case 0x96:  // BYTEARRAY8
                 if (!counted(8)) return truncated();
-                ++depth;
+                push();
                 break;
             case 'I':  // INT
             case 'L':  // LONG
@@ -274,7 +281,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
             case 'V':  // UNICODE
             case 'P':  // PERSID
                 if (!line()) return truncated();
-                ++depth;
+                push();
                 break;
             case 'c':  // GLOBAL: module and name lines
             {
@@ -284,18 +291,18 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 // Both lines, "module\nname", for the shadow below.
                 operand_size += operand_at - module_at;
                 operand_at = module_at;
-                ++depth;
+                push();
                 break;
             }
             case 0x93:  // STACK_GLOBAL: module, name -> class
             case 'R':   // REDUCE: callable, arguments -> value
             case 0x81:  // NEWOBJ: class, arguments -> object
                 if (!pop(2)) return underflow(2);
-                ++depth;
+                push();
                 break;
             case 'Q':  // BINPERSID: id -> object
                 if (!pop(1)) return underflow(1);
-                ++depth;
+                push();
                 break;
             case 'q':  // BINPUT
             case 'r':  // LONG_BINPUT
@@ -319,10 +326,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
             // The values this opcode took and whether it pushed one: the shadows follow the
             // stack exactly, so that an id moved about it (duplicated, memoized, left under a
             // mark) is still known where it is used.
-            const bool pushes =
-                !(op == 0x80 || op == 0x95 || op == '(' || op == '0' || op == '1' || op == 'q' ||
-                  op == 'r' || op == 0x94 || op == 'e' || op == 'u' || op == 0x90);
-            const std::size_t consumed = depth_before + (pushes ? 1 : 0) - depth;
+            const std::size_t consumed = depth_before + (pushed ? 1 : 0) - depth;
             const std::size_t kept = values.size() - std::min(consumed, values.size());
             std::vector<shadow> taken(values.begin() + static_cast<std::ptrdiff_t>(kept),
                                       values.end());
@@ -394,7 +398,7 @@ inline std::optional<std::string> pickle_problem(const unsigned char* bytes, std
                 default:
                     break;
             }
-            if (pushes) values.push_back(std::move(made));
+            if (pushed) values.push_back(std::move(made));
             // The shadows stay one per value whatever the count above said.
             values.resize(depth);
         }

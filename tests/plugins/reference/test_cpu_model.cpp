@@ -83,6 +83,33 @@ TEST_CASE("cpu: compute time follows the fitted class constants of the file", "[
     CHECK(shallow.compute_efficiency < b.compute_efficiency);
 }
 
+TEST_CASE("cpu: the 8490H runs each class at the measured 5th-gen host's rate per core and GHz",
+          "[cpu]") {
+    // xeon-8490h borrows the 5th-gen host's class tables, whose efficiencies are shares of that
+    // host's measured matmul rates, and states as its unit efficiency the share of the derived
+    // peak those rates are: a class runs as fast per core and GHz on both. The host: 8 cores
+    // behind its 16 vCPUs, at the 2.30 GHz its one-thread fp32 matmul rate implies (the file's
+    // [cpu] comment).
+    const host_cpu host;
+    constexpr double host_core_ghz = 8 * 2.30;
+    const loaded spr("xeon-8490h");
+    const cpu::cpu_hardware hw = cpu::cpu_hardware::from_config(spr.view());
+    const double spr_core_ghz = spr.number("cpu.cores") * spr.number("cpu.base_clock") / 1e9;
+    const cpu::cpu_kernel dense = conv(8, 256, 256, 14, 3);
+    cpu::cpu_kernel depthwise = conv(8, 1, 256, 14, 3);
+    depthwise.cls = nnergy::modeling::op_class::depthwise;
+    for (const char* precision : {"float32", "bfloat16"})
+        for (const cpu::cpu_kernel& k : {dense, depthwise}) {
+            const cpu::cpu_mapping there = host.map(precision, k);
+            const cpu::cpu_mapping here = cpu::map_kernel(hw, *hw.base.find(precision), {}, k);
+            INFO(precision << " " << nnergy::modeling::class_name(k.cls));
+            CHECK(here.unit == there.unit);
+            CHECK(here.peak_flops_per_s * here.compute_efficiency / spr_core_ghz ==
+                  Approx(there.peak_flops_per_s * there.compute_efficiency / host_core_ghz)
+                      .epsilon(0.01));
+        }
+}
+
 TEST_CASE("cpu: a kernel with few outputs leaves cores idle", "[cpu]") {
     const host_cpu c;
     // 64 outputs in blocks of 32 float32 lanes: 2 of 16 cores, 64 of 512 lane slots.

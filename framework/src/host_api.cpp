@@ -93,6 +93,9 @@ pooled_name pooled_name::of(std::string_view text) {
 }  // namespace nnergy::detail
 
 namespace nnergy {
+
+std::string source_location::str() const { return line ? fmt::format("{}:{}", file, line) : file; }
+
 namespace {
 
 std::string_view sv(nnergy_string_view s) noexcept {

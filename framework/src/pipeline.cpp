@@ -19,8 +19,6 @@
 
 namespace nnergy {
 
-std::string source_location::str() const { return line ? fmt::format("{}:{}", file, line) : file; }
-
 namespace {
 
 using detail::line_of;

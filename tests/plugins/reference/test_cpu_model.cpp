@@ -87,11 +87,12 @@ TEST_CASE("cpu: the 8490H runs each class at the measured 5th-gen host's rate pe
           "[cpu]") {
     // xeon-8490h borrows the 5th-gen host's class tables, whose efficiencies are shares of that
     // host's measured matmul rates, and states as its unit efficiency the share of the derived
-    // peak those rates are: a class runs as fast per core and GHz on both. The host: 8 cores
-    // behind its 16 vCPUs, at the 2.30 GHz its one-thread fp32 matmul rate implies (the file's
-    // [cpu] comment).
+    // peak those rates are: a class runs as fast per core and GHz on both. The host's cores are
+    // its vCPUs over its hardware threads per core; its clock, 2.30 GHz, is what its one-thread
+    // fp32 matmul rate implies (the file's [cpu] comment: no key holds it).
     const host_cpu host;
-    constexpr double host_core_ghz = 8 * 2.30;
+    const double host_core_ghz =
+        host.file.number("compute.units") / host.file.number("cpu.smt") * 2.30;
     const loaded spr("xeon-8490h");
     const cpu::cpu_hardware hw = cpu::cpu_hardware::from_config(spr.view());
     const double spr_core_ghz = spr.number("cpu.cores") * spr.number("cpu.base_clock") / 1e9;

@@ -527,12 +527,14 @@ private:
                      " bytes");
     }
 
-    std::string require_string(const json_value& m, const subject_ref& subject,
-                               const std::string& key, bool allow_empty = false) const {
+    /// The string `m` holds (a view of the document, which outlives the reader).
+    std::string_view require_string(const json_value& m, const subject_ref& subject,
+                                    std::string_view key, bool allow_empty = false) const {
         if (m.type != json_value::kind::string)
-            fail(&m, subject, "'" + key + "' must be a string, not " + kind_of(m));
-        if (m.string.empty() && !allow_empty) fail(&m, subject, "'" + key + "' must not be empty");
-        return std::string(m.string);
+            fail(&m, subject, "'" + std::string(key) + "' must be a string, not " + kind_of(m));
+        if (m.string.empty() && !allow_empty)
+            fail(&m, subject, "'" + std::string(key) + "' must not be empty");
+        return m.string;
     }
 
     /// A JSON integer that fits int64_t.
@@ -565,7 +567,7 @@ private:
             fail(&doc, "",
                  "missing \"schema\": this reader expects \"schema\": \"" + std::string(schema_id) +
                      "\"");
-        std::string id = require_string(*schema, "", "schema");
+        const std::string id(require_string(*schema, "", "schema"));
         if (id != schema_id) {
             if (id.rfind(schema_family, 0) == 0)
                 fail(schema, "",
@@ -579,8 +581,7 @@ private:
                    {"schema", "name", "metadata", "inputs", "outputs", "tensors", "nodes"});
 
         const json_value* name = find_member(doc, "name");
-        sink_.graph_name(name ? std::string_view(require_string(*name, "", "name"))
-                              : std::string_view());
+        sink_.graph_name(name ? require_string(*name, "", "name") : std::string_view());
         if (const json_value* m = find_member(doc, "metadata")) read_metadata(*m);
         // Copies, not references: streaming appends to the document's storage.
         const json_value* tensors_member = find_member(doc, "tensors");
@@ -714,7 +715,7 @@ private:
         if (unknown_key) check_keys(t, subject, keys);
 
         if (const json_value* m = member[1]) {
-            std::string d = require_string(*m, subject, "dtype");
+            const std::string_view d = require_string(*m, subject, "dtype");
             std::optional<nnergy_dtype> dt = dtype_from_schema_name(d);
             if (!dt) {
                 std::string names;

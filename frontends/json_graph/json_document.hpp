@@ -266,11 +266,110 @@ public:
         return *lines_;
     }
 
+    /// Reads one element of a streamed array in place, for a caller's fast path that takes what
+    /// it needs as it goes instead of building the element's values. Each read succeeds or
+    /// returns false; on false the caller gives up on the element, which is then read as values
+    /// (for_each_element), and that finds whatever made the fast read give up, errors included.
+    /// So the fast path only ever accepts a well-formed element, in its plain forms: strings
+    /// without escapes, numbers as the values would hold them, literals.
+    class element_cursor {
+    public:
+        explicit element_cursor(json_document& doc) noexcept : doc_(doc) {}
+
+        /// The next byte after blanks ('\0' at the end of the text).
+        [[gnu::always_inline]] char peek() noexcept {
+            // Most tokens follow the one before without a blank: that case is a test here.
+            if (doc_.at_ != doc_.end() && static_cast<unsigned char>(*doc_.at_) > ' ')
+                return *doc_.at_;
+            return peek_after_blanks();
+        }
+        /// Takes `c`, the next byte after blanks.
+        bool take(char c) noexcept {
+            if (peek() != c) return false;
+            ++doc_.at_;
+            return true;
+        }
+        /// Where the next byte is, and its line (after peek()).
+        uint32_t offset() const noexcept { return static_cast<uint32_t>(doc_.position()); }
+        uint32_t line() const noexcept { return doc_.line_; }
+        /// A string without escapes or control characters, as a view of the text.
+        bool plain_string(std::string_view& out) noexcept {
+            if (peek() != '"') return false;
+            const char* const open = doc_.at_;
+            const char* const e = doc_.end();
+            const char* const p = detail::find_string_stop<true>(open + 1, e);
+            if (p == e || *p != '"') return false;
+            out = {open + 1, static_cast<std::size_t>(p - open - 1)};
+            doc_.at_ = p + 1;
+            return true;
+        }
+        /// A number, read as a value holding it would be.
+        bool number(json_value& out) {
+            const char c = peek();
+            if (c != '-' && (c < '0' || c > '9')) return false;
+            // Most numbers of a graph are short non-negative integers (dimensions, attribute
+            // values): read here; anything else as the document reads numbers.
+            const char* p = doc_.at_;
+            const char* const e = doc_.end();
+            if (c != '0' || e - p < 2 || p[1] < '0' || p[1] > '9') {
+                uint64_t v = 0;
+                const char* q = p;
+                for (; q != e && q - p < 18 && *q >= '0' && *q <= '9'; ++q)
+                    v = 10 * v + static_cast<uint64_t>(*q - '0');
+                if (q != p && (q == e || detail::ends_token(*q))) {
+                    out.type = json_value::kind::integer;
+                    out.integer = static_cast<int64_t>(v);
+                    out.offset = offset();
+                    out.line = line();
+                    doc_.at_ = q;
+                    return true;
+                }
+            }
+            out.offset = offset();
+            out.line = line();
+            try {
+                doc_.read_number(out);
+            } catch (const json_syntax_error&) {
+                return false;
+            }
+            return true;
+        }
+        /// The literal `word` (true, false, null).
+        bool literal(std::string_view word) {
+            peek();
+            const std::size_t at = doc_.position();
+            const std::size_t e = doc_.token_end(at);
+            if (doc_.text_.substr(at, e - at) != word) return false;
+            doc_.at_ = doc_.text_.data() + e;
+            return true;
+        }
+
+    private:
+        [[gnu::noinline]] char peek_after_blanks() noexcept {
+            doc_.skip_blank();
+            return doc_.at_ != doc_.end() ? *doc_.at_ : '\0';
+        }
+
+        json_document& doc_;
+    };
+
     /// Calls `visit(which, element, index)` for each element of each array in `arrays` (absent
     /// ones are null), `which` being its position in `arrays`. Streamed arrays are read in file
     /// order; an element and its children live only during its call.
     template <class Visit>
     void for_each_element(std::initializer_list<const json_value*> arrays, Visit&& visit) {
+        for_each_element(
+            arrays, [](std::size_t, element_cursor&, std::size_t) { return false; }, visit);
+    }
+
+    /// As above, but each element of a streamed array is first offered to `fast(which, cursor,
+    /// index)`, which reads it through the cursor and returns true, or returns false having
+    /// changed nothing of the caller's (the element is then read as values and visited). Once it
+    /// has read the whole element well-formed, `fast` may do the caller's work and throw as
+    /// `visit` would.
+    template <class Fast, class Visit>
+    void for_each_element(std::initializer_list<const json_value*> arrays, Fast&& fast,
+                          Visit&& visit) {
         std::vector<std::pair<const json_value*, std::size_t>> streamed;
         std::size_t which = 0;
         for (const json_value* array : arrays) {
@@ -287,7 +386,16 @@ public:
             at_ = text_.data() + entry.first->offset;
             line_ = entry.first->line;
             std::size_t index = 0;
+            element_cursor cursor(*this);
             read_elements([&] {
+                const char* const start = at_;
+                const uint32_t start_line = line_;
+                if (fast(index_in_arrays, cursor, index)) {
+                    ++index;
+                    return;
+                }
+                at_ = start;
+                line_ = start_line;
                 const std::size_t mark = values_.size();
                 const json_value e = read_value(3);
                 visit(index_in_arrays, e, index++);
@@ -456,6 +564,11 @@ private:
             // Every blank is at most ' ': one test tells most values' first bytes apart.
             if (static_cast<unsigned char>(c) > ' ') return;
             if (c == ' ') {
+                // One space (after a ':' or a ',') is the commonest blank of all.
+                if (e - at_ > 1 && static_cast<unsigned char>(at_[1]) > ' ') {
+                    ++at_;
+                    return;
+                }
 #if defined(__SSE2__)
                 // Indentation (a seventh of the bytes of `bench`'s pretty-printed graphs) is
                 // stepped over sixteen bytes at a time.

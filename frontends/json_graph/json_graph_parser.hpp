@@ -69,6 +69,7 @@ inline bool is_integer_dtype(nnergy_dtype t) noexcept { return sdk::is_integer_d
 struct dim_spec {
     int64_t value = NNERGY_DIM_UNKNOWN;
     std::string symbol;
+    friend bool operator==(const dim_spec&, const dim_spec&) = default;
 };
 
 /// Attribute values: integer, float, string and lists of integers or floats.
@@ -78,6 +79,7 @@ using attr_value =
 struct attr_spec {
     std::string name;
     attr_value value;
+    friend bool operator==(const attr_spec&, const attr_spec&) = default;
 };
 
 struct tensor_spec {
@@ -89,6 +91,7 @@ struct tensor_spec {
     std::optional<std::vector<int64_t>> values;
     uint32_t line = 0;      ///< 0 for tensors declared implicitly by a node
     bool declared = false;  ///< listed in "tensors" (not declared implicitly)
+    friend bool operator==(const tensor_spec&, const tensor_spec&) = default;
 };
 
 struct node_spec {
@@ -99,6 +102,7 @@ struct node_spec {
     std::vector<uint32_t> outputs;
     std::vector<attr_spec> attributes;
     uint32_t line = 0;
+    friend bool operator==(const node_spec&, const node_spec&) = default;
 };
 
 struct graph_spec {
@@ -108,6 +112,7 @@ struct graph_spec {
     std::vector<node_spec> nodes;      ///< in file order
     std::vector<uint32_t> inputs;
     std::vector<uint32_t> outputs;
+    friend bool operator==(const graph_spec&, const graph_spec&) = default;
 };
 
 namespace detail {
@@ -319,7 +324,9 @@ inline std::string kind_of(const json_value& j) {
 template <class Sink>
 class reader {
 public:
-    reader(std::string_view file, Sink& sink) : file_(file), sink_(sink) {}
+    /// `in_place` false reads every element as values (for tests: the two ways must agree).
+    reader(std::string_view file, Sink& sink, bool in_place = true)
+        : file_(file), sink_(sink), fast_(in_place) {}
 
     void read(std::string_view text) {
         std::optional<json_document> doc;
@@ -380,8 +387,13 @@ private:
         }
     };
 
+    using cursor = json_document::element_cursor;
+
     std::string file_;
     Sink& sink_;
+    /// Elements are first read in place (read_tensor(cursor&), read_node(cursor&)); those that
+    /// are not in the plain forms those read are read as values.
+    bool fast_ = true;
     json_document* doc_ = nullptr;
     name_map tensor_ids_;  ///< names point into the document
     name_map node_lines_;  ///< node names to their lines
@@ -411,6 +423,7 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> graph_input_offsets_;  ///< (tensor, offset)
     tensor_spec tensor_;                                              ///< the tensor being read
     node_spec node_;  ///< the node being read (its strings' and lists' storage reused)
+    std::vector<dim_spec> shape_storage_;  ///< a declared shape's storage, reused
     std::vector<named_ref> node_in_, node_out_;
 
     // ---- access ----
@@ -620,12 +633,16 @@ private:
         // The declared tensors first, wherever the list is in the file, so that every node's
         // names are known when it is read; then the graph's inputs; then the nodes.
         if (tensors_member)
-            doc_->for_each_element({&tensors}, [&](std::size_t, const json_value& e,
-                                                   std::size_t k) { read_tensor(e, k); });
+            doc_->for_each_element(
+                {&tensors},
+                [&](std::size_t, cursor& c, std::size_t k) { return fast_ && read_tensor(c, k); },
+                [&](std::size_t, const json_value& e, std::size_t k) { read_tensor(e, k); });
         declared_names_.drain(tensor_ids_, duplicate_tensor());
         add_graph_inputs(inputs);
         doc_->for_each_element(
-            {&nodes}, [&](std::size_t, const json_value& e, std::size_t k) { read_node(e, k); });
+            {&nodes},
+            [&](std::size_t, cursor& c, std::size_t k) { return fast_ && read_node(c, k); },
+            [&](std::size_t, const json_value& e, std::size_t k) { read_node(e, k); });
         node_names_late_.drain(node_lines_, duplicate_node());
         check_open_inputs();
         add_graph_outputs(outputs);
@@ -745,10 +762,102 @@ private:
             if (!spec.shape) fail(&t, subject, "an initializer needs a 'shape'");
         }
         if (const json_value* m = member[5]) spec.values = read_values(*m, spec, subject);
-        declared_names_.push(
-            tensor_ids_,
-            {name->string, static_cast<uint32_t>(tensor_flags_.size()), line_of(*name), index},
-            duplicate_tensor());
+        declare_tensor(spec, name->string, line_of(*name), index);
+    }
+
+    /// The tensor at the cursor, read in place (the fast path of for_each_element): false, with
+    /// nothing kept, unless it is well-formed and passes every check of the value path above,
+    /// which then reads it and tells what is wrong. A tensor with `values` takes that path too.
+    bool read_tensor(cursor& c, std::size_t index) {
+        tensor_spec& spec = tensor_;
+        if (c.peek() != '{') return false;
+        spec = tensor_spec{};
+        spec.line = c.line();
+        spec.declared = true;
+        c.take('{');
+        std::string_view name;
+        uint32_t name_line = 0;
+        unsigned seen = 0;
+        do {
+            std::string_view key;
+            if (!c.plain_string(key) || !c.take(':')) return false;
+            // By size first: the keys are compared once each, not searched for.
+            const unsigned k = key.size() == 4 && key == "name"           ? 0
+                               : key.size() == 5 && key == "dtype"        ? 1
+                               : key.size() == 5 && key == "shape"        ? 2
+                               : key.size() == 11 && key == "initializer" ? 3
+                               : key.size() == 8 && key == "constant"     ? 4
+                                                                          : 5;
+            if (k == 5 || (seen & (1u << k))) return false;
+            seen |= 1u << k;
+            switch (k) {
+                case 0:
+                    c.peek();
+                    name_line = c.line();
+                    if (!c.plain_string(name)) return false;
+                    break;
+                case 1: {
+                    std::string_view d;
+                    if (!c.plain_string(d)) return false;
+                    const std::optional<nnergy_dtype> dt = dtype_from_schema_name(d);
+                    if (!dt) return false;
+                    spec.dtype = *dt;
+                    break;
+                }
+                case 2:
+                    // The dims' storage is the last shape's, kept between tensors.
+                    spec.shape = std::move(shape_storage_);
+                    spec.shape->clear();
+                    if (!read_shape(c, *spec.shape)) return false;
+                    break;
+                default: {
+                    const char v = c.peek();
+                    bool& flag = k == 3 ? spec.initializer : spec.constant;
+                    flag = v == 't';
+                    if (!c.literal(flag ? "true" : "false")) return false;
+                }
+            }
+        } while (c.take(','));
+        if (!c.take('}')) return false;
+        if (name.empty() || name.size() > name_map::longest_name) return false;
+        if (spec.constant && !spec.initializer) return false;
+        if (spec.initializer && (spec.dtype == NNERGY_DTYPE_UNDEFINED || !spec.shape)) return false;
+        spec.name.assign(name);
+        declare_tensor(spec, name, name_line, index);
+        if (spec.shape) shape_storage_ = std::move(*spec.shape);
+        return true;
+    }
+
+    /// A shape at the cursor; false where read_shape() would refuse it or it is not plain.
+    bool read_shape(cursor& c, std::vector<dim_spec>& shape) const {
+        if (!c.take('[')) return false;
+        if (c.take(']')) return true;
+        do {
+            dim_spec& dim = shape.emplace_back();
+            const char first = c.peek();
+            if (first == 'n') {
+                if (!c.literal("null")) return false;
+            } else if (first == '"') {
+                std::string_view symbol;
+                if (!c.plain_string(symbol)) return false;
+                dim.symbol.assign(symbol);
+                if (!valid_symbol(dim.symbol) && !valid_expression(dim.symbol)) return false;
+            } else {
+                json_value v;
+                if (!c.number(v) || v.type != json_value::kind::integer || v.integer < 0)
+                    return false;
+                dim.value = v.integer;
+            }
+        } while (c.take(','));
+        return c.take(']');
+    }
+
+    /// What both ways of reading a declared tensor end with.
+    void declare_tensor(const tensor_spec& spec, std::string_view name, uint32_t name_line,
+                        std::size_t index) {
+        declared_names_.push(tensor_ids_,
+                             {name, static_cast<uint32_t>(tensor_flags_.size()), name_line, index},
+                             duplicate_tensor());
         add_tensor(spec);
     }
 
@@ -900,10 +1009,150 @@ private:
                 fail_at(o.offset, subject,
                         "output names must not be empty (only inputs can be omitted)");
         if (const json_value* m = member[5]) read_attributes(*m, spec, subject);
-        node_names_late_.push(node_lines_, {name->string, spec.line, line_of(*name), index},
-                              duplicate_node());
-        resolve(spec, subject, index);
-        node_names_.push_back(name->string);
+        add_node(spec, name->string, line_of(*name), index);
+    }
+
+    /// The node at the cursor, read in place (the fast path of for_each_element): false, with
+    /// nothing kept, unless it is well-formed and passes every check of the value path above,
+    /// which then reads it and tells what is wrong. Typed attribute objects take that path too.
+    bool read_node(cursor& c, std::size_t index) {
+        node_spec& spec = node_;
+        if (c.peek() != '{') return false;
+        spec.line = c.line();
+        c.take('{');
+        spec.attributes.clear();
+        node_in_.clear();
+        node_out_.clear();
+        std::string_view name, op, domain;
+        uint32_t name_line = 0;
+        unsigned seen = 0;
+        do {
+            std::string_view key;
+            if (!c.plain_string(key) || !c.take(':')) return false;
+            const unsigned k = key.size() == 4 && key == "name"          ? 0
+                               : key.size() == 2 && key == "op"          ? 1
+                               : key.size() == 6 && key == "domain"      ? 2
+                               : key.size() == 6 && key == "inputs"      ? 3
+                               : key.size() == 7 && key == "outputs"     ? 4
+                               : key.size() == 10 && key == "attributes" ? 5
+                                                                         : 6;
+            if (k == 6 || (seen & (1u << k))) return false;
+            seen |= 1u << k;
+            bool ok = false;
+            switch (k) {
+                case 0:
+                    c.peek();
+                    name_line = c.line();
+                    ok = c.plain_string(name);
+                    break;
+                case 1:
+                    ok = c.plain_string(op);
+                    break;
+                case 2:
+                    ok = c.plain_string(domain);
+                    break;
+                case 3:
+                    ok = read_node_names(c, node_in_);
+                    break;
+                case 4:
+                    ok = read_node_names(c, node_out_);
+                    break;
+                default:
+                    ok = read_attributes(c, spec);
+            }
+            if (!ok) return false;
+        } while (c.take(','));
+        if (!c.take('}')) return false;
+        if (name.empty() || name.size() > name_map::longest_name || op.empty() || node_out_.empty())
+            return false;
+        for (const named_ref& o : node_out_)
+            if (o.name.empty()) return false;
+        for (const named_ref& r : node_in_) tensor_ids_.prefetch(r.name);
+        for (const named_ref& r : node_out_) tensor_ids_.prefetch(r.name);
+        spec.name.assign(name);
+        spec.op.assign(op);
+        spec.domain.assign(domain);
+        spec.inputs.clear();
+        spec.outputs.clear();
+        add_node(spec, name, name_line, index);
+        return true;
+    }
+
+    bool read_node_names(cursor& c, std::vector<named_ref>& out) const {
+        if (!c.take('[')) return false;
+        if (c.take(']')) return true;
+        do {
+            c.peek();
+            const uint32_t offset = c.offset();
+            std::string_view name;
+            if (!c.plain_string(name) || name.size() > name_map::longest_name) return false;
+            out.push_back({name, offset});
+        } while (c.take(','));
+        return c.take(']');
+    }
+
+    /// Attributes at the cursor: integers, numbers, strings and non-empty lists of numbers.
+    bool read_attributes(cursor& c, node_spec& spec) const {
+        if (!c.take('{')) return false;
+        if (c.take('}')) return true;
+        do {
+            std::string_view key;
+            if (!c.plain_string(key) || key.empty() || !c.take(':')) return false;
+            for (const attr_spec& a : spec.attributes)
+                if (a.name == key) return false;
+            attr_spec& a = spec.attributes.emplace_back();
+            a.name.assign(key);
+            const char first = c.peek();
+            if (first == '"') {
+                std::string_view text;
+                if (!c.plain_string(text)) return false;
+                a.value = std::string(text);
+            } else if (first == '[') {
+                c.take('[');
+                std::vector<int64_t> ints;
+                std::vector<double> reals;  // from the first number with a fraction on
+                bool any_real = false;
+                do {
+                    json_value v;
+                    if (!c.number(v)) return false;
+                    if (v.type == json_value::kind::integer) {
+                        if (any_real)
+                            reals.push_back(static_cast<double>(v.integer));
+                        else
+                            ints.push_back(v.integer);
+                    } else if (v.type == json_value::kind::real) {
+                        if (!any_real)
+                            for (const int64_t i : ints) reals.push_back(static_cast<double>(i));
+                        any_real = true;
+                        reals.push_back(v.real);
+                    } else {
+                        return false;
+                    }
+                } while (c.take(','));
+                if (!c.take(']')) return false;
+                if (any_real)
+                    a.value = std::move(reals);
+                else
+                    a.value = std::move(ints);
+            } else {
+                json_value v;
+                if (!c.number(v)) return false;
+                if (v.type == json_value::kind::integer)
+                    a.value = v.integer;
+                else if (v.type == json_value::kind::real)
+                    a.value = v.real;
+                else
+                    return false;
+            }
+        } while (c.take(','));
+        return c.take('}');
+    }
+
+    /// What both ways of reading a node end with: its names resolved, handed to the sink.
+    void add_node(node_spec& spec, std::string_view name, uint32_t name_line, std::size_t index) {
+        node_names_late_.push(node_lines_, {name, spec.line, name_line, index}, duplicate_node());
+        resolve(spec, subject_ref(subject_ref::kind::node, name, index), index);
+        node_names_.push_back(name);
         node_lines_v_.push_back(spec.line);
         sink_.node(spec, index);
     }
@@ -1361,11 +1610,12 @@ private:
 }  // namespace detail
 
 /// Reads a document into a description of the whole graph (for tests and tools): `file` names
-/// it in messages. Throws parse_error.
-inline graph_spec parse_graph(std::string_view text, std::string_view file) {
+/// it in messages. Throws parse_error. `in_place` false reads every element as values, not
+/// first in place (for tests: either way reads the same graph and the same errors).
+inline graph_spec parse_graph(std::string_view text, std::string_view file, bool in_place = true) {
     graph_spec g;
     detail::spec_sink sink{g};
-    detail::reader<detail::spec_sink>(file, sink).read(text);
+    detail::reader<detail::spec_sink>(file, sink, in_place).read(text);
     return g;
 }
 

@@ -777,48 +777,42 @@ private:
         c.take('{');
         std::string_view name;
         uint32_t name_line = 0;
-        unsigned seen = 0;
-        do {
-            std::string_view key;
-            if (!c.plain_string(key) || !c.take(':')) return false;
-            // By size first: the keys are compared once each, not searched for.
-            const unsigned k = key.size() == 4 && key == "name"           ? 0
-                               : key.size() == 5 && key == "dtype"        ? 1
-                               : key.size() == 5 && key == "shape"        ? 2
-                               : key.size() == 11 && key == "initializer" ? 3
-                               : key.size() == 8 && key == "constant"     ? 4
-                                                                          : 5;
-            if (k == 5 || (seen & (1u << k))) return false;
-            seen |= 1u << k;
+        // By size first: each key is compared with one name, not searched for.
+        const auto key_index = [](std::string_view key) {
+            return key.size() == 4 && key == "name"           ? 0
+                   : key.size() == 5 && key == "dtype"        ? 1
+                   : key.size() == 5 && key == "shape"        ? 2
+                   : key.size() == 11 && key == "initializer" ? 3
+                   : key.size() == 8 && key == "constant"     ? 4
+                                                              : unknown;
+        };
+        const bool read = read_members(c, key_index, [&](unsigned k) {
             switch (k) {
                 case 0:
                     c.peek();
                     name_line = c.line();
-                    if (!c.plain_string(name)) return false;
-                    break;
+                    return c.plain_string(name);
                 case 1: {
                     std::string_view d;
                     if (!c.plain_string(d)) return false;
                     const std::optional<nnergy_dtype> dt = dtype_from_schema_name(d);
                     if (!dt) return false;
                     spec.dtype = *dt;
-                    break;
+                    return true;
                 }
                 case 2:
                     // The dims' storage is the last shape's, kept between tensors.
                     spec.shape = std::move(shape_storage_);
                     spec.shape->clear();
-                    if (!read_shape(c, *spec.shape)) return false;
-                    break;
+                    return read_shape(c, *spec.shape);
                 default: {
-                    const char v = c.peek();
                     bool& flag = k == 3 ? spec.initializer : spec.constant;
-                    flag = v == 't';
-                    if (!c.literal(flag ? "true" : "false")) return false;
+                    flag = c.peek() == 't';
+                    return c.literal(flag ? "true" : "false");
                 }
             }
-        } while (c.take(','));
-        if (!c.take('}')) return false;
+        });
+        if (!read) return false;
         if (name.empty() || name.size() > name_map::longest_name) return false;
         if (spec.constant && !spec.initializer) return false;
         if (spec.initializer && (spec.dtype == NNERGY_DTYPE_UNDEFINED || !spec.shape)) return false;
@@ -826,6 +820,24 @@ private:
         declare_tensor(spec, name, name_line, index);
         if (spec.shape) shape_storage_ = std::move(*spec.shape);
         return true;
+    }
+
+    /// The members of the object at the cursor, after its '{': `member(k)` reads the value of
+    /// the key `key_index(key)` numbers k (below 32), `unknown` for a key it does not know.
+    /// False for an unknown or repeated key, or where `member` gives up.
+    static constexpr unsigned unknown = 32;
+    template <class Index, class Member>
+    static bool read_members(cursor& c, Index&& key_index, Member&& member) {
+        unsigned seen = 0;
+        do {
+            std::string_view key;
+            if (!c.plain_string(key) || !c.take(':')) return false;
+            const unsigned k = key_index(key);
+            if (k >= unknown || (seen & (1u << k))) return false;
+            seen |= 1u << k;
+            if (!member(k)) return false;
+        } while (c.take(','));
+        return c.take('}');
     }
 
     /// A shape at the cursor; false where read_shape() would refuse it or it is not plain.
@@ -1025,45 +1037,35 @@ private:
         node_out_.clear();
         std::string_view name, op, domain;
         uint32_t name_line = 0;
-        unsigned seen = 0;
-        do {
-            std::string_view key;
-            if (!c.plain_string(key) || !c.take(':')) return false;
-            const unsigned k = key.size() == 4 && key == "name"          ? 0
-                               : key.size() == 2 && key == "op"          ? 1
-                               : key.size() == 6 && key == "domain"      ? 2
-                               : key.size() == 6 && key == "inputs"      ? 3
-                               : key.size() == 7 && key == "outputs"     ? 4
-                               : key.size() == 10 && key == "attributes" ? 5
-                                                                         : 6;
-            if (k == 6 || (seen & (1u << k))) return false;
-            seen |= 1u << k;
-            bool ok = false;
+        const auto key_index = [](std::string_view key) {
+            return key.size() == 4 && key == "name"          ? 0
+                   : key.size() == 2 && key == "op"          ? 1
+                   : key.size() == 6 && key == "domain"      ? 2
+                   : key.size() == 6 && key == "inputs"      ? 3
+                   : key.size() == 7 && key == "outputs"     ? 4
+                   : key.size() == 10 && key == "attributes" ? 5
+                                                             : unknown;
+        };
+        const bool read = read_members(c, key_index, [&](unsigned k) {
             switch (k) {
                 case 0:
                     c.peek();
                     name_line = c.line();
-                    ok = c.plain_string(name);
-                    break;
+                    return c.plain_string(name);
                 case 1:
-                    ok = c.plain_string(op);
-                    break;
+                    return c.plain_string(op);
                 case 2:
-                    ok = c.plain_string(domain);
-                    break;
+                    return c.plain_string(domain);
                 case 3:
-                    ok = read_node_names(c, node_in_);
-                    break;
+                    return read_node_names(c, node_in_);
                 case 4:
-                    ok = read_node_names(c, node_out_);
-                    break;
+                    return read_node_names(c, node_out_);
                 default:
-                    ok = read_attributes(c, spec);
+                    return read_attributes(c, spec);
             }
-            if (!ok) return false;
-        } while (c.take(','));
-        if (!c.take('}')) return false;
-        if (name.empty() || name.size() > name_map::longest_name || op.empty() || node_out_.empty())
+        });
+        if (!read || name.empty() || name.size() > name_map::longest_name || op.empty() ||
+            node_out_.empty())
             return false;
         for (const named_ref& o : node_out_)
             if (o.name.empty()) return false;

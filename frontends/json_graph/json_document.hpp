@@ -363,10 +363,10 @@ public:
     }
 
     /// As above, but each element of a streamed array is first offered to `fast(which, cursor,
-    /// index)`, which reads it through the cursor and returns true, or returns false having
-    /// changed nothing of the caller's (the element is then read as values and visited). Once it
-    /// has read the whole element well-formed, `fast` may do the caller's work and throw as
-    /// `visit` would.
+    /// index)`, which reads it through the cursor and returns true, or returns false having kept
+    /// nothing of it (the element is then read again as values and visited). Only once it has
+    /// read the whole element, well-formed, may `fast` do the caller's work, and throw as `visit`
+    /// would.
     template <class Fast, class Visit>
     void for_each_element(std::initializer_list<const json_value*> arrays, Fast&& fast,
                           Visit&& visit) {

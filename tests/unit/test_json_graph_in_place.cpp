@@ -3,6 +3,7 @@
 // when it cannot (json_graph_parser.hpp). Both ways must read every document alike: the same
 // graph, or the same error. These tests read the bundled graphs, the test documents and
 // mutations of them both ways and compare.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>

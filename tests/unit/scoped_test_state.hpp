@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test scaffolding shared by unit tests: an environment variable set for a scope, and a fresh
-// temporary directory removed with the object.
+// Test scaffolding shared by unit tests: an environment variable set for a scope, a fresh
+// temporary directory removed with the object, and a file's bytes.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace nnergy::test {
@@ -45,5 +48,14 @@ struct temp_dir {
         std::filesystem::remove_all(path, ec);
     }
 };
+
+/// The bytes of a file; throws (failing the test) when it cannot be opened.
+inline std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + p.string());
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
 
 }  // namespace nnergy::test

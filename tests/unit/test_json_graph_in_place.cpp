@@ -7,13 +7,12 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "../../frontends/json_graph/json_graph_parser.hpp"
+#include "scoped_test_state.hpp"
 
 namespace {
 
@@ -21,13 +20,7 @@ namespace jg = nnergy::json_graph;
 
 const std::filesystem::path source_dir = NNERGY_TEST_SOURCE_DIR;
 
-std::string read_text(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using nnergy::test::read_text;
 
 struct outcome {
     bool read = false;

@@ -21,6 +21,7 @@
 
 // The frontend's reader is header-only so that it can be tested here without loading the plugin.
 #include "../../frontends/json_graph/json_graph_parser.hpp"
+#include "scoped_test_state.hpp"
 
 namespace {
 
@@ -29,13 +30,7 @@ using nnergy::dim;
 
 const std::filesystem::path source_dir = NNERGY_TEST_SOURCE_DIR;
 
-std::string read_text(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using nnergy::test::read_text;
 
 // What the plugin does, minus loading the library: read straight into the host's own builder
 // (nnergy_host_api, the functions a plugin calls), then finalize as load_model does.

@@ -65,6 +65,7 @@ const std::vector<key_rule>& run_rules() {
         {"latency_ms_median", type::number, above_0, {}, latency_ms},
         {"latency_ms_min", type::number, above_0, {}, latency_ms},
         {"latency_ms_max", type::number, above_0, {}, latency_ms},
+        {"latency_floor_ms", type::number, above_0, {}, latency_ms},
         {"iters", type::integer, at_least_1},
         {"wall_s", type::number, at_least_0, {}, seconds},
         {"flops", type::number, at_least_0, {}, work},
@@ -280,6 +281,8 @@ measurement_file parse_measurements(const std::string& text, const std::filesyst
         if (r.contains("params")) run.params_json = r["params"].dump();
         if (r.contains("latency_ms_median"))
             run.latency_ms_median = r["latency_ms_median"].get<double>();
+        if (r.contains("latency_floor_ms"))
+            run.latency_floor_ms = r["latency_floor_ms"].get<double>();
         if (r.contains("energy"))
             for (const auto& [domain, e] : r["energy"].items()) {
                 const std::string ewhere = fmt::format("{}: energy '{}'", where, domain);

@@ -56,7 +56,8 @@ double median(std::vector<double> v) {
 
 struct pending {
     measured_config config;
-    std::vector<std::pair<double, std::string>> latencies_ms, energies_j;  // value, source
+    std::vector<std::pair<double, std::string>> latencies_ms, energies_j,
+        floors_ms;  // value, source
     std::vector<double> call_periods_s;
 };
 
@@ -148,6 +149,7 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
             pending& p = found[it->second];
             p.config.sources.push_back(source);
             p.latencies_ms.emplace_back(*r.latency_ms_median, source);
+            if (r.latency_floor_ms) p.floors_ms.emplace_back(*r.latency_floor_ms, source);
             if (energy) p.energies_j.emplace_back(*energy, source);
             if (periods > 0) p.call_periods_s.push_back(period_sum / static_cast<double>(periods));
         }
@@ -155,6 +157,19 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
     for (pending& p : found) {
         check_agreement(p, p.latencies_ms, "median latency", "ms", options.duplicate_tolerance);
         check_agreement(p, p.energies_j, "energy per call", "J", options.duplicate_tolerance);
+        check_agreement(p, p.floors_ms, "latency floor", "ms", options.duplicate_tolerance);
+        // Repeats timed with and without a floor were not timed the same way.
+        if (!p.floors_ms.empty() && p.floors_ms.size() != p.latencies_ms.size()) {
+            const auto without =
+                std::find_if(p.config.sources.begin(), p.config.sources.end(), [&](const auto& s) {
+                    return std::none_of(p.floors_ms.begin(), p.floors_ms.end(),
+                                        [&](const auto& f) { return f.second == s; });
+                });
+            throw error(fmt::format(
+                "contradictory measurements of {}: {} gives a 'latency_floor_ms', {} does not; "
+                "repeats of a configuration are timed the same way",
+                describe(p.config), p.floors_ms.front().second, *without));
+        }
         std::vector<double> v;
         for (const auto& [x, s] : p.latencies_ms) v.push_back(x);
         p.config.latency_s = median(v) / 1e3;
@@ -162,6 +177,9 @@ collected_measurements collect_measured(const std::vector<measurement_file>& fil
         for (const auto& [x, s] : p.energies_j) v.push_back(x);
         if (!v.empty()) p.config.energy_j = median(v);
         if (!p.call_periods_s.empty()) p.config.call_period_s = median(p.call_periods_s);
+        v.clear();
+        for (const auto& [x, s] : p.floors_ms) v.push_back(x);
+        if (!v.empty()) p.config.latency_floor_s = median(v) / 1e3;
         out.configs.push_back(std::move(p.config));
     }
     return out;
@@ -788,6 +806,14 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 *r.predicted_energy_j -= *t.static_energy_j * (1 - period / r.predicted_latency_s);
             }
         }
+        // A call the device finishes sooner than the timing method can report is measured at
+        // the method's floor (docs/measurements.md). Its energy stays priced over the device's
+        // time: the measured period holds the rest.
+        if (c.measured.latency_floor_s && r.has_latency &&
+            r.predicted_latency_s < *c.measured.latency_floor_s) {
+            r.below_floor_latency_s = r.predicted_latency_s;
+            r.predicted_latency_s = *c.measured.latency_floor_s;
+        }
     });
     quiet.reset();
     if (no_idle_power && !s_->warned_no_idle_power.exchange(true)) {
@@ -936,7 +962,7 @@ std::vector<std::string> table_row(const validated_config& c) {
             m.mode,
             c.runtime,
             ms(m.latency_s),
-            ms(c.predicted_latency_s),
+            ms(c.predicted_latency_s) + (c.below_floor_latency_s ? " (floor)" : ""),
             pct(100 * c.latency_error()),
             joules(m.energy_j),
             joules(c.predicted_energy_j),
@@ -1066,6 +1092,13 @@ std::string validation_text(const validation_result& v) {
         s += fmt::format("\nskipped {} configuration{}:\n", n, n == 1 ? "" : "s");
         for (const skipped_configs& k : v.skipped) s += "  " + skipped_text(k) + "\n";
     }
+    if (const size_t floored = static_cast<size_t>(
+            std::count_if(v.configs.begin(), v.configs.end(),
+                          [](const validated_config& c) { return c.below_floor_latency_s; })))
+        s += fmt::format(
+            "\n(floor): {} configuration{} estimated below the timing floor of {} runs "
+            "(latency_floor_ms), predicted at the floor\n",
+            floored, floored == 1 ? "" : "s", floored == 1 ? "its" : "their");
     if (v.other_runs)
         s += fmt::format(
             "\n{} run{} of kind op or command not compared (whole models are; op runs too "
@@ -1138,6 +1171,10 @@ report_value validation_document(const validation_result& v) {
         latency.set("measured", real(m.latency_s));
         latency.set("predicted", real(c.predicted_latency_s));
         latency.set("error_pct", real(100 * c.latency_error()));
+        if (m.latency_floor_s) {
+            latency.set("floor", real(*m.latency_floor_s));
+            latency.set("estimate", real(c.below_floor_latency_s.value_or(c.predicted_latency_s)));
+        }
         x.set("latency_s", std::move(latency));
         const std::optional<double> e = c.energy_error();
         rv energy = rv::object();

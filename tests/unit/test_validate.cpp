@@ -124,6 +124,38 @@ TEST_CASE("validate: repeats are merged, contradictions refused", "[validate]") 
                                     model_run("a", "fp32", 1, "cuda_graph", 2.0))) == "no error");
 }
 
+TEST_CASE("validate: a timing floor is read, merged over repeats, and checked", "[validate]") {
+    const std::string floor = R"(, "latency_floor_ms": 0.04)";
+    const std::string two =
+        file_with(model_run("a", "fp32", 1, "eager", 0.05, floor) + "," +
+                  model_run("a", "fp32", 1, "eager", 0.051, R"(, "latency_floor_ms": 0.041)") +
+                  "," + model_run("b", "fp32", 1, "eager", 0.05));
+    const measurement_file f = parse_measurements(two, "m.json");
+    CHECK(*f.runs[0].latency_floor_ms == 0.04);
+    CHECK_FALSE(f.runs[2].latency_floor_ms);
+    const auto c = collect_measured({f}, {});
+    REQUIRE(c.configs.size() == 2);
+    CHECK(*c.configs[0].latency_floor_s == Approx(40.5e-6));
+    CHECK_FALSE(c.configs[1].latency_floor_s);
+
+    CHECK_THAT(
+        message_of(file_with(model_run("a", "fp32", 1, "", 1, R"(, "latency_floor_ms": 0)"))),
+        Contains("run 0: 'latency_floor_ms' must be a number > 0, got 0"));
+    CHECK_THAT(
+        message_of(file_with(model_run("a", "fp32", 1, "", 1, R"(, "latency_floor_ms": 1e300)"))),
+        Contains("run 0: 'latency_floor_ms' is 1e+300, beyond the range of any measurement"));
+    // Repeats timed with different floors, or one with a floor and one without, were not
+    // timed the same way.
+    CHECK_THAT(collect_message(
+                   file_with(model_run("a", "fp32", 1, "", 0.05, floor) + "," +
+                             model_run("a", "fp32", 1, "", 0.05, R"(, "latency_floor_ms": 0.02)"))),
+               Contains("m.json run 1 has a latency floor of 0.02 ms, m.json run 0 has 0.04 ms"));
+    CHECK_THAT(collect_message(file_with(model_run("a", "fp32", 1, "", 0.05) + "," +
+                                         model_run("a", "fp32", 1, "", 0.05, floor))),
+               Contains("contradictory measurements of a fp32 batch 1 eager: m.json run 1 gives a "
+                        "'latency_floor_ms', m.json run 0 does not"));
+}
+
 TEST_CASE("validate: energy per call, summed over the chosen domains", "[validate]") {
     const std::string text = file_with(model_run(
         "a", "fp32", 1, "eager", 1.0,

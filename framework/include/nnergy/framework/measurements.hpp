@@ -23,6 +23,10 @@ struct measured_run {
     std::string device, precision, mode;
     std::optional<int64_t> batch, threads;
     std::optional<double> latency_ms_median;
+    /// The latency the run's timing method reports for a call with next to no device work
+    /// (CUDA events around a single eager call time the host's path to the kernel too): a call
+    /// the device finishes sooner is measured at about this floor.
+    std::optional<double> latency_floor_ms;
     std::optional<double> flops, bytes;  ///< the work of one call as the file counts it
     std::string op_class;                ///< kind op: the op class the harness measured
     std::string params_json;  ///< kind op: its `params` object, as JSON text; empty otherwise

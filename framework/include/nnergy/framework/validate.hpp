@@ -35,6 +35,9 @@ struct measured_config {
     /// The median over its runs of the time one call occupied the measured loop (energy over
     /// mean power, averaged over the summed domains), where the runs give a mean power.
     std::optional<double> call_period_s;
+    /// The median of its runs' latency_floor_ms, in seconds, where they give one: the
+    /// prediction is the larger of the estimate and this floor.
+    std::optional<double> latency_floor_s;
     std::vector<std::string> sources;  ///< "FILE run N", one per run
 };
 
@@ -68,6 +71,9 @@ struct validated_config {
     std::string runtime;             ///< the profile the mode ran under ("none": no profile)
     double predicted_latency_s = 0;  ///< NaN when no estimator gave one (has_latency false)
     bool has_latency = false;
+    /// Where the measurement has a timing floor and the estimate is below it: the estimate
+    /// (predicted_latency_s is then the floor).
+    std::optional<double> below_floor_latency_s;
     std::optional<double> predicted_energy_j;
 
     double latency_error() const { return predicted_latency_s / measured.latency_s - 1; }

@@ -6,6 +6,12 @@
 # With VALIDATE, every JSON report a successful command wrote (-o/--output FILE.json, or standard
 # output under --format json) is checked against the report schema.
 string(REPLACE "@@" ";" CMD "${CMD}")
+# A pattern's ';' travels as "@@" too (an add_test argument would be split at it).
+foreach(pattern STDOUT_REGEX STDOUT_NOT_REGEX STDERR_REGEX STDERR_NOT_REGEX)
+  if(DEFINED ${pattern})
+    string(REPLACE "@@" ";" ${pattern} "${${pattern}}")
+  endif()
+endforeach()
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("--- stdout:\n${out}\n--- stderr:\n${err}")
 if(NOT rc STREQUAL "${EXPECT_RC}")

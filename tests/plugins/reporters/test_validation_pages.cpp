@@ -108,6 +108,18 @@ TEST_CASE("a validation document reads into the tables a page shows", "[validati
     CHECK(e.configurations_table.head.size() == 11);
     CHECK(e.configurations_table.rows[0].back() == "-20.0%");
     CHECK(e.configurations_table.rows[1][8] == "-");  // not measured
+
+    // A run with a timing floor: predicted at the floor where the estimate is below it.
+    ordered_json floored = validation(false);
+    floored["configurations"][0]["latency_s"]["floor"] = 0.0011;
+    floored["configurations"][0]["latency_s"]["estimate"] = 0.0004;
+    floored["configurations"][1]["latency_s"]["floor"] = 0.001;
+    floored["configurations"][1]["latency_s"]["estimate"] = 0.0016;
+    const fake::value f = fake::value::from(floored);
+    const nnergy::reporting::validation_page fp =
+        nnergy::reporting::read_validation(nnergy::sdk::value_view(f.handle()));
+    CHECK(fp.configurations_table.rows[0][6] == "1.100 (floor)");
+    CHECK(fp.configurations_table.rows[1][6] == "1.600");
 }
 
 TEST_CASE("the Markdown and HTML reporters write validation pages", "[validation]") {

@@ -216,13 +216,17 @@ inline validation_page read_validation(const sdk::value_view& doc) {
     for (size_t i = 0; i < configs.size(); ++i) {
         const sdk::value_view c = configs.at(i);
         const sdk::value_view lat = c["latency_s"], en = c["energy_j"];
+        // Predicted at the run's timing floor: the estimate was below it (docs/validate.md).
+        const std::optional<double> floor = lat["floor"].number(),
+                                    estimate = lat["estimate"].number();
+        const bool at_floor = floor && estimate && *estimate < *floor;
         std::vector<std::string> row{c["model"].text(),
                                      c["precision"].text(),
                                      c["batch"].text(),
                                      c["mode"].text(),
                                      c["runtime"].text(),
                                      ms(lat["measured"].number()),
-                                     ms(lat["predicted"].number()),
+                                     ms(lat["predicted"].number()) + (at_floor ? " (floor)" : ""),
                                      signed_pct(lat["error_pct"].number())};
         if (any_energy)
             row.insert(row.end(),

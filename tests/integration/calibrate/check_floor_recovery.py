@@ -16,17 +16,10 @@ import argparse
 import copy
 import json
 import os
-import subprocess
 import sys
 
+from check_recovery import run
 from quantities import quantities
-
-
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit("FAIL: %s exited %d\n%s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
-    return p.stdout
 
 
 def fitted_errors(nnergy, hw, measurements, overlay, fit, truth):

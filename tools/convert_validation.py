@@ -7,8 +7,10 @@
 
 Sources (the shared validation set, also under tests/data/validation/):
   h100/models.json      whole models on one H100: kind "model" runs with NVML energy
-  h100/micro.json       GEMM, streaming add and convolution sweeps: kind "op" runs; the
-                        per-kernel launch figures: op_class "dispatch" runs
+  h100/micro.json       GEMM, streaming add and convolution sweeps: kind "op" runs (the
+                        GEMMs and convolutions with their single-call timing floor,
+                        latency_floor_ms); the per-kernel launch figures: op_class "dispatch"
+                        runs
   h100/op_profiles.json per-op device time inside four models (torch.profiler): kind "op"
                         runs of mode "device", one per op and input shapes
   xeon-host/models.json whole models on the H100 machine's host CPU: kind "model" runs; its
@@ -94,10 +96,11 @@ FLOOR_MAX_FLOPS = 2e8
 
 
 def single_call_floor_ms(src):
+    """The floor and the number of calls it is the median of (None, 0 without such calls)."""
     small = sorted([r["ms"] for r in src.get("gemm", [])
                     if 2 * r["m"] * r["n"] * r["k"] < FLOOR_MAX_FLOPS] +
                    [r["ms"] for r in src.get("conv", []) if 2 * r["macs"] < FLOOR_MAX_FLOPS])
-    return small[len(small) // 2] if small else None
+    return (small[len(small) // 2], len(small)) if small else (None, 0)
 
 
 FLOOR_NOTE = ("latency_floor_ms: median latency of the set's %d GEMMs and convolutions of under "
@@ -107,10 +110,7 @@ FLOOR_NOTE = ("latency_floor_ms: median latency of the set's %d GEMMs and convol
 def convert_h100_micro(src):
     doc = header(src, H100_MACHINE, {})
     runs = doc["runs"]
-    floor_ms = single_call_floor_ms(src)
-    floor_cases = sum(1 for r in src.get("gemm", []) if 2 * r["m"] * r["n"] * r["k"] <
-                      FLOOR_MAX_FLOPS) + sum(1 for r in src.get("conv", [])
-                                             if 2 * r["macs"] < FLOOR_MAX_FLOPS)
+    floor_ms, floor_cases = single_call_floor_ms(src)
 
     def floored(run):
         if floor_ms is None:

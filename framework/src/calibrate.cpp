@@ -52,6 +52,28 @@ bool movable(const config_value& v) {
     return v.kind == NNERGY_VALUE_FLOAT && !v.source.empty() && v.float_value > 0;
 }
 
+/// A count the entry has at 0, which turns it off (a split depth, a half-saturation constant):
+/// --fit may switch it on.
+bool switched_off_count(const config_value& v) {
+    return v.kind == NNERGY_VALUE_FLOAT && !v.source.empty() && v.float_value == 0 &&
+           v.unit == "count";
+}
+
+/// Where a count at 0 starts when switched on: the median (the lower one of an even number) of
+/// the positive counts its key names in the entry's other tables; 0 when none does.
+double on_value_of(const config_values& hw, std::string_view key) {
+    const std::string_view leaf = key.substr(key.rfind('.') + 1);
+    std::vector<double> values;
+    for (const config_value& v : hw)
+        if (v.kind == NNERGY_VALUE_FLOAT && v.unit == "count" && v.float_value > 0 &&
+            v.name.size() > leaf.size() && v.name.ends_with(leaf) &&
+            v.name[v.name.size() - leaf.size() - 1] == '.')
+            values.push_back(v.float_value);
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    return values[(values.size() - 1) / 2];
+}
+
 /// Counts are discrete (tile sizes, split depths) unless they are a half-saturation constant.
 bool continuous(const config_value& v) { return v.unit != "count" || v.name.ends_with("_half"); }
 
@@ -285,11 +307,26 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
     std::vector<calibration_parameter> out;
     std::set<std::string> seen;
     const auto wanted = [&](const config_value& v) {
-        return o.fit.empty() ? fitted_by_default(hw, v) : movable(v) && matches_any(o.fit, v.name);
+        return o.fit.empty() ? fitted_by_default(hw, v)
+                             : (movable(v) || switched_off_count(v)) && matches_any(o.fit, v.name);
     };
     for (const config_value& v : hw) {
         if (v.name.starts_with("calibration.") || !wanted(v)) continue;
         calibration_parameter p = parameter_of(v, v.name);
+        if (switched_off_count(v)) {
+            // Its search bounds and first step come from where the entry's other tables have
+            // this key: a count at 0 has no scale of its own.
+            p.may_be_off = true;
+            p.on_value = on_value_of(hw, v.name);
+            if (!(p.on_value > 0))
+                throw error(fmt::format("--fit: '{}' of hardware '{}' is 0 (off), and no other "
+                                        "table of the entry gives a positive '{}' to start it from",
+                                        v.name, session.header().hardware,
+                                        v.name.substr(v.name.rfind('.') + 1)),
+                            exit_code::usage);
+            p.lower = p.on_value / 20;
+            p.upper = p.on_value * 20;
+        }
         if (v.name.starts_with("runtime."))
             for (const auto& [name, values] : session.runtimes())
                 if (v.name.starts_with("runtime." + name + ".")) p.runtime = name;
@@ -330,8 +367,8 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         if (std::none_of(out.begin(), out.end(), [&](const calibration_parameter& p) {
                 return glob_match(pattern, p.key);
             }))
-            throw error(fmt::format("--fit {}: no positive constant of hardware '{}' or of its "
-                                    "runtime profiles' host costs has such a key",
+            throw error(fmt::format("--fit {}: no positive constant (or count at 0) of hardware "
+                                    "'{}' or of its runtime profiles' host costs has such a key",
                                     pattern, session.header().hardware),
                         exit_code::usage);
     out.erase(
@@ -346,7 +383,7 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         const std::string& leader = pair.leader;
         const std::string& tie = pair.origin;
         const config_value* v = find_value(hw, follower);
-        if (!v || !movable(*v))
+        if (!v || !(movable(*v) || switched_off_count(*v)))
             throw error(fmt::format("{}: hardware '{}' has no positive constant '{}'", tie,
                                     session.header().hardware, follower),
                         exit_code::usage);
@@ -376,6 +413,12 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
         if (lead == out.end())
             throw error(fmt::format("{}: '{}' is not among the constants fitted (--fit, --fix)",
                                     tie, leader),
+                        exit_code::usage);
+        // A ratio to 0 is no ratio: a count at 0 follows, and leads, only another at 0.
+        if ((lead->initial == 0) != (v->float_value == 0))
+            throw error(fmt::format("{}: '{}' is {:g} and '{}' is {:g}; a constant at 0 can "
+                                    "only follow, or lead, another at 0",
+                                    tie, follower, v->float_value, leader, lead->initial),
                         exit_code::usage);
         const calibration_parameter as_parameter = parameter_of(*v, v->name);
         lead->followers.push_back(
@@ -485,6 +528,9 @@ double fit_parameters(const validation_session& session,
     std::vector<size_t> all(state.configs().size());
     for (size_t k = 0; k < all.size(); ++k) all[k] = k;
 
+    // A constant's value, or where a count at 0 starts when switched on: what its steps are
+    // multiples of.
+    const auto scale_of = [&](size_t i) { return x[i] > 0 ? x[i] : parameters[i].on_value; };
     std::vector<config_terms> terms = state.terms(x, all);
     double sum = 0;
     size_t count = 0;
@@ -509,7 +555,7 @@ double fit_parameters(const validation_session& session,
     for (size_t i = 0; i < parameters.size(); ++i) {
         for (double factor : {4.0, 0.25}) {
             std::vector<double> moved = x;
-            moved[i] = std::clamp(x[i] * factor, parameters[i].lower, parameters[i].upper);
+            moved[i] = std::clamp(scale_of(i) * factor, parameters[i].lower, parameters[i].upper);
             if (moved[i] == x[i]) continue;
             const std::vector<config_terms> t = state.terms(moved, all, true);
             for (size_t k = 0; k < all.size(); ++k) {
@@ -547,17 +593,22 @@ double fit_parameters(const validation_session& session,
                 for (size_t k : d) old_sum += terms[k].sum;
                 // A count tries half, a quarter, twice and four times itself in every sweep,
                 // within its bounds; a continuous constant the span's grid.
+                // A count at 0 tries its switched-on value too (step 0), and a count that may
+                // be off tries 0 last.
                 const bool discrete = parameters[i].discrete;
-                for (int step = discrete ? -2 : -4; step <= (discrete ? 2 : 4); ++step) {
-                    if (step == 0) continue;
+                const int last = (discrete ? 2 : 4) + (parameters[i].may_be_off ? 1 : 0);
+                for (int step = discrete ? -2 : -4; step <= last; ++step) {
+                    if (step == 0 && x[i] > 0) continue;
                     std::vector<double> candidate = x;
-                    if (discrete) {
-                        candidate[i] = x[i] * std::ldexp(1.0, step);
+                    if (step > (discrete ? 2 : 4)) {
+                        candidate[i] = 0;
+                    } else if (discrete) {
+                        candidate[i] = scale_of(i) * std::ldexp(1.0, step);
                         if (candidate[i] < parameters[i].lower ||
                             candidate[i] > parameters[i].upper)
                             continue;
                     } else {
-                        candidate[i] = std::clamp(x[i] * std::pow(span, step / 4.0),
+                        candidate[i] = std::clamp(scale_of(i) * std::pow(span, step / 4.0),
                                                   parameters[i].lower, parameters[i].upper);
                     }
                     if (candidate[i] == x[i]) continue;
@@ -581,11 +632,14 @@ double fit_parameters(const validation_session& session,
             }
             // The pattern move: the sweep's whole step once more, while it keeps gaining.
             std::vector<double> ratio(x.size());
-            for (size_t i = 0; i < x.size(); ++i) ratio[i] = x[i] / start[i];
+            for (size_t i = 0; i < x.size(); ++i)
+                ratio[i] = start[i] > 0 && x[i] > 0 ? x[i] / start[i] : 1.0;
             for (int extend = 0; extend < 8; ++extend) {
                 std::vector<double> candidate = x;
                 bool moved = false;
                 for (size_t i : which) {
+                    // A count switched on or off this sweep has no factor to repeat.
+                    if (ratio[i] == 1.0) continue;
                     candidate[i] =
                         std::clamp(x[i] * ratio[i], parameters[i].lower, parameters[i].upper);
                     // A count off its grid of factors of two stays where it is.
@@ -630,9 +684,13 @@ double fit_parameters(const validation_session& session,
     for (size_t round = 0; improved && round < max_sweeps; ++round) {
         improved = false;
         for (const auto& [i, related] : counts) {
-            for (int step : {-2, -1, 1, 2}) {
-                const double value = x[i] * std::ldexp(1.0, step);
-                if (value < parameters[i].lower || value > parameters[i].upper) continue;
+            // 3: off, for a count that may be; 0: switched on, for one that is off.
+            for (int step : {-2, -1, 0, 1, 2, 3}) {
+                if (step == 0 && x[i] > 0) continue;
+                if (step == 3 && !(parameters[i].may_be_off && x[i] > 0)) continue;
+                const double value = step == 3 ? 0.0 : scale_of(i) * std::ldexp(1.0, step);
+                if (step != 3 && (value < parameters[i].lower || value > parameters[i].upper))
+                    continue;
                 const std::vector<double> kept_x = x;
                 const std::vector<config_terms> kept_terms = terms;
                 const double kept_sum = sum;
@@ -655,7 +713,8 @@ double fit_parameters(const validation_session& session,
     for (size_t i = 0; i < parameters.size(); ++i) {
         calibration_parameter& p = parameters[i];
         p.fitted = x[i];
-        p.at_bound = p.identified && (x[i] <= p.lower * 1.001 || x[i] >= p.upper / 1.001);
+        p.at_bound =
+            p.identified && x[i] > 0 && (x[i] <= p.lower * 1.001 || x[i] >= p.upper / 1.001);
     }
     return state.objective(sum, count);
 }
@@ -825,13 +884,19 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         std::vector<std::string> parts = split_key(p);
         const std::string key = parts.back();
         parts.pop_back();
-        std::string note = p.from_template
-                               ? fmt::format(
-                                     "fitted: {}; the entry has no such constant (the search began "
-                                     "at {} {})",
-                                     provenance, number(p.initial / p.unit_factor), p.unit)
-                               : fmt::format("fitted: {}; the entry had {} {}", provenance,
-                                             number(p.initial / p.unit_factor), p.unit);
+        std::string note;
+        if (p.from_template)
+            note = fmt::format(
+                "fitted: {}; the entry has no such constant (the search began at {} {})",
+                provenance, number(p.initial / p.unit_factor), p.unit);
+        else if (p.may_be_off)
+            note = fmt::format(
+                "fitted: {}; the entry had 0 (off), which the search could switch on from {} {} "
+                "(the median of the entry's other tables)",
+                provenance, number(p.on_value / p.unit_factor), p.unit);
+        else
+            note = fmt::format("fitted: {}; the entry had {} {}", provenance,
+                               number(p.initial / p.unit_factor), p.unit);
         if (p.at_bound) note += " (the fit stopped at its search bound, x20 either way)";
         tables[parts].push_back(fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n",
                                             key_part(key), number(p.fitted / p.unit_factor),
@@ -843,10 +908,15 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
             const std::string fkey = fparts.back();
             fparts.pop_back();
             const double value = p.follower_value(f, p.fitted);
-            const std::string fnote = fmt::format(
-                "scaled: {} x {} (the entry's ratio), which is fitted: {}; the entry had {} {}",
-                number(f.initial / p.initial), p.key, provenance, number(f.initial / f.unit_factor),
-                f.unit);
+            const std::string fnote =
+                p.initial != 0
+                    ? fmt::format(
+                          "scaled: {} x {} (the entry's ratio), which is fitted: {}; the "
+                          "entry had {} {}",
+                          number(f.initial / p.initial), p.key, provenance,
+                          number(f.initial / f.unit_factor), f.unit)
+                    : fmt::format("the same as {}, which is fitted: {}; the entry had both at 0",
+                                  p.key, provenance);
             tables[fparts].push_back(fmt::format("{} = {{ value = {}, unit = {}, source = {} }}\n",
                                                  key_part(fkey), number(value / f.unit_factor),
                                                  toml_string(f.unit), toml_string(fnote)));

@@ -98,6 +98,12 @@ def main():
         if key not in fitted:
             failures.append("%s: not in the calibrated overlay (true value %g)" % (key, truth[key]))
             continue
+        if truth[key] == 0:
+            # A count that is off must stay off (docs/calibrate.md, "What is fitted").
+            print("%-55s true 0          fitted %-10g" % (key, fitted[key]))
+            if fitted[key] != 0:
+                failures.append("%s: fitted %g, true 0 (off)" % (key, fitted[key]))
+            continue
         err = 100 * (fitted[key] / truth[key] - 1)
         print("%-55s true %-10g fitted %-10g %+.2f%%" % (key, truth[key], fitted[key], err))
         if abs(err) > a.tolerance:

@@ -43,12 +43,20 @@ struct calibration_parameter {
     /// A count (a tile size, a split depth) named by --fit, with --discrete-counts: it moves by
     /// factors of two (docs/calibrate.md, "How").
     bool discrete = false;
+    /// A count the entry has at 0, which turns it off (no split of the reduction, no
+    /// derating), named by --fit: the search may switch it on, starting from `on_value`, and
+    /// off again.
+    bool may_be_off = false;
+    /// Where a count at 0 starts when switched on: the median of the positive values its key
+    /// has in the entry's other tables (docs/calibrate.md, "What is fitted").
+    double on_value = 0;
     /// Constants tied to this one: each is its initial value times fitted / initial.
     std::vector<tied_constant> followers;
 
-    /// A follower's SI value when this constant is `value`: the entry's ratio kept.
+    /// A follower's SI value when this constant is `value`: the entry's ratio kept; a count at
+    /// 0 leads a follower at 0, which takes its value.
     double follower_value(const tied_constant& f, double value) const {
-        return f.initial * value / initial;
+        return initial != 0 ? f.initial * value / initial : value;
     }
 };
 

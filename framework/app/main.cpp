@@ -616,19 +616,20 @@ int main(int argc, char** argv) {
         val_models, val_domains;
     std::string val_hw, val_format = "text", val_output = "-", val_leave_out,
                         val_objective = "log-rms", val_fit_to = "both";
-    std::vector<std::string> val_fit, val_fix;
-    bool val_ops = false;
+    std::vector<std::string> val_fit, val_fix, val_ties;
+    std::string val_recipe;
+    size_t val_sweeps = 200;
+    bool val_ops = false, val_discrete_counts = false;
     std::string val_graphs_dir;
     double val_tolerance = 5, val_max_ratio = 0;
     std::vector<std::string> val_input_shapes;
     const std::vector<std::string> validate_formats{"text", "markdown", "html", "json"};
     const auto define_validate = [&] {
-        validate
-            ->add_option("files", val_files,
-                         "Measurement files (nnergy.measurements/1, docs/measurements.md), after a "
-                         "pipeline file (.toml) when --hw is not given: its [[architecture]] names "
-                         "the hardware")
-            ->required();
+        validate->add_option(
+            "files", val_files,
+            "Measurement files (nnergy.measurements/1, docs/measurements.md), after a "
+            "pipeline file (.toml) when --hw is not given: its [[architecture]] names "
+            "the hardware (or a --recipe's)");
         validate->add_option(
             "--hw", val_hw,
             "Hardware catalog name or hardware TOML file (or a pipeline file first)");
@@ -686,6 +687,21 @@ int main(int argc, char** argv) {
                              "(repeatable; default: those the entry marks as fitted)");
         validate->add_option("--fix", val_fix,
                              "KEY pattern of constants --leave-out keeps (repeatable)");
+        validate->add_option("--tie", val_ties,
+                             "FOLLOWER=LEADER: in --leave-out's fits, FOLLOWER keeps the entry's "
+                             "ratio to the fitted LEADER (repeatable, as calibrate)");
+        validate->add_flag("--discrete-counts", val_discrete_counts,
+                           "In --leave-out's fits, counts that --fit names move by factors of "
+                           "two (as calibrate)");
+        validate
+            ->add_option("--max-sweeps", val_sweeps,
+                         "Most search sweeps of each of --leave-out's fits (default 200)")
+            ->check(CLI::Range(1, 10000));
+        validate->add_option(
+            "--recipe", val_recipe,
+            "FILE: a calibration recipe (docs/calibrate.md) whose fit --leave-out checks: its "
+            "hardware, measurement files, runs, --fit, --fix, --tie, --dim, --models, objective "
+            "and what it fits to, as calibrate --recipe takes them");
         validate
             ->add_option("--objective", val_objective,
                          "log-rms (default), log-mean-abs or relative-rms: what --leave-out's "
@@ -1175,6 +1191,48 @@ int main(int argc, char** argv) {
         if (validate->parsed()) {
             nnergy::validate_options vo;
             std::optional<nnergy::pipeline_spec> val_pipeline;
+            std::vector<nnergy::calibration_tie> val_recipe_ties;
+            std::optional<bool> val_recipe_ops;
+            if (!val_recipe.empty()) {
+                // As calibrate --recipe: the command line's single values replace the
+                // recipe's, its lists add to them.
+                const nnergy::calibration_recipe r = nnergy::read_calibration_recipe(val_recipe);
+                if (val_leave_out.empty())
+                    throw nnergy::error("--recipe names a fit: it goes with --leave-out",
+                                        exit_code::usage);
+                if (!val_files.empty() &&
+                    std::filesystem::path(val_files.front()).extension() == ".toml")
+                    throw nnergy::error(
+                        fmt::format("validate {}: a pipeline file and a --recipe both name the "
+                                    "hardware: give one of them",
+                                    val_files.front()),
+                        exit_code::usage);
+                const auto recipe_then = [](std::vector<std::string> recipe,
+                                            const std::vector<std::string>& command_line) {
+                    recipe.insert(recipe.end(), command_line.begin(), command_line.end());
+                    return recipe;
+                };
+                if (val_hw.empty()) val_hw = r.hardware;
+                if (val_files.empty()) val_files = r.measurements;
+                val_fit = recipe_then(r.fit, val_fit);
+                val_fix = recipe_then(r.fix, val_fix);
+                val_dims = recipe_then(r.dims, val_dims);
+                val_models = recipe_then(r.models, val_models);
+                val_recipe_ties = r.ties;
+                if (!validate->count("--fit-to") && !r.fit_to.empty()) val_fit_to = r.fit_to;
+                if (!validate->count("--objective") && !r.objective.empty())
+                    val_objective = r.objective;
+                if (!validate->count("--discrete-counts") && r.discrete_counts)
+                    val_discrete_counts = *r.discrete_counts;
+                // Its runs: op runs only, model runs only, or both.
+                if (!r.runs.empty() && !val_ops) {
+                    if (r.runs != "model") val_ops = true;
+                    if (r.runs == "op") val_recipe_ops = true;
+                }
+            }
+            if (val_files.empty())
+                throw nnergy::error("validate needs measurement files (or a --recipe)",
+                                    exit_code::usage);
             if (std::filesystem::path(val_files.front()).extension() == ".toml") {
                 if (!val_hw.empty())
                     throw nnergy::error(
@@ -1196,16 +1254,18 @@ int main(int argc, char** argv) {
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
             vo.collect.include_ops = val_ops;
+            if (val_recipe_ops) vo.collect.include_models = false;
             vo.graphs_dir = val_graphs_dir;
             if (!val_graphs_dir.empty() && !val_ops)
                 throw nnergy::error("--write-graphs writes op runs' graphs: it needs --ops",
                                     exit_code::usage);
             if (val_leave_out.empty() &&
-                (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty() ||
+                (val_max_ratio > 0 || !val_fit.empty() || !val_fix.empty() || !val_ties.empty() ||
+                 val_discrete_counts || validate->count("--max-sweeps") ||
                  validate->count("--objective") || validate->count("--fit-to")))
                 throw nnergy::error(
-                    "--max-leave-out-ratio, --fit, --fix, --objective and --fit-to need "
-                    "--leave-out",
+                    "--max-leave-out-ratio, --fit, --fix, --tie, --discrete-counts, "
+                    "--max-sweeps, --objective and --fit-to need --leave-out",
                     exit_code::usage);
             const nnergy::validation_session session(vo);
             nnergy::validation_result result = nnergy::validate_session(session, vo);
@@ -1213,8 +1273,17 @@ int main(int argc, char** argv) {
                 nnergy::calibrate_options co;
                 co.fit = val_fit;
                 co.fix = val_fix;
+                co.max_sweeps = val_sweeps;
+                co.discrete_counts = val_discrete_counts;
                 co.goal = {*nnergy::fit_objective_from_name(val_objective),
                            *nnergy::fit_quantities_from_name(val_fit_to)};
+                co.ties = val_recipe_ties;
+                for (const std::string& t : val_ties) {
+                    auto [follower, leader] =
+                        split_setting(t, "--tie", "FOLLOWER=LEADER (two hardware keys)");
+                    co.ties.push_back(
+                        {follower, leader, fmt::format("--tie {}={}", follower, leader)});
+                }
                 nnergy::add_leave_out(result, session, vo, co,
                                       *nnergy::leave_out_unit_from_name(val_leave_out),
                                       val_max_ratio);

@@ -926,9 +926,9 @@ std::string energy_pct(const validated_config& c) {
 
 std::string threshold_text(const threshold_check& t) {
     if (!t.mape)
-        return fmt::format("{} MAPE of {} at most {:g}%: FAILED, no configuration to compare",
+        return fmt::format("{} MAPE of {} at most {:.4g}%: FAILED, no configuration to compare",
                            t.metric, t.mode, t.max_mape);
-    return fmt::format("{} MAPE of {} at most {:g}%: {:.1f}%, {}", t.metric, t.mode, t.max_mape,
+    return fmt::format("{} MAPE of {} at most {:.4g}%: {:.1f}%, {}", t.metric, t.mode, t.max_mape,
                        *t.mape, t.passed() ? "ok" : "FAILED");
 }
 
@@ -1032,13 +1032,20 @@ std::vector<leave_out_row> leave_out_rows(const validation_result& v) {
     return rows;
 }
 
-/// Held-out latency MAPE per group and mode.
-std::vector<std::tuple<std::string, std::string, size_t, double>> leave_out_groups(
-    const leave_out_summary& l) {
-    std::vector<std::tuple<std::string, std::string, size_t, double>> out;
+/// Held-out MAPE of one group in one mode: latency, and energy where the group has one.
+struct leave_out_group_row {
+    std::string group, mode;
+    size_t configs = 0;
+    double latency_mape = 0;
+    std::optional<double> energy_mape;
+};
+
+std::vector<leave_out_group_row> leave_out_groups(const leave_out_summary& l) {
+    std::vector<leave_out_group_row> out;
     for (size_t i = 0; i < l.groups.size() && i < l.held_out_per_group.size(); ++i)
         for (const mode_summary& m : l.held_out_per_group[i])
-            out.emplace_back(l.groups[i], m.mode, m.latency.count, m.latency.mape);
+            out.push_back({l.groups[i], m.mode, m.latency.count, m.latency.mape,
+                           m.energy ? std::optional<double>(m.energy->mape) : std::nullopt});
     return out;
 }
 
@@ -1128,9 +1135,15 @@ std::string validation_text(const validation_result& v) {
             s += fmt::format("  {:<8} {:<12} {:>7} {:>10} {:>10} {:>10} {:>8}\n", r.metric, r.mode,
                              r.configs, opt_pct(r.entry), opt_pct(r.in_sample), opt_pct(r.held_out),
                              r.ratio() ? fmt::format("{:.2f}x", *r.ratio()) : "-");
-        s += "\n  held out, latency MAPE per " + v.leave_out->unit + ":\n";
-        for (const auto& [g, mode, n, mape] : leave_out_groups(*v.leave_out))
-            s += fmt::format("    {:<24} {:<12} {:>3} configs {:>7.1f}%\n", g, mode, n, mape);
+        const std::vector<leave_out_group_row> groups = leave_out_groups(*v.leave_out);
+        const bool energy = std::any_of(groups.begin(), groups.end(),
+                                        [](const leave_out_group_row& g) { return g.energy_mape; });
+        s += fmt::format("\n  held out, latency {}MAPE per {}:\n", energy ? "(energy) " : "",
+                         v.leave_out->unit);
+        for (const leave_out_group_row& g : groups)
+            s += fmt::format("    {:<24} {:<12} {:>3} configs {:>7.1f}%{}\n", g.group, g.mode,
+                             g.configs, g.latency_mape,
+                             g.energy_mape ? fmt::format(" ({:.1f}%)", *g.energy_mape) : "");
     }
     if (!v.thresholds.empty()) {
         s += "\n";
@@ -1257,12 +1270,13 @@ report_value validation_document(const validation_result& v) {
         }
         lo.set("modes", std::move(rows));
         rv per_group = rv::array();
-        for (const auto& [g, mode, n, mape] : leave_out_groups(l)) {
+        for (const leave_out_group_row& g : leave_out_groups(l)) {
             rv x = rv::object();
-            x.set("group", text(g));
-            x.set("mode", text(mode));
-            x.set("configurations", integer(n));
-            x.set("latency_mape_pct", real(mape));
+            x.set("group", text(g.group));
+            x.set("mode", text(g.mode));
+            x.set("configurations", integer(g.configs));
+            x.set("latency_mape_pct", real(g.latency_mape));
+            x.set("energy_mape_pct", opt(g.energy_mape));
             per_group.push(std::move(x));
         }
         lo.set("per_group", std::move(per_group));

@@ -108,6 +108,26 @@ TEST_CASE("a validation document reads into the tables a page shows", "[validati
     CHECK(e.configurations_table.head.size() == 11);
     CHECK(e.configurations_table.rows[0].back() == "-20.0%");
     CHECK(e.configurations_table.rows[1][8] == "-");  // not measured
+    // No group has an energy: no energy column among the held-out groups.
+    CHECK(e.leave_out_groups.head.size() == 4);
+
+    // A group left out with an energy: the held-out groups gain an energy column, "-" where a
+    // group has none.
+    ordered_json grouped = validation(true);
+    grouped["leave_out"]["per_group"][0]["energy_mape_pct"] = 21.5;
+    grouped["leave_out"]["per_group"].push_back({{"group", "vit_<b>"},
+                                                 {"mode", "eager"},
+                                                 {"configurations", 1},
+                                                 {"latency_mape_pct", 20.0},
+                                                 {"energy_mape_pct", nullptr}});
+    const fake::value g = fake::value::from(grouped);
+    const nnergy::reporting::validation_page gp =
+        nnergy::reporting::read_validation(nnergy::sdk::value_view(g.handle()));
+    CHECK(gp.leave_out_groups.head.back() == "energy MAPE");
+    CHECK(gp.leave_out_groups.rows[0] ==
+          std::vector<std::string>{"resnet50", "eager", "1", "12.0%", "21.5%"});
+    CHECK(gp.leave_out_groups.rows[1] ==
+          std::vector<std::string>{"vit_<b>", "eager", "1", "20.0%", "-"});
 
     // A run with a timing floor: predicted at the floor where the estimate is below it.
     ordered_json floored = validation(false);

@@ -44,7 +44,7 @@ struct validation_page {
     std::string leave_out_unit;   ///< "model", "family" or "source"
     std::string leave_out_intro;  ///< what was refitted and held out, as a sentence
     table leave_out;              ///< per metric and mode: entry, in sample, held out, ratio
-    table leave_out_groups;       ///< held-out latency MAPE per group and mode
+    table leave_out_groups;       ///< held-out latency (and energy) MAPE per group and mode
     std::vector<threshold_line> thresholds;
     table configurations_table;        ///< every configuration, measured vs predicted
     std::vector<std::string> skipped;  ///< "model (mode), N configurations: reason"
@@ -80,7 +80,7 @@ inline std::string worst_name(const sdk::value_view& worst, const sdk::value_vie
 
 inline std::string threshold_text(const sdk::value_view& t) {
     const std::string head = t["metric"].text() + " MAPE of " + t["mode"].text() + " at most " +
-                             format("%g", t["max_mape_pct"].number().value_or(0)) + "%";
+                             format("%.4g", t["max_mape_pct"].number().value_or(0)) + "%";
     const std::optional<double> mape = t["mape_pct"].number();
     if (!mape) return head + ": FAILED, no configuration to compare";
     return head + ": " + pct(mape) + ", " + (t["passed"].as_bool() ? "ok" : "FAILED");
@@ -178,15 +178,25 @@ inline validation_page read_validation(const sdk::value_view& doc) {
                                            pct(r["held_out_mape_pct"].number()),
                                            ratio ? format("%.2fx", *ratio) : std::string("-")});
         }
+        // An energy column where some group has an energy (a document without the key has
+        // none).
+        const sdk::value_view groups = lo["per_group"];
+        bool group_energy = false;
+        for (size_t i = 0; i < groups.size(); ++i)
+            group_energy = group_energy || groups.at(i)["energy_mape_pct"].number().has_value();
         page.leave_out_groups.head = {"held out", "mode", "configurations", "latency MAPE"};
         page.leave_out_groups.numeric = {false, false, true, true};
-        const sdk::value_view groups = lo["per_group"];
+        if (group_energy) {
+            page.leave_out_groups.head.push_back("energy MAPE");
+            page.leave_out_groups.numeric.push_back(true);
+        }
         for (size_t i = 0; i < groups.size(); ++i) {
             const sdk::value_view g = groups.at(i);
-            page.leave_out_groups.rows.push_back(
-                {g["group"].text(), g["mode"].text(),
-                 std::to_string(detail::count(g["configurations"])),
-                 pct(g["latency_mape_pct"].number())});
+            std::vector<std::string> row = {g["group"].text(), g["mode"].text(),
+                                            std::to_string(detail::count(g["configurations"])),
+                                            pct(g["latency_mape_pct"].number())};
+            if (group_energy) row.push_back(pct(g["energy_mape_pct"].number()));
+            page.leave_out_groups.rows.push_back(std::move(row));
         }
     }
 

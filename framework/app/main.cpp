@@ -83,6 +83,42 @@ std::pair<std::string, std::string> split_setting(const std::string& item, const
     return {item.substr(0, eq), item.substr(eq + 1)};
 }
 
+// Where a calibration recipe's settings go (calibrate --recipe, validate --recipe).
+struct recipe_settings {
+    std::string& hardware;
+    std::vector<std::string>& files;
+    std::vector<std::string>& fit;
+    std::vector<std::string>& fix;
+    std::vector<std::string>& dims;
+    std::vector<std::string>& models;
+    std::vector<nnergy::calibration_tie>& ties;
+    std::string& fit_to;
+    std::string& objective;
+    bool& discrete_counts;
+};
+
+// A recipe's settings beside the command line's: HARDWARE, files and the single-valued options
+// given on the command line replace the recipe's; its lists follow the recipe's.
+void apply_recipe(const nnergy::calibration_recipe& r, const CLI::App& command,
+                  const recipe_settings& s) {
+    const auto recipe_then = [](std::vector<std::string> recipe,
+                                const std::vector<std::string>& command_line) {
+        recipe.insert(recipe.end(), command_line.begin(), command_line.end());
+        return recipe;
+    };
+    if (s.hardware.empty()) s.hardware = r.hardware;
+    if (s.files.empty()) s.files = r.measurements;
+    s.fit = recipe_then(r.fit, s.fit);
+    s.fix = recipe_then(r.fix, s.fix);
+    s.dims = recipe_then(r.dims, s.dims);
+    s.models = recipe_then(r.models, s.models);
+    s.ties = r.ties;
+    if (!command.count("--fit-to") && !r.fit_to.empty()) s.fit_to = r.fit_to;
+    if (!command.count("--objective") && !r.objective.empty()) s.objective = r.objective;
+    if (!command.count("--discrete-counts") && r.discrete_counts)
+        s.discrete_counts = *r.discrete_counts;
+}
+
 // "MODE=PERCENT" of --max-mape and --max-energy-mape.
 std::map<std::string, double> parse_limits(const std::vector<std::string>& items,
                                            const char* option) {
@@ -1207,23 +1243,9 @@ int main(int argc, char** argv) {
                                     "hardware: give one of them",
                                     val_files.front()),
                         exit_code::usage);
-                const auto recipe_then = [](std::vector<std::string> recipe,
-                                            const std::vector<std::string>& command_line) {
-                    recipe.insert(recipe.end(), command_line.begin(), command_line.end());
-                    return recipe;
-                };
-                if (val_hw.empty()) val_hw = r.hardware;
-                if (val_files.empty()) val_files = r.measurements;
-                val_fit = recipe_then(r.fit, val_fit);
-                val_fix = recipe_then(r.fix, val_fix);
-                val_dims = recipe_then(r.dims, val_dims);
-                val_models = recipe_then(r.models, val_models);
-                val_recipe_ties = r.ties;
-                if (!validate->count("--fit-to") && !r.fit_to.empty()) val_fit_to = r.fit_to;
-                if (!validate->count("--objective") && !r.objective.empty())
-                    val_objective = r.objective;
-                if (!validate->count("--discrete-counts") && r.discrete_counts)
-                    val_discrete_counts = *r.discrete_counts;
+                apply_recipe(r, *validate,
+                             {val_hw, val_files, val_fit, val_fix, val_dims, val_models,
+                              val_recipe_ties, val_fit_to, val_objective, val_discrete_counts});
                 // Its runs: op runs only, model runs only, or both.
                 if (!r.runs.empty() && !val_ops) {
                     if (r.runs != "model") val_ops = true;
@@ -1331,25 +1353,10 @@ int main(int argc, char** argv) {
                         "machine instead: give one of them",
                         exit_code::usage);
                 const nnergy::calibration_recipe r = nnergy::read_calibration_recipe(cal_recipe);
-                // The recipe's list, then the command line's.
-                const auto recipe_then = [](std::vector<std::string> recipe,
-                                            const std::vector<std::string>& command_line) {
-                    recipe.insert(recipe.end(), command_line.begin(), command_line.end());
-                    return recipe;
-                };
-                if (cal_hw.empty()) cal_hw = r.hardware;
-                if (cal_files.empty()) cal_files = r.measurements;
-                cal_fit = recipe_then(r.fit, cal_fit);
-                cal_fix = recipe_then(r.fix, cal_fix);
-                cal_dims = recipe_then(r.dims, cal_dims);
-                cal_models = recipe_then(r.models, cal_models);
-                recipe_ties = r.ties;
+                apply_recipe(r, *calibrate,
+                             {cal_hw, cal_files, cal_fit, cal_fix, cal_dims, cal_models,
+                              recipe_ties, cal_fit_to, cal_objective, cal_discrete_counts});
                 if (!calibrate->count("--runs") && !r.runs.empty()) cal_runs = r.runs;
-                if (!calibrate->count("--fit-to") && !r.fit_to.empty()) cal_fit_to = r.fit_to;
-                if (!calibrate->count("--objective") && !r.objective.empty())
-                    cal_objective = r.objective;
-                if (!calibrate->count("--discrete-counts") && r.discrete_counts)
-                    cal_discrete_counts = *r.discrete_counts;
             }
             if (cal_here) {
                 if (!cal_hw.empty() || !cal_files.empty())

@@ -318,12 +318,17 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
             // this key: a count at 0 has no scale of its own.
             p.may_be_off = true;
             p.on_value = on_value_of(hw, v.name);
-            if (!(p.on_value > 0))
-                throw error(fmt::format("--fit: '{}' of hardware '{}' is 0 (off), and no other "
-                                        "table of the entry gives a positive '{}' to start it from",
-                                        v.name, session.header().hardware,
-                                        v.name.substr(v.name.rfind('.') + 1)),
-                            exit_code::usage);
+            if (!(p.on_value > 0)) {
+                const std::string why = fmt::format(
+                    "'{}' of hardware '{}' is 0 (off), and no other table of the entry gives a "
+                    "positive '{}' to start it from",
+                    v.name, session.header().hardware, v.name.substr(v.name.rfind('.') + 1));
+                // Named on its own, it is an error; caught by a wider pattern, it stays off.
+                if (std::find(o.fit.begin(), o.fit.end(), v.name) != o.fit.end())
+                    throw error("--fit: " + why, exit_code::usage);
+                spdlog::warn("calibrate: {}: kept at 0", why);
+                continue;
+            }
             p.lower = p.on_value / 20;
             p.upper = p.on_value * 20;
         }

@@ -1228,7 +1228,7 @@ int main(int argc, char** argv) {
             nnergy::validate_options vo;
             std::optional<nnergy::pipeline_spec> val_pipeline;
             std::vector<nnergy::calibration_tie> val_recipe_ties;
-            std::optional<bool> val_recipe_ops;
+            bool val_recipe_op_runs_only = false;
             if (!val_recipe.empty()) {
                 // As calibrate --recipe: the command line's single values replace the
                 // recipe's, its lists add to them.
@@ -1249,7 +1249,7 @@ int main(int argc, char** argv) {
                 // Its runs: op runs only, model runs only, or both.
                 if (!r.runs.empty() && !val_ops) {
                     if (r.runs != "model") val_ops = true;
-                    if (r.runs == "op") val_recipe_ops = true;
+                    if (r.runs == "op") val_recipe_op_runs_only = true;
                 }
             }
             if (val_files.empty())
@@ -1276,7 +1276,7 @@ int main(int argc, char** argv) {
             vo.max_mape = parse_limits(val_max_mape, "--max-mape");
             vo.max_energy_mape = parse_limits(val_max_energy_mape, "--max-energy-mape");
             vo.collect.include_ops = val_ops;
-            if (val_recipe_ops) vo.collect.include_models = false;
+            if (val_recipe_op_runs_only) vo.collect.include_models = false;
             vo.graphs_dir = val_graphs_dir;
             if (!val_graphs_dir.empty() && !val_ops)
                 throw nnergy::error("--write-graphs writes op runs' graphs: it needs --ops",

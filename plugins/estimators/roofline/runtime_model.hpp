@@ -21,6 +21,7 @@
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nnergy::roofline {
@@ -115,17 +116,31 @@ struct runtime_profile {
         runtime_profile p = *this;
         if (name.empty() || hw.size() == 0) return p;
         const std::string prefix = "runtime." + name + ".";
+        // One pass over the entry picks out this runtime's keys, in their order; the lookups
+        // below search those few, not the whole entry (an estimate of a one-op graph, as a
+        // calibration makes thousands of, would otherwise spend most of its time here).
+        std::vector<nnergy_named_value> own_values;
+        for (const nnergy_named_value& v : hw) {
+            const std::string_view key = sdk::from_sv(v.name);
+            if (key.size() > prefix.size() && key[0] == prefix[0] && key.starts_with(prefix)) {
+                own_values.push_back(v);
+                // Packed at this header's size: the view steps by the first element's size.
+                own_values.back().struct_size = sizeof(nnergy_named_value);
+            }
+        }
+        if (own_values.empty()) return p;
+        const sdk::config_view own(own_values.data(), own_values.size());
         p.dispatch_per_kernel_s =
-            override_time(hw, prefix, "dispatch.per_kernel", p.dispatch_per_kernel_s);
+            override_time(own, prefix, "dispatch.per_kernel", p.dispatch_per_kernel_s);
         p.dispatch_per_module_s =
-            override_time(hw, prefix, "dispatch.per_module", p.dispatch_per_module_s);
-        p.read_class_dispatch(hw, prefix + "dispatch.per_class.");
+            override_time(own, prefix, "dispatch.per_module", p.dispatch_per_module_s);
+        p.read_class_dispatch(own, prefix + "dispatch.per_class.");
         p.dispatch_per_view_s =
-            override_time(hw, prefix, "dispatch.per_view", p.dispatch_per_view_s);
-        p.per_call_s = override_time(hw, prefix, "dispatch.per_call", p.per_call_s);
-        if (const std::optional<bool> r = switch_value(hw, prefix + "dispatch.repeated_calls"))
+            override_time(own, prefix, "dispatch.per_view", p.dispatch_per_view_s);
+        p.per_call_s = override_time(own, prefix, "dispatch.per_call", p.per_call_s);
+        if (const std::optional<bool> r = switch_value(own, prefix + "dispatch.repeated_calls"))
             p.repeated_calls = *r;
-        p.kernel_gap_s = override_time(hw, prefix, "launch.kernel_gap", p.kernel_gap_s);
+        p.kernel_gap_s = override_time(own, prefix, "launch.kernel_gap", p.kernel_gap_s);
         return p;
     }
 

@@ -16,7 +16,9 @@
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/pipeline.hpp>
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace nnergy {
 namespace {
@@ -465,17 +467,62 @@ config_values with_parameters(const config_values& hardware,
 
 namespace {
 
+/// with_parameters() for one set of parameters over many values: the entry is copied and its
+/// constants found once, and each call then writes the values in place. The places are found
+/// the way with_parameters() finds them, in the same order (a constant the entry lacks is
+/// added at the end), so the values written are the same.
+class parameter_writer {
+public:
+    parameter_writer(const config_values& hardware,
+                     const std::vector<calibration_parameter>& parameters)
+        : parameters_(parameters) {
+        const std::vector<double> initial(parameters.size(), 0.0);
+        values_ = with_parameters(hardware, parameters, initial);
+        // with_parameters() appends the constants the entry lacks in order, at its end.
+        size_t appended = hardware.size();
+        for (const calibration_parameter& p : parameters) {
+            std::optional<size_t> at;
+            for (size_t c = 0; c < hardware.size(); ++c)
+                if (hardware[c].name == p.key) at = c;
+            places_.push_back(at ? *at : appended++);
+            std::vector<std::pair<size_t, size_t>> followers;  // (follower, place), in order
+            for (size_t f = 0; f < p.followers.size(); ++f)
+                for (size_t c = 0; c < appended; ++c)
+                    if (values_[c].name == p.followers[f].key) followers.emplace_back(f, c);
+            follower_places_.push_back(std::move(followers));
+        }
+    }
+
+    /// The entry with `values` (one per parameter, SI); valid until the next call.
+    const config_values& with(const std::vector<double>& values) {
+        for (size_t i = 0; i < parameters_.size(); ++i) {
+            const calibration_parameter& p = parameters_[i];
+            config_value& v = values_[places_[i]];
+            v.float_value = values[i];
+            v.written_value = values[i] / p.unit_factor;
+            for (const auto& [f, c] : follower_places_[i]) {
+                const tied_constant& follower = p.followers[f];
+                values_[c].float_value = p.follower_value(follower, values[i]);
+                values_[c].written_value = values_[c].float_value / follower.unit_factor;
+            }
+        }
+        return values_;
+    }
+
+private:
+    const std::vector<calibration_parameter>& parameters_;
+    config_values values_;
+    std::vector<size_t> places_;
+    std::vector<std::vector<std::pair<size_t, size_t>>> follower_places_;
+};
+
 /// The fit's state: the configurations, each one's terms, their total.
 class objective_state {
 public:
     objective_state(const validation_session& session, const config_values& hw,
                     const std::vector<calibration_parameter>& parameters,
                     const std::vector<size_t>* only, const fit_goal& goal, size_t& evaluations)
-        : session_(session),
-          hw_(hw),
-          parameters_(parameters),
-          goal_(goal),
-          evaluations_(evaluations) {
+        : session_(session), writer_(hw, parameters), goal_(goal), evaluations_(evaluations) {
         if (only)
             configs_ = *only;
         else
@@ -495,8 +542,7 @@ public:
         for (size_t k : subset) indices.push_back(configs_[k]);
         std::vector<config_terms> out;
         try {
-            for (const validated_config& c :
-                 session_.predict(with_parameters(hw_, parameters_, values), &indices))
+            for (const validated_config& c : session_.predict(writer_.with(values), &indices))
                 out.push_back(terms_of(c, goal_));
         } catch (const std::exception&) {
             if (!candidate) throw;
@@ -511,8 +557,7 @@ public:
 
 private:
     const validation_session& session_;
-    const config_values& hw_;
-    const std::vector<calibration_parameter>& parameters_;
+    parameter_writer writer_;
     fit_goal goal_;
     size_t& evaluations_;
     std::vector<size_t> configs_;

@@ -89,6 +89,16 @@ const component_instance& evaluation_worker::architecture(size_t device,
     return *a;
 }
 
+const component_instance& evaluation_worker::architecture(
+    size_t device, const component_entry& entry, const config_values& config,
+    const std::shared_ptr<const config_values>& hardware, const source_location& where) {
+    std::unique_ptr<component_instance>& a = architectures_[device];
+    if (!a)
+        a = component_instance::sharing_hardware(entry, config, hardware, plan_.base_dir,
+                                                 plan_.runtime, where);
+    return *a;
+}
+
 const nnergy_results& evaluation_worker::evaluate(const component_instance& architecture,
                                                   const bound_graph& g, const partition& p,
                                                   nnergy_dtype precision) {

@@ -1066,7 +1066,7 @@ std::vector<nnergy_named_value> named_value_views(const config_values& values) {
 struct component_instance::state {
     nnergy_host_context ctx;
     config_values config;
-    config_values hardware;
+    std::shared_ptr<const config_values> hardware;
     config_values runtime;
     std::vector<nnergy_named_value> config_views;
     std::vector<nnergy_named_value> hardware_views;
@@ -1076,15 +1076,33 @@ struct component_instance::state {
 component_instance::component_instance(const component_entry& entry, config_values config,
                                        config_values hardware, std::filesystem::path base_dir,
                                        config_values runtime, source_location where)
+    : component_instance(shared_hardware{}, entry, std::move(config),
+                         std::make_shared<const config_values>(std::move(hardware)),
+                         std::move(base_dir), std::move(runtime), std::move(where)) {}
+
+std::unique_ptr<component_instance> component_instance::sharing_hardware(
+    const component_entry& entry, config_values config,
+    std::shared_ptr<const config_values> hardware, std::filesystem::path base_dir,
+    config_values runtime, source_location where) {
+    return std::unique_ptr<component_instance>(
+        new component_instance(shared_hardware{}, entry, std::move(config), std::move(hardware),
+                               std::move(base_dir), std::move(runtime), std::move(where)));
+}
+
+component_instance::component_instance(shared_hardware, const component_entry& entry,
+                                       config_values config,
+                                       std::shared_ptr<const config_values> hardware,
+                                       std::filesystem::path base_dir, config_values runtime,
+                                       source_location where)
     : entry_(resolve_component(entry)),
       state_(std::make_unique<state>()),
       where_(std::move(where)) {
     state_->ctx.component_name = entry.name;
     state_->ctx.base_dir = std::move(base_dir);
     state_->config = std::move(config);
-    state_->hardware = std::move(hardware);
+    state_->hardware = hardware ? std::move(hardware) : std::make_shared<const config_values>();
     state_->config_views = named_value_views(state_->config);
-    state_->hardware_views = named_value_views(state_->hardware);
+    state_->hardware_views = named_value_views(*state_->hardware);
     state_->runtime = std::move(runtime);
     state_->runtime_views = named_value_views(state_->runtime);
     nnergy_create_args args{};
@@ -1115,7 +1133,7 @@ component_instance::~component_instance() {
 }
 
 nnergy_host_context* component_instance::context() const noexcept { return &state_->ctx; }
-const config_values& component_instance::hardware() const noexcept { return state_->hardware; }
+const config_values& component_instance::hardware() const noexcept { return *state_->hardware; }
 const std::vector<nnergy_named_value>& component_instance::hardware_views() const noexcept {
     return state_->hardware_views;
 }

@@ -302,6 +302,34 @@ struct prepared_config {
     nnergy_dtype dtype{};
 };
 
+/// Makes `to` hold `from`. Where `to` starts with `from`'s keys in their order (an earlier copy
+/// of the same entry with other values, a variant's additions after them), the values are
+/// written over it, strings only where they differ; otherwise it becomes a copy. Every member
+/// of config_value is written.
+void overwrite_values(config_values& to, const config_values& from) {
+    bool same_keys = to.size() >= from.size();
+    for (size_t i = 0; same_keys && i < from.size(); ++i) same_keys = to[i].name == from[i].name;
+    if (!same_keys) {
+        to = from;
+        return;
+    }
+    to.resize(from.size());  // a variant's additions are made again
+    for (size_t i = 0; i < from.size(); ++i) {
+        config_value& t = to[i];
+        const config_value& f = from[i];
+        t.kind = f.kind;
+        t.bool_value = f.bool_value;
+        t.int_value = f.int_value;
+        t.float_value = f.float_value;
+        t.line = f.line;
+        t.written_value = f.written_value;
+        for (std::string config_value::*text :
+             {&config_value::string_value, &config_value::file, &config_value::source,
+              &config_value::unit, &config_value::borrowed_from, &config_value::borrow_reason})
+            if (t.*text != f.*text) t.*text = f.*text;
+    }
+}
+
 /// Plugins' warnings (a peak that does not fit) would repeat per configuration: errors only
 /// while estimating, the level restored after.
 struct quiet_plugins {
@@ -330,6 +358,8 @@ struct validation_session::state {
     double entry_units = 0;  ///< compute.units of the entry (0: not given)
     /// How configurations' hardware differs from the entry. Index 0 is the entry as it is.
     std::vector<hardware_variant> variants{hardware_variant{}};
+    /// Each variant's hardware values as the last prediction built them (predict()).
+    std::vector<std::shared_ptr<config_values>> variant_values;
     /// Said once per session (a calibration predicts the same runs again and again).
     std::atomic<bool> warned_no_idle_power{false};
 };
@@ -710,14 +740,24 @@ std::vector<validated_config> validation_session::predict(const config_values& h
             rt.more_workers.push_back(std::make_unique<evaluation_worker>(*rt.plan));
         for (size_t t = 0; t + 1 < threads; ++t) rt.more_workers[t]->forget_hardware();
     }
-    std::vector<config_values> variants(s_->variants.size());
-    const auto hardware_of = [&](size_t v) -> const config_values& {
-        if (v == 0) return hw;
-        if (variants[v].empty()) {
-            variants[v] = hw;
+    // The variants this prediction uses, built from `hw` into the session's storage: a
+    // calibration predicts again and again with the same keys and other values, so the values
+    // are written over the last prediction's (whose architectures are gone) rather than copied
+    // anew, and each thread's architecture shares them.
+    std::vector<char> used(s_->variants.size(), 0);
+    for (size_t j = 0; j < n; ++j) used[s_->configs.at(only ? (*only)[j] : j).variant] = 1;
+    s_->variant_values.resize(s_->variants.size());
+    const auto build_variant = [&](size_t v) {
+        std::shared_ptr<config_values>& stored = s_->variant_values[v];
+        if (!stored || stored.use_count() > 1)
+            stored = std::make_shared<config_values>(hw);
+        else
+            overwrite_values(*stored, hw);
+        config_values& values = *stored;
+        {
             const auto& [units, single_op_runtime, device_time_runtime] = s_->variants[v];
             const auto set = [&](const std::string& key, double value, const char* unit) {
-                for (config_value& c : variants[v])
+                for (config_value& c : values)
                     if (c.name == key) {
                         c.kind = NNERGY_VALUE_FLOAT;
                         c.float_value = c.written_value = value;
@@ -729,7 +769,7 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 c.float_value = c.written_value = value;
                 c.unit = unit;
                 c.source = "nnergy validate: the measured configuration";
-                variants[v].push_back(std::move(c));
+                values.push_back(std::move(c));
             };
             const config_value* cls = find_value(hw, "class");
             if (units > 0 && cls && cls->string_value == "cpu") {
@@ -740,7 +780,7 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 // Fewer cores: the chip's compute peaks in proportion (memory bandwidth is
                 // shared and stays, an upper bound for fewer cores).
                 const double share = static_cast<double>(units) / s_->entry_units;
-                for (config_value& c : variants[v])
+                for (config_value& c : values)
                     if (c.kind == NNERGY_VALUE_FLOAT && c.name.starts_with("compute.") &&
                         c.name.ends_with(".peak")) {
                         c.float_value *= share;
@@ -761,9 +801,12 @@ std::vector<validated_config> validation_session::predict(const config_values& h
                 set(fmt::format("runtime.{}.dispatch.per_call", device_time_runtime), 0, "s");
             }
         }
-        return variants[v];
     };
-    for (size_t v = 0; v < variants.size(); ++v) hardware_of(v);  // before threads read them
+    for (size_t v = 0; v < used.size(); ++v)  // before threads read them
+        if (used[v]) build_variant(v);
+    const auto hardware_of = [&](size_t v) -> std::shared_ptr<const config_values> {
+        return s_->variant_values[v];
+    };
     std::vector<validated_config> out(n);
     std::optional<quiet_plugins> quiet;
     quiet.emplace();

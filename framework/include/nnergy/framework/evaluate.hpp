@@ -72,6 +72,11 @@ public:
                                            const config_values& config,
                                            const config_values& hardware,
                                            const source_location& where = {});
+    /// The same with hardware values shared with the instance rather than copied into it.
+    const component_instance& architecture(size_t device, const component_entry& entry,
+                                           const config_values& config,
+                                           const std::shared_ptr<const config_values>& hardware,
+                                           const source_location& where = {});
 
     /// Drops the architecture instances and creates the estimators anew: for hardware values
     /// that change between evaluations (a calibration's candidates), since plugins may keep

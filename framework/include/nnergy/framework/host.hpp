@@ -86,6 +86,13 @@ public:
     component_instance(const component_entry& entry, config_values config,
                        config_values hardware = {}, std::filesystem::path base_dir = {},
                        config_values runtime = {}, source_location where = {});
+    /// The same with hardware values the caller shares with other instances rather than copies
+    /// into each (a calibration creates one architecture per thread and hardware variant for
+    /// every candidate it tries). They must not change while an instance holds them.
+    static std::unique_ptr<component_instance> sharing_hardware(
+        const component_entry& entry, config_values config,
+        std::shared_ptr<const config_values> hardware, std::filesystem::path base_dir,
+        config_values runtime, source_location where);
     ~component_instance();
     component_instance(const component_instance&) = delete;
     component_instance& operator=(const component_instance&) = delete;
@@ -99,6 +106,12 @@ public:
     const source_location& where() const noexcept { return where_; }
 
 private:
+    struct shared_hardware {};
+    component_instance(shared_hardware, const component_entry& entry, config_values config,
+                       std::shared_ptr<const config_values> hardware,
+                       std::filesystem::path base_dir, config_values runtime,
+                       source_location where);
+
     struct state;
     component_entry entry_;
     std::unique_ptr<state> state_;

@@ -488,17 +488,23 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
     // Each hardware file is read once, however many bindings and precisions the run sweeps
     // over (a precision sweep is one architecture per precision, all on the same file).
     clock.lap("open estimators");
-    std::map<std::filesystem::path, config_values> hardware_files;
-    std::vector<const config_values*> hardware;
+    // Read once per file and shared by every architecture instance made from it, for the
+    // whole run: no copy per run, and values that stay where they are (estimators may key what
+    // they derive from a hardware description by where its values live, so another file's
+    // values must never take the place of freed ones while they run).
+    std::map<std::filesystem::path, std::shared_ptr<const config_values>> hardware_files;
+    std::vector<std::shared_ptr<const config_values>> hardware;
     for (size_t a = 0; a < spec.architectures.size(); ++a) {
         const architecture_spec& as = spec.architectures[a];
         auto found = hardware_files.find(as.hardware_file);
         if (found == hardware_files.end())
-            found = hardware_files.emplace(as.hardware_file, read_hardware_file(as.hardware_file))
+            found = hardware_files
+                        .emplace(as.hardware_file, std::make_shared<const config_values>(
+                                                       read_hardware_file(as.hardware_file)))
                         .first;
-        hardware.push_back(&found->second);
+        hardware.push_back(found->second);
         if (!arch_entries[a]) {
-            const config_value* cls = find_value(found->second, "class");
+            const config_value* cls = find_value(*found->second, "class");
             arch_entries[a] =
                 &require(reg, NNERGY_KIND_ARCHITECTURE,
                          reg.architecture_for_class(cls && cls->kind == NNERGY_VALUE_STRING
@@ -526,8 +532,10 @@ report_value run_pipeline(const pipeline_spec& spec, registry& reg, const run_op
             const config_value* hw_name = find_value(hw, "name");
             const config_value* hw_class = find_value(hw, "class");
             clock.lap("report");
-            component_instance arch(*arch_entries[a], as.config, hw, spec.base_dir, runtime,
-                                    as.where);
+            const std::unique_ptr<component_instance> arch_held =
+                component_instance::sharing_hardware(*arch_entries[a], as.config, hardware[a],
+                                                     spec.base_dir, runtime, as.where);
+            const component_instance& arch = *arch_held;
             clock.lap("open architecture");
             const nnergy_dtype precision = *dtype_from_name(as.precision);
             std::vector<nnergy_mapping> mappings = map_kernels(arch, bg, part, precision);

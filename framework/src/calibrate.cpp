@@ -1220,6 +1220,7 @@ void add_leave_out(validation_result& v, const validation_session& session,
     l.held_out = lo.held_out.configs;
     l.held_out_modes = lo.held_out.modes;
     l.held_out_per_group = lo.held_out_per_group;
+    l.fitted_to = fit_quantities_name(fit.goal.quantities);
     std::vector<validated_config> grouped;
     for (const validated_config& c : v.configs)
         if (!leave_out_group(c.measured, unit).empty()) grouped.push_back(c);

@@ -1181,12 +1181,28 @@ std::string validation_text(const validation_result& v) {
         const std::vector<leave_out_group_row> groups = leave_out_groups(*v.leave_out);
         const bool energy = std::any_of(groups.begin(), groups.end(),
                                         [](const leave_out_group_row& g) { return g.energy_mape; });
-        s += fmt::format("\n  held out, latency {}MAPE per {}:\n", energy ? "(energy) " : "",
-                         v.leave_out->unit);
-        for (const leave_out_group_row& g : groups)
-            s += fmt::format("    {:<24} {:<12} {:>3} configs {:>7.1f}%{}\n", g.group, g.mode,
-                             g.configs, g.latency_mape,
-                             g.energy_mape ? fmt::format(" ({:.1f}%)", *g.energy_mape) : "");
+        // A fit to energies alone leads with what it fitted; a group without energies then
+        // shows its latency only, in parentheses.
+        const bool energy_first = energy && v.leave_out->fitted_to == "energy";
+        std::string_view heading = "latency";
+        if (energy_first)
+            heading = "energy (latency)";
+        else if (energy)
+            heading = "latency (energy)";
+        s += fmt::format("\n  held out, {} MAPE per {}:\n", heading, v.leave_out->unit);
+        for (const leave_out_group_row& g : groups) {
+            std::string figures;
+            if (energy_first)
+                figures = fmt::format("{:>8} ({:.1f}%)",
+                                      g.energy_mape ? fmt::format("{:.1f}%", *g.energy_mape) : "-",
+                                      g.latency_mape);
+            else
+                figures =
+                    fmt::format("{:>7.1f}%{}", g.latency_mape,
+                                g.energy_mape ? fmt::format(" ({:.1f}%)", *g.energy_mape) : "");
+            s += fmt::format("    {:<24} {:<12} {:>3} configs {}\n", g.group, g.mode, g.configs,
+                             figures);
+        }
     }
     if (!v.thresholds.empty()) {
         s += "\n";

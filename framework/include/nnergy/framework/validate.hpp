@@ -131,6 +131,8 @@ struct leave_out_summary {
     /// that name none are never held out).
     std::vector<mode_summary> entry_modes;
     std::vector<std::vector<mode_summary>> held_out_per_group;  ///< in the order of `groups`
+    /// What the refits counted (calibrate's --fit-to): "both", "latency" or "energy".
+    std::string fitted_to;
 };
 
 struct validation_result {

@@ -74,7 +74,9 @@ evaluation_worker::evaluation_worker(const evaluation_plan& plan)
 
 void evaluation_worker::forget_hardware() {
     architectures_.clear();
-    for (size_t e = 0; e < plan_.estimators.size(); ++e) estimators_[e] = estimator_of(plan_, e);
+    // Made again when next used: a calibration's candidate often evaluates on few of the
+    // workers (runtimes) it forgets the hardware of.
+    estimators_stale_ = true;
 }
 
 const component_instance& evaluation_worker::architecture(size_t device,
@@ -105,6 +107,11 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
     // Sweeps keep the totals: plugins may leave out explanations and per-kernel breakdowns.
     map_kernels(architecture, g, p, precision, mappings_, NNERGY_MAP_TOTALS_ONLY);
     results_.clear(p.kernels.size());
+    if (estimators_stale_) {
+        for (size_t e = 0; e < plan_.estimators.size(); ++e)
+            estimators_[e] = estimator_of(plan_, e);
+        estimators_stale_ = false;
+    }
     for (const auto& e : estimators_)
         run_estimator(*e, architecture, g, p, mappings_, precision, results_,
                       NNERGY_MAP_TOTALS_ONLY);

@@ -78,9 +78,9 @@ public:
                                            const std::shared_ptr<const config_values>& hardware,
                                            const source_location& where = {});
 
-    /// Drops the architecture instances and creates the estimators anew: for hardware values
-    /// that change between evaluations (a calibration's candidates), since plugins may keep
-    /// what they derived from the values they saw.
+    /// Drops the architecture instances, and creates the estimators anew before the next
+    /// evaluation: for hardware values that change between evaluations (a calibration's
+    /// candidates), since plugins may keep what they derived from the values they saw.
     void forget_hardware();
 
     /// Maps every kernel on `architecture` at `precision`, then runs the plan's estimators,
@@ -94,6 +94,7 @@ private:
     const evaluation_plan& plan_;
     component_instance partitioner_;
     std::vector<std::unique_ptr<component_instance>> estimators_;
+    bool estimators_stale_ = false;  ///< forget_hardware() was called since they were made
     std::unordered_map<size_t, std::unique_ptr<component_instance>> architectures_;
     std::vector<nnergy_mapping> mappings_;
     nnergy_results results_;

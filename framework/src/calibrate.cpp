@@ -434,60 +434,35 @@ std::vector<calibration_parameter> calibration_parameters(const validation_sessi
     return out;
 }
 
-config_values with_parameters(const config_values& hardware,
-                              const std::vector<calibration_parameter>& parameters,
-                              const std::vector<double>& values) {
-    config_values out = hardware;
-    for (size_t i = 0; i < parameters.size(); ++i) {
-        const calibration_parameter& p = parameters[i];
-        config_value* v = nullptr;
-        for (config_value& c : out)
-            if (c.name == p.key) v = &c;
-        if (!v) {
-            config_value added;
-            added.name = p.key;
-            added.kind = NNERGY_VALUE_FLOAT;
-            added.unit = p.unit;
-            added.file = p.origin;
-            added.source = "calibrating";
-            out.push_back(std::move(added));
-            v = &out.back();
-        }
-        v->float_value = values[i];
-        v->written_value = values[i] / p.unit_factor;
-        for (const tied_constant& f : p.followers)
-            for (config_value& c : out)
-                if (c.name == f.key) {
-                    c.float_value = p.follower_value(f, values[i]);
-                    c.written_value = c.float_value / f.unit_factor;
-                }
-    }
-    return out;
-}
-
 namespace {
 
-/// with_parameters() for one set of parameters over many values: the entry is copied and its
-/// constants found once, and each call then writes the values in place. The places are found
-/// the way with_parameters() finds them, in the same order (a constant the entry lacks is
-/// added at the end), so the values written are the same.
+/// The entry with one set of parameters written in, for many values: the entry is copied and
+/// its constants (and their ties) found once, and each call then writes the values in place.
+/// A constant the entry lacks is added at its end, in the parameters' order; a parameter's
+/// place is the last key of its name, and its followers are every key of theirs found so far.
 class parameter_writer {
 public:
     parameter_writer(const config_values& hardware,
                      const std::vector<calibration_parameter>& parameters)
-        : parameters_(parameters) {
-        const std::vector<double> initial(parameters.size(), 0.0);
-        values_ = with_parameters(hardware, parameters, initial);
-        // with_parameters() appends the constants the entry lacks in order, at its end.
-        size_t appended = hardware.size();
+        : parameters_(parameters), values_(hardware) {
         for (const calibration_parameter& p : parameters) {
             std::optional<size_t> at;
-            for (size_t c = 0; c < hardware.size(); ++c)
-                if (hardware[c].name == p.key) at = c;
-            places_.push_back(at ? *at : appended++);
+            for (size_t c = 0; c < values_.size(); ++c)
+                if (values_[c].name == p.key) at = c;
+            if (!at) {
+                config_value added;
+                added.name = p.key;
+                added.kind = NNERGY_VALUE_FLOAT;
+                added.unit = p.unit;
+                added.file = p.origin;
+                added.source = "calibrating";
+                values_.push_back(std::move(added));
+                at = values_.size() - 1;
+            }
+            places_.push_back(*at);
             std::vector<std::pair<size_t, size_t>> followers;  // (follower, place), in order
             for (size_t f = 0; f < p.followers.size(); ++f)
-                for (size_t c = 0; c < appended; ++c)
+                for (size_t c = 0; c < values_.size(); ++c)
                     if (values_[c].name == p.followers[f].key) followers.emplace_back(f, c);
             follower_places_.push_back(std::move(followers));
         }
@@ -515,6 +490,17 @@ private:
     std::vector<size_t> places_;
     std::vector<std::vector<std::pair<size_t, size_t>>> follower_places_;
 };
+
+}  // namespace
+
+config_values with_parameters(const config_values& hardware,
+                              const std::vector<calibration_parameter>& parameters,
+                              const std::vector<double>& values) {
+    parameter_writer writer(hardware, parameters);
+    return writer.with(values);
+}
+
+namespace {
 
 /// The fit's state: the configurations, each one's terms, their total.
 class objective_state {

@@ -84,11 +84,11 @@ const component_instance& evaluation_worker::architecture(size_t device,
                                                           const config_values& config,
                                                           const config_values& hardware,
                                                           const source_location& where) {
-    std::unique_ptr<component_instance>& a = architectures_[device];
-    if (!a)
-        a = std::make_unique<component_instance>(entry, config, hardware, plan_.base_dir,
-                                                 plan_.runtime, where);
-    return *a;
+    // Copied only for an instance not made yet.
+    if (const auto made = architectures_.find(device); made != architectures_.end() && made->second)
+        return *made->second;
+    return architecture(device, entry, config, std::make_shared<const config_values>(hardware),
+                        where);
 }
 
 const component_instance& evaluation_worker::architecture(

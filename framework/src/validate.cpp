@@ -754,59 +754,54 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         else
             overwrite_values(*stored, hw);
         config_values& values = *stored;
-        {
-            const auto& [units, single_op_runtime, device_time_runtime] = s_->variants[v];
-            const auto set = [&](const std::string& key, double value, const char* unit) {
-                for (config_value& c : values)
-                    if (c.name == key) {
-                        c.kind = NNERGY_VALUE_FLOAT;
-                        c.float_value = c.written_value = value;
-                        return;
-                    }
-                config_value c;
-                c.name = key;
-                c.kind = NNERGY_VALUE_FLOAT;
-                c.float_value = c.written_value = value;
-                c.unit = unit;
-                c.source = "nnergy validate: the measured configuration";
-                values.push_back(std::move(c));
-            };
-            const config_value* cls = find_value(hw, "class");
-            if (units > 0 && cls && cls->string_value == "cpu") {
-                // A CPU run on fewer threads: the CPU model knows what they reach (cores kept
-                // busy, per-core bandwidth; docs/hardware.md).
-                set("cpu.threads", static_cast<double>(units), "count");
-            } else if (units > 0) {
-                // Fewer cores: the chip's compute peaks in proportion (memory bandwidth is
-                // shared and stays, an upper bound for fewer cores).
-                const double share = static_cast<double>(units) / s_->entry_units;
-                for (config_value& c : values)
-                    if (c.kind == NNERGY_VALUE_FLOAT && c.name.starts_with("compute.") &&
-                        c.name.ends_with(".peak")) {
-                        c.float_value *= share;
-                        c.written_value *= share;
-                    }
-                set("compute.units", static_cast<double>(units), "count");
-            }
-            // A single op called directly: no forward pass around it, no module layer, and
-            // timed over calls issued back to back (docs/microbench.md).
-            if (!single_op_runtime.empty()) {
-                set(fmt::format("runtime.{}.dispatch.per_call", single_op_runtime), 0, "s");
-                set(fmt::format("runtime.{}.dispatch.per_module", single_op_runtime), 0, "s");
-                set(fmt::format("runtime.{}.dispatch.repeated_calls", single_op_runtime), 1, "1");
-            }
-            // A profiler's device time: the kernels' own, no gap between them.
-            if (!device_time_runtime.empty()) {
-                set(fmt::format("runtime.{}.launch.kernel_gap", device_time_runtime), 0, "s");
-                set(fmt::format("runtime.{}.dispatch.per_call", device_time_runtime), 0, "s");
-            }
+        const auto& [units, single_op_runtime, device_time_runtime] = s_->variants[v];
+        const auto set = [&](const std::string& key, double value, const char* unit) {
+            for (config_value& c : values)
+                if (c.name == key) {
+                    c.kind = NNERGY_VALUE_FLOAT;
+                    c.float_value = c.written_value = value;
+                    return;
+                }
+            config_value c;
+            c.name = key;
+            c.kind = NNERGY_VALUE_FLOAT;
+            c.float_value = c.written_value = value;
+            c.unit = unit;
+            c.source = "nnergy validate: the measured configuration";
+            values.push_back(std::move(c));
+        };
+        const config_value* cls = find_value(hw, "class");
+        if (units > 0 && cls && cls->string_value == "cpu") {
+            // A CPU run on fewer threads: the CPU model knows what they reach (cores kept
+            // busy, per-core bandwidth; docs/hardware.md).
+            set("cpu.threads", static_cast<double>(units), "count");
+        } else if (units > 0) {
+            // Fewer cores: the chip's compute peaks in proportion (memory bandwidth is
+            // shared and stays, an upper bound for fewer cores).
+            const double share = static_cast<double>(units) / s_->entry_units;
+            for (config_value& c : values)
+                if (c.kind == NNERGY_VALUE_FLOAT && c.name.starts_with("compute.") &&
+                    c.name.ends_with(".peak")) {
+                    c.float_value *= share;
+                    c.written_value *= share;
+                }
+            set("compute.units", static_cast<double>(units), "count");
+        }
+        // A single op called directly: no forward pass around it, no module layer, and
+        // timed over calls issued back to back (docs/microbench.md).
+        if (!single_op_runtime.empty()) {
+            set(fmt::format("runtime.{}.dispatch.per_call", single_op_runtime), 0, "s");
+            set(fmt::format("runtime.{}.dispatch.per_module", single_op_runtime), 0, "s");
+            set(fmt::format("runtime.{}.dispatch.repeated_calls", single_op_runtime), 1, "1");
+        }
+        // A profiler's device time: the kernels' own, no gap between them.
+        if (!device_time_runtime.empty()) {
+            set(fmt::format("runtime.{}.launch.kernel_gap", device_time_runtime), 0, "s");
+            set(fmt::format("runtime.{}.dispatch.per_call", device_time_runtime), 0, "s");
         }
     };
     for (size_t v = 0; v < used.size(); ++v)  // before threads read them
         if (used[v]) build_variant(v);
-    const auto hardware_of = [&](size_t v) -> std::shared_ptr<const config_values> {
-        return s_->variant_values[v];
-    };
     std::vector<validated_config> out(n);
     std::optional<quiet_plugins> quiet;
     quiet.emplace();
@@ -820,8 +815,8 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         evaluation_totals t;
         try {
             const component_instance& arch =
-                w->architecture(c.variant, *s_->arch_entry, s_->arch_config, hardware_of(c.variant),
-                                s_->arch_where);
+                w->architecture(c.variant, *s_->arch_entry, s_->arch_config,
+                                s_->variant_values[c.variant], s_->arch_where);
             t = totals_of(w->evaluate(arch, *c.bound, *c.part, c.dtype), *c.bound);
         } catch (const std::exception& e) {
             throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);

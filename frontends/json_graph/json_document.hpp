@@ -168,6 +168,45 @@ inline constexpr std::array<uint8_t, 256> byte_kinds = [] {
 inline byte_kind kind_of_byte(char c) noexcept {
     return static_cast<byte_kind>(byte_kinds[static_cast<unsigned char>(c)]);
 }
+
+#if defined(__SSE2__)
+/// Stepping over a list reads blocks of 64 bytes, one bit a byte (bit i: the block's byte i).
+inline constexpr std::ptrdiff_t block_width = 64;
+struct block_bits {
+    uint64_t quote = 0, backslash = 0, opening = 0, closing = 0, comma = 0, newline = 0;
+};
+inline block_bits classify_block(const char* p) noexcept {
+    block_bits b;
+    for (int part = 0; part < 4; ++part) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
+        // '[' and ']' are '{' and '}' with bit 5 clear; no other byte becomes either.
+        const __m128i folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
+        const auto bits = [part](__m128i m) {
+            return static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(m)))
+                   << (16 * part);
+        };
+        b.quote |= bits(bytes_equal(x, '"'));
+        b.backslash |= bits(bytes_equal(x, '\\'));
+        b.opening |= bits(bytes_equal(folded, '{'));
+        b.closing |= bits(bytes_equal(folded, '}'));
+        b.comma |= bits(bytes_equal(x, ','));
+        b.newline |= bits(bytes_equal(x, '\n'));
+    }
+    return b;
+}
+/// Bit i becomes the parity of bits 0..i: set from an opening quote up to (not including)
+/// its closing one.
+inline uint64_t prefix_xor(uint64_t x) noexcept {
+    for (unsigned shift = 1; shift < 64; shift *= 2) x ^= x << shift;
+    return x;
+}
+/// Set bits of `x` at positions [from, to), to <= 64.
+inline std::size_t bits_in(uint64_t x, unsigned from, unsigned to) noexcept {
+    const uint64_t below_to = to >= 64 ? ~uint64_t{0} : (uint64_t{1} << to) - 1;
+    const uint64_t below_from = from >= 64 ? ~uint64_t{0} : (uint64_t{1} << from) - 1;
+    return static_cast<std::size_t>(std::popcount(x & below_to & ~below_from));
+}
+#endif
 }  // namespace detail
 
 /// One value. Children of an array or object are contiguous in json_document::values(), in file
@@ -949,73 +988,99 @@ private:
         while (first != e && (*first == ' ' || *first == '\t' || *first == '\r' || *first == '\n'))
             ++first;
         const bool empty = first != e && *first == ']';
-        std::size_t level = 1, commas = 0;
-        uint32_t lines = 0;
-        bool closed = false;
+        list_count count;
 #if defined(__SSE2__)
-        // Sixteen bytes at a time: only the bytes that mean something to the count (quotes,
-        // brackets, commas, newlines) are visited, in order; a string is skipped whole.
-        while (!closed && e - p >= detail::scan_width) {
-            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-            // '[' and ']' are '{' and '}' with bit 5 clear; no other byte becomes either.
-            const __m128i folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
-            const __m128i m =
-                _mm_or_si128(_mm_or_si128(detail::bytes_equal(x, '"'), detail::bytes_equal(x, ',')),
-                             _mm_or_si128(detail::bytes_equal(x, '\n'),
-                                          _mm_or_si128(detail::bytes_equal(folded, '{'),
-                                                       detail::bytes_equal(folded, '}'))));
-            unsigned bits = static_cast<unsigned>(_mm_movemask_epi8(m));
-            const char* next = p + detail::scan_width;
-            for (; bits; bits &= bits - 1) {
-                const char* at = p + std::countr_zero(bits);
-                const char c = *at;
-                if (c == '"') {
-                    const char* q = detail::find_string_stop<false>(at + 1, e);
-                    while (q != e && *q == '\\')
-                        q = e - q > 2 ? detail::find_string_stop<false>(q + 2, e) : e;
-                    if (q == e) throw read_without_streaming{};
-                    next = q + 1;
-                    break;
-                }
-                if (c == ',') {
-                    commas += level == 1;
-                } else if (c == '\n') {
-                    ++lines;
-                } else if (c == '[' || c == '{') {
-                    ++level;
-                } else if (--level == 0) {
-                    next = at;
-                    closed = true;
+        // Sixty-four bytes at a time: where strings lie follows from the quotes alone (a block
+        // without a backslash escapes none), so only the brackets outside strings are visited,
+        // and the commas and newlines between two of them are counted at once.
+        bool in_string = false;
+        while (!count.closed && e - p >= detail::block_width) {
+            const detail::block_bits bits = detail::classify_block(p);
+            if (bits.backslash) {
+                // An escape: this block byte by byte, each string skipped whole, escapes and
+                // all (the next block then starts outside any string).
+                p = step_bytes(p, p + detail::block_width, e, in_string, count);
+                in_string = false;
+                continue;
+            }
+            const uint64_t inside = detail::prefix_xor(bits.quote) ^ (in_string ? ~uint64_t{0} : 0);
+            in_string = (inside >> 63) != 0;
+            const uint64_t commas = bits.comma & ~inside, newlines = bits.newline & ~inside;
+            const uint64_t opening = bits.opening & ~inside;
+            unsigned from = 0;  // bytes before `from` are counted
+            for (uint64_t brackets = (bits.opening | bits.closing) & ~inside; brackets;
+                 brackets &= brackets - 1) {
+                const unsigned at = static_cast<unsigned>(std::countr_zero(brackets));
+                if (count.level == 1) count.commas += detail::bits_in(commas, from, at);
+                from = at + 1;
+                if ((opening >> at) & 1) {
+                    ++count.level;
+                } else if (--count.level == 0) {
+                    count.lines += detail::bits_in(newlines, 0, at);
+                    count.closed = true;
+                    p += at;
                     break;
                 }
             }
-            p = next;
+            if (count.closed) break;
+            if (count.level == 1) count.commas += detail::bits_in(commas, from, 64);
+            count.lines += static_cast<uint32_t>(std::popcount(newlines));
+            p += detail::block_width;
         }
+        if (!count.closed) p = step_bytes(p, e, e, in_string, count);
+#else
+        p = step_bytes(p, e, e, false, count);
 #endif
-        for (; !closed && p != e; ++p) {
-            const detail::byte_kind k = detail::kind_of_byte(*p);
-            if (k == detail::other) continue;
-            if (k == detail::quote) {
-                for (p = detail::find_string_stop<false>(p + 1, e); p != e && *p == '\\';)
-                    p = e - p > 2 ? detail::find_string_stop<false>(p + 2, e) : e;
-                if (p == e) break;
-            } else if (k == detail::opening) {
-                ++level;
-            } else if (k == detail::closing) {
-                if (--level == 0) break;
-            } else if (k == detail::comma) {
-                commas += level == 1;
-            } else {
-                ++lines;
-            }
-        }
-        if (p == e) throw read_without_streaming{};
-        line_ += lines;
-        const std::size_t count = empty ? 0 : commas + 1;
-        out.child_count = static_cast<uint32_t>(std::min<std::size_t>(count, UINT32_MAX));
+        if (!count.closed) throw read_without_streaming{};
+        line_ += count.lines;
+        const std::size_t elements = empty ? 0 : count.commas + 1;
+        out.child_count = static_cast<uint32_t>(std::min<std::size_t>(elements, UINT32_MAX));
         at_ = p + 1;
         stepped_over_ = true;
         return out;
+    }
+
+    /// What stepping over a list has seen so far.
+    struct list_count {
+        std::size_t level = 1;   ///< brackets open, the list's own included
+        std::size_t commas = 0;  ///< at the list's own level
+        uint32_t lines = 0;      ///< newlines
+        bool closed = false;     ///< its closing bracket was met
+    };
+
+    /// Steps over [p, stop) byte by byte (first the rest of a string when `in_string`), a
+    /// string that starts there whole; returns where it stopped: the list's closing bracket
+    /// (`count.closed`), or at or past `stop`. A string without its closing quote is an error.
+    static const char* step_bytes(const char* p, const char* stop, const char* e, bool in_string,
+                                  list_count& count) {
+        // The closing quote of the string whose text starts at q; e if none.
+        const auto string_end = [e](const char* q) {
+            q = detail::find_string_stop<false>(q, e);
+            while (q != e && *q == '\\')
+                q = e - q > 2 ? detail::find_string_stop<false>(q + 2, e) : e;
+            if (q == e) throw read_without_streaming{};
+            return q;
+        };
+        if (in_string) p = string_end(p) + 1;
+        for (; p < stop; ++p) {
+            const detail::byte_kind k = detail::kind_of_byte(*p);
+            if (k == detail::other) continue;
+            if (k == detail::quote) {
+                p = string_end(p + 1);
+            } else if (k == detail::opening) {
+                ++count.level;
+            } else if (k == detail::closing) {
+                if (--count.level == 0) {
+                    count.closed = true;
+                    return p;
+                }
+            } else if (k == detail::comma) {
+                count.commas += count.level == 1;
+            } else {
+                ++count.lines;
+            }
+        }
+        return p;
     }
 
     bool any_streamed(const json_value& object) const noexcept {

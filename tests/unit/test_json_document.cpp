@@ -228,31 +228,39 @@ TEST_CASE("json document: every value knows its line; streamed lists are counted
     CHECK(crlf.child(crlf.root(), 2).line == 2);
 }
 
-TEST_CASE("json document: long streamed lists are counted whatever falls on a 16-byte boundary",
+TEST_CASE("json document: long streamed lists are counted whatever falls on a block boundary",
           "[json_graph][json_document]") {
-    // The count looks at sixteen bytes at a time: strings holding brackets, commas, escaped
-    // quotes and backslashes, nested lists and newlines, shifted by 0 to 31 bytes of padding so
-    // that each piece falls on every position of a block.
-    const std::vector<std::string> pieces = {R"("plain")",
-                                             R"("a,b]c}")",
-                                             R"("q\"]")",
-                                             R"("back\\")",
-                                             R"({"x": [1, [2, 3]], "y": "}"})",
-                                             "[\"[\", 4, {}]",
-                                             "12345678901234567",
-                                             R"("\u005d")",
-                                             "[]",
-                                             "{}"};
+    // The count looks at 64 bytes at a time (byte by byte without SSE2), and at a block with a
+    // backslash byte by byte: strings holding brackets, commas, escaped quotes and backslashes,
+    // strings longer than a block, nested lists and newlines, shifted by 0 to 127 bytes of padding
+    // so that each piece falls on every position of a block. Half the lists have no escapes, so
+    // that runs of blocks are read by their quotes alone.
+    const std::string long_text = R"("[[,{x}]], and a name long enough to run past a block: )" +
+                                  std::string(70, 'n') + R"(,]")";
+    const std::vector<std::string> plain_pieces = {R"("plain")",
+                                                   R"("a,b]c}")",
+                                                   R"({"x": [1, [2, 3]], "y": "}"})",
+                                                   "[\"[\", 4, {}]",
+                                                   "12345678901234567",
+                                                   long_text,
+                                                   "[]",
+                                                   "{}"};
+    const std::vector<std::string> escaped_pieces = {
+        R"("q\"]")", R"("back\\")", R"("\u005d")",
+        R"("a long one, \" with an escaped quote )" + std::string(60, 'e') + R"(\"]")"};
     std::mt19937 random(20261206);
-    for (int trial = 0; trial < 200; ++trial) {
-        const size_t pad = static_cast<size_t>(trial % 32);
+    for (int trial = 0; trial < 512; ++trial) {
+        const size_t pad = static_cast<size_t>(trial % 128);
+        const bool escapes = (trial / 128) % 2 == 1;
         const size_t elements = 1 + random() % 40;
         std::string list = "[";
         uint32_t newlines = 0;
         for (size_t i = 0; i < elements; ++i) {
             if (i) list += random() % 3 ? ", " : ",\n";
             if (!list.empty() && list.back() == '\n') ++newlines;
-            list += pieces[random() % pieces.size()];
+            const size_t pick = random() % (plain_pieces.size() + (escapes ? 4 : 0));
+            list += pick < plain_pieces.size() ? plain_pieces[pick]
+                                               : escaped_pieces[pick - plain_pieces.size()];
         }
         list += "]";
         const std::string text =
@@ -272,6 +280,11 @@ TEST_CASE("json document: long streamed lists are counted whatever falls on a 16
     // A list that never closes (its strings and nested lists do) is still an error.
     const std::string unclosed = R"({"list": [")" + std::string(40, 'x') + R"(", [1, 2], "]"})";
     CHECK_THROWS_AS(jg::json_document(unclosed, 64, {"list"}), jg::json_syntax_error);
+    // As is one whose last string never closes, in a block of its own or after one.
+    for (const size_t length : {10, 70, 200}) {
+        const std::string open_string = R"({"list": [1, ")" + std::string(length, 's') + "]}";
+        CHECK_THROWS_AS(jg::json_document(open_string, 64, {"list"}), jg::json_syntax_error);
+    }
 }
 
 TEST_CASE("json document: an error after a streamed list does not hide one inside it",

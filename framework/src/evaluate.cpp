@@ -104,8 +104,10 @@ const component_instance& evaluation_worker::architecture(
 const nnergy_results& evaluation_worker::evaluate(const component_instance& architecture,
                                                   const bound_graph& g, const partition& p,
                                                   nnergy_dtype precision) {
-    // Sweeps keep the totals: plugins may leave out explanations and per-kernel breakdowns.
-    map_kernels(architecture, g, p, precision, mappings_, NNERGY_MAP_TOTALS_ONLY);
+    // Sweeps keep the totals and read no advice: plugins may leave out explanations,
+    // per-kernel breakdowns and advice.
+    constexpr uint64_t flags = NNERGY_MAP_TOTALS_ONLY | NNERGY_MAP_NO_ADVICE;
+    map_kernels(architecture, g, p, precision, mappings_, flags);
     results_.clear(p.kernels.size());
     if (estimators_stale_) {
         for (size_t e = 0; e < plan_.estimators.size(); ++e)
@@ -113,8 +115,7 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
         estimators_stale_ = false;
     }
     for (const auto& e : estimators_)
-        run_estimator(*e, architecture, g, p, mappings_, precision, results_,
-                      NNERGY_MAP_TOTALS_ONLY);
+        run_estimator(*e, architecture, g, p, mappings_, precision, results_, flags);
     return results_;
 }
 

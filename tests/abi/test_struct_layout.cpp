@@ -70,7 +70,9 @@ static_assert(std::is_same_v<nnergy_plugin_negotiate_fn,
 
 // ---- compile time: enum values (frozen; new values are appended) -------------------------------
 
-static_assert(NNERGY_ABI_MAJOR == 1 && NNERGY_ABI_MINOR == 7);
+static_assert(NNERGY_ABI_MAJOR == 1 && NNERGY_ABI_MINOR == 8);
+// nnergy_map_options::flags bits (1.5, 1.8).
+static_assert(NNERGY_MAP_TOTALS_ONLY == 1u && NNERGY_MAP_NO_ADVICE == 2u);
 static_assert(sizeof(nnergy_status_code) == 4 && sizeof(nnergy_dtype) == 4 &&
               sizeof(nnergy_component_kind) == 4 && sizeof(nnergy_value_kind) == 4 &&
               sizeof(nnergy_log_level) == 4);

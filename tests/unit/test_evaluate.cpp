@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The sweep's fast path against the full one: a worker asks its plugins for the totals only
-// (NNERGY_MAP_TOTALS_ONLY), reuses its mappings and results from one evaluation to the next,
-// and the memory estimator reuses what it derived from a graph it has seen (ABI 1.5
-// identities). None of that may change a total.
+// and no advice (NNERGY_MAP_TOTALS_ONLY, NNERGY_MAP_NO_ADVICE), reuses its mappings and results
+// from one evaluation to the next, and the memory estimator reuses what it derived from a graph
+// it has seen (ABI 1.5 identities). None of that may change a total but the advice's.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -43,6 +43,17 @@ totals totals_of_results(const nnergy_results& r) {
     return t;
 }
 
+bool is_advice(const std::string& key) { return key == "advice" || key.rfind("advice.", 0) == 0; }
+
+/// The totals without the advice (the `advice` text and the `advice.*` savings), and how many
+/// advice keys there were.
+size_t drop_advice(totals& t) {
+    const size_t before = t.numbers.size() + t.texts.size();
+    std::erase_if(t.numbers, [](const auto& kv) { return is_advice(kv.first); });
+    std::erase_if(t.texts, [](const auto& kv) { return is_advice(kv.first); });
+    return before - t.numbers.size() - t.texts.size();
+}
+
 size_t kernel_keys_written(const nnergy_results& r) {
     size_t n = 0;
     for (const auto& k : r.kernel_numbers) n += k.size();
@@ -51,8 +62,10 @@ size_t kernel_keys_written(const nnergy_results& r) {
 
 }  // namespace
 
-TEST_CASE("a totals-only evaluation, reused storage and cached memory give a full run's totals",
-          "[evaluate]") {
+TEST_CASE(
+    "a totals-only evaluation without advice, reused storage and cached memory give a full run's "
+    "totals but the advice",
+    "[evaluate]") {
     registry reg(std::filesystem::path{});
     reg.scan({NNERGY_TEST_PLUGIN_DIR}, scan_mode::load_all);
     component_instance frontend(component(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph"),
@@ -88,7 +101,7 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
     CHECK(parts[0].identity != 0);
     CHECK(parts[0].identity != parts[1].identity);
 
-    size_t compared = 0;
+    size_t compared = 0, advice_keys = 0;
     for (int pass = 0; pass < 2; ++pass)
         for (size_t d = 0; d < devices.size(); ++d) {
             const config_values hw = read_hardware_file(
@@ -118,9 +131,25 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
                         run_estimator(estimator, fresh_arch, bound[b], parts[b], mappings,
                                       precision, full);
                     }
-                    const totals want = totals_of_results(full);
+                    totals want = totals_of_results(full);
+
+                    // Totals only with advice (what a caller that reads the advice asks for):
+                    // every total, the advice included, as the full run's.
+                    nnergy_results advised;
+                    for (size_t e = 0; e < plan.estimators.size(); ++e) {
+                        component_instance estimator(*plan.estimators[e].entry, {});
+                        run_estimator(estimator, fresh_arch, bound[b], parts[b], mappings,
+                                      precision, advised, NNERGY_MAP_TOTALS_ONLY);
+                    }
+                    const totals advised_totals = totals_of_results(advised);
 
                     INFO(devices[d] << " batch index " << b << " precision " << precision);
+                    CHECK(advised_totals.numbers == want.numbers);
+                    CHECK(advised_totals.texts == want.texts);
+                    // Without advice: none of it, and every other total the same.
+                    totals got_without = got;
+                    CHECK(drop_advice(got_without) == 0);
+                    advice_keys += drop_advice(want);
                     CHECK(got.numbers == want.numbers);
                     CHECK(got.texts == want.texts);
                     // The point of totals-only: far fewer per-kernel keys, latency kept.
@@ -136,7 +165,8 @@ TEST_CASE("a totals-only evaluation, reused storage and cached memory give a ful
                     ++compared;
                 }
         }
-    CHECK(compared >= 16);  // each device offers at least one of the two precisions
+    CHECK(compared >= 16);           // each device offers at least one of the two precisions
+    CHECK(advice_keys >= compared);  // the full runs advise: there was advice to leave out
 }
 
 TEST_CASE("a graph or partition built by hand has no identity; a copy keeps it", "[evaluate]") {

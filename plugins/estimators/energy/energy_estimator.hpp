@@ -48,6 +48,8 @@ public:
         // A caller that keeps the totals (a sweep) gets no per-kernel breakdown; every total is
         // computed the same way.
         const bool per_kernel = !input.totals_only();
+        // Advice takes a summary of every kernel and text: none for a caller that reads none.
+        const bool advice_wanted = input.advice_wanted();
 
         // Totals keep the order in which their keys first appear, so the report reads as the
         // kernels do: compute, memory, control, vendor categories, static.
@@ -66,7 +68,7 @@ public:
         std::vector<double>& edp = lines.buffers.edp;
         std::vector<kernel_summary>& summaries = lines.buffers.summaries;
         edp.assign(kernels, 0.0);
-        summaries.assign(kernels, kernel_summary{});
+        summaries.assign(advice_wanted ? kernels : 0, kernel_summary{});
         const std::shared_ptr<const partition_facts> facts_held = facts_for(input);
         const partition_facts& facts = *facts_held;
         double energy = 0, dynamic = 0, static_j = 0, busy = 0, stretch = 0, peak_power = 0;
@@ -147,18 +149,21 @@ public:
                 out.kernel_text(k, "throttled", "power limit");
                 ++throttled;
             }
-            summarize(table, mapping, in, e, parts, lines, summaries[k]);
-            if (summaries[k].bottleneck.substr(0, 7) == "memory:") {
-                // The latency estimator's time: a throttled kernel's stretch is not memory's.
-                const double working = std::max(0.0, in.latency_s - in.overhead_s);
-                summaries[k].memory_wait_j =
-                    e.static_power_w * memory_wait_time(mapping, facts.flops[k],
-                                                        summaries[k].bottleneck.substr(7), working);
-                summaries[k].dram_j = dram_j;
+            if (advice_wanted) {
+                kernel_summary& summary = summaries[k];
+                summarize(table, mapping, in, e, parts, lines, summary);
+                if (summary.bottleneck.substr(0, 7) == "memory:") {
+                    // The latency estimator's time: a throttled kernel's stretch is not memory's.
+                    const double working = std::max(0.0, in.latency_s - in.overhead_s);
+                    summary.memory_wait_j =
+                        e.static_power_w * memory_wait_time(mapping, facts.flops[k],
+                                                            summary.bottleneck.substr(7), working);
+                    summary.dram_j = dram_j;
+                }
+                const uint32_t producer = facts.single_producer[k];
+                summary.single_consumer_of_producer =
+                    producer != NNERGY_NO_NODE && facts.consumers[producer] == 1;
             }
-            const uint32_t producer = facts.single_producer[k];
-            summaries[k].single_consumer_of_producer =
-                producer != NNERGY_NO_NODE && facts.consumers[producer] == 1;
             fusion_saving +=
                 split_fused(facts, k, table, mapping, in, e, parts, per_kernel, work, out);
             edp[k] = e.energy_j * e.latency_s;
@@ -217,15 +222,17 @@ public:
             }
         }
 
-        const std::vector<advice_item> advice =
-            advise(summaries, energy, static_j, idle_j, underutilized);
-        std::string advice_text;
-        for (const advice_item& a : advice) {
-            out.total(a.saving_key, a.saving_j);
-            if (!advice_text.empty()) advice_text += '\n';
-            advice_text += a.text;
+        if (advice_wanted) {
+            const std::vector<advice_item> advice =
+                advise(summaries, energy, static_j, idle_j, underutilized);
+            std::string advice_text;
+            for (const advice_item& a : advice) {
+                out.total(a.saving_key, a.saving_j);
+                if (!advice_text.empty()) advice_text += '\n';
+                advice_text += a.text;
+            }
+            if (!advice_text.empty()) out.total_text("advice", advice_text);
         }
-        if (!advice_text.empty()) out.total_text("advice", advice_text);
 
         edp_ranking& ranking = lines.buffers.ranking;
         rank_by_edp(edp, ranking);

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 7
+#define NNERGY_ABI_MINOR 8
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -239,6 +239,10 @@ typedef struct nnergy_kernel_stats {
  *  may leave out the `explanation` text, estimators the per-kernel keys no later estimator
  *  reads (docs/abi.md §9, "Totals only"). Every total must be the same as without it. */
 #define NNERGY_MAP_TOTALS_ONLY 1u
+/** The caller reads no advice (since 1.8; a sweep, a calibration's candidates): estimators may
+ *  leave out their advice, the `advice` text and the `advice.*` totals, and the work only it
+ *  needs (docs/abi.md §9, "No advice"). Every other total must be the same as without it. */
+#define NNERGY_MAP_NO_ADVICE 2u
 
 /** What an architecture is asked to map (and, through nnergy_estimate_input::options, what an
  *  estimator is asked to estimate). */

@@ -808,6 +808,12 @@ public:
         return in_->options && NNERGY_HAS_MEMBER(in_->options, nnergy_map_options, flags) &&
                (in_->options->flags & NNERGY_MAP_TOTALS_ONLY) != 0;
     }
+    /// False when the caller reads no advice (NNERGY_MAP_NO_ADVICE, since 1.8): leave out the
+    /// `advice` text, the `advice.*` totals and what only they need; every other total stays.
+    bool advice_wanted() const {
+        return !(in_->options && NNERGY_HAS_MEMBER(in_->options, nnergy_map_options, flags) &&
+                 (in_->options->flags & NNERGY_MAP_NO_ADVICE) != 0);
+    }
 
 private:
     const nnergy_estimate_input* in_;

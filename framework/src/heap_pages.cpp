@@ -19,9 +19,22 @@ namespace {
 // The first caller's thread, main() in the command-line tool: its allocations come from the heap
 // that brk grows; other threads have arenas of their own, left as they are.
 const std::thread::id heap_thread = std::this_thread::get_id();
-}  // namespace
 
-bool back_heap_with_huge_pages() noexcept {
+// Where the heap was last asked for huge pages up to (its end then); the heap thread's only.
+uintptr_t advised_end = 0;
+
+// Asks for huge pages on [from, end), the heap's unused top among it.
+void advise(uintptr_t from, uintptr_t end) noexcept {
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    from = (from + page - 1) & ~(page - 1);
+    // A block from elsewhere (an allocator of its own, as under a sanitizer, lives far above the
+    // heap) is left alone; a failure (no huge pages in this kernel) leaves ordinary pages.
+    if (end > from && end - from <= (uintptr_t{1} << 32))
+        (void)madvise(reinterpret_cast<void*>(from), end - from, MADV_HUGEPAGE);
+    advised_end = end;
+}
+
+void set_up_allocator() noexcept {
     static const bool set_up = [] {
         // A page fault costs microseconds, far more under a hypervisor: a model of 10,000 nodes
         // touches some 20,000 fresh 4 KiB pages on its way to a report. Blocks up to 32 MiB
@@ -33,24 +46,37 @@ bool back_heap_with_huge_pages() noexcept {
         return true;
     }();
     (void)set_up;
+}
+}  // namespace
+
+bool back_heap_with_huge_pages() noexcept {
+    set_up_allocator();
     if (std::this_thread::get_id() != heap_thread) return false;
     // A block larger than the heap's free blocks usually are comes from its top and grows it
     // now, by the pad too, before the new pages are touched: from it to the heap's end is what
-    // no one has used yet.
+    // no one has used yet. Cheap on a heap with few free blocks (a new process's, a trimmed
+    // one); on one with many, a block this large first sorts them all.
     void* probe = std::malloc(16 << 20);
     if (!probe) return true;
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(probe) + page - 1) & ~(page - 1);
+    const uintptr_t from = reinterpret_cast<uintptr_t>(probe);
     std::free(probe);
+    advise(from, reinterpret_cast<uintptr_t>(sbrk(0)));
+    return true;
+}
+
+bool cover_heap_growth_with_huge_pages() noexcept {
+    if (std::this_thread::get_id() != heap_thread) return false;
+    if (advised_end == 0) return back_heap_with_huge_pages();
+    // Only the end of the heap is read: no allocation, so no sorting of the free blocks.
     const uintptr_t end = reinterpret_cast<uintptr_t>(sbrk(0));
-    // A block from elsewhere (an allocator of its own, as under a sanitizer, lives far above the
-    // heap) is left alone; a failure (no huge pages in this kernel) leaves ordinary pages.
-    if (end > from && end - from <= (uintptr_t{1} << 32))
-        (void)madvise(reinterpret_cast<void*>(from), end - from, MADV_HUGEPAGE);
+    if (end > advised_end) advise(advised_end, end);
+    // A heap trimmed below what was advised grows back without the advice: cover it then.
+    if (end < advised_end) advised_end = end;
     return true;
 }
 #else
 bool back_heap_with_huge_pages() noexcept { return false; }
+bool cover_heap_growth_with_huge_pages() noexcept { return false; }
 #endif
 
 }  // namespace nnergy

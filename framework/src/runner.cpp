@@ -287,7 +287,7 @@ public:
         const auto now = std::chrono::steady_clock::now();
         const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
         last_ = now;
-        back_heap_with_huge_pages();  // what the stage grew the heap by
+        cover_heap_growth_with_huge_pages();  // what the stage grew the heap by
         for (auto& [name, total] : stages_)
             if (name == stage) {
                 total += ms;

@@ -6,6 +6,7 @@
 #include <nnergy/framework/heap_pages.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <unistd.h>
@@ -67,6 +68,42 @@ TEST_CASE("the heap is eligible for transparent huge pages after the call", "[he
     // Its middle: its first page may share one with what came before it.
     const std::string eligible = mapping_field(at + (12 << 20), "THPeligible");
     std::free(block);
+    if (eligible.empty()) {
+        WARN("this kernel's smaps has no THPeligible field: nothing to check");
+        return;
+    }
+    CHECK(eligible == "1");
+#else
+    WARN("glibc on Linux only");
+#endif
+}
+
+// A stage that grows the heap beyond what was covered gets the new part covered at its end,
+// without the large block back_heap_with_huge_pages() allocates (which sorts every free block
+// of a heap that holds many).
+TEST_CASE("the heap's growth is covered by huge pages after the stage's call", "[heap_pages]") {
+#if defined(__linux__) && defined(__GLIBC__)
+    const std::string mode = huge_page_mode();
+    if (!nnergy::back_heap_with_huge_pages() || (mode != "madvise" && mode != "always")) {
+        WARN("no brk heap, or no transparent huge pages on request here (mode '"
+             << mode << "'): nothing to check");
+        return;
+    }
+    // Blocks kept in the heap (below the allocator's 32 MiB threshold for a mapping), never
+    // touched, until the heap has grown past its end at the call: address space, not memory.
+    const uintptr_t covered_end = reinterpret_cast<uintptr_t>(sbrk(0));
+    std::vector<void*> blocks;
+    while (blocks.size() < 64 &&
+           (blocks.empty() || reinterpret_cast<uintptr_t>(blocks.back()) < covered_end)) {
+        blocks.push_back(std::malloc(16 << 20));
+        REQUIRE(blocks.back() != nullptr);
+    }
+    const uintptr_t last = reinterpret_cast<uintptr_t>(blocks.back());
+    REQUIRE(last >= covered_end);                          // beyond the covered part
+    REQUIRE(last < reinterpret_cast<uintptr_t>(sbrk(0)));  // in the heap
+    CHECK(nnergy::cover_heap_growth_with_huge_pages());
+    const std::string eligible = mapping_field(last + (8 << 20), "THPeligible");
+    for (void* b : blocks) std::free(b);
     if (eligible.empty()) {
         WARN("this kernel's smaps has no THPeligible field: nothing to check");
         return;

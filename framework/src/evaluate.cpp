@@ -3,8 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
+#include <thread>
+#include <vector>
 
 namespace nnergy {
 
@@ -185,5 +190,98 @@ evaluation_totals totals_of(const nnergy_results& results, const bound_graph& g)
     t.params = g.total_params;
     return t;
 }
+
+namespace detail {
+namespace {
+
+/// Threads that serve run_on_threads() one call at a time: thread n (from 1) takes part in a
+/// call that wants n or more threads besides its caller, and otherwise waits.
+class kept_threads {
+public:
+    /// Runs body on the caller and on `helpers` kept threads; false, having run nothing, when a
+    /// call is already running or the threads cannot be started.
+    bool try_run(size_t helpers, void (*body)(void*, size_t), void* context) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (busy_) return false;
+        try {
+            while (started_ < helpers) {
+                const size_t number = started_ + 1;
+                std::thread(&kept_threads::serve, this, number).detach();
+                ++started_;
+            }
+        } catch (...) {
+            return false;  // too few threads: the caller starts its own (those started stay)
+        }
+        busy_ = true;
+        body_ = body;
+        context_ = context;
+        wanted_ = helpers;
+        remaining_ = helpers;
+        ++call_;
+        lock.unlock();
+        wake_.notify_all();
+        body(context, 0);
+        lock.lock();
+        finished_.wait(lock, [&] { return remaining_ == 0; });
+        busy_ = false;
+        return true;
+    }
+
+private:
+    [[noreturn]] void serve(size_t number) {
+        uint64_t served = 0;
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return call_ != served && number <= wanted_ && busy_; });
+            served = call_;
+            void (*const body)(void*, size_t) = body_;
+            void* const context = context_;
+            lock.unlock();
+            body(context, number);
+            lock.lock();
+            if (--remaining_ == 0) finished_.notify_one();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_, finished_;
+    size_t started_ = 0;  ///< threads serving calls, numbered 1 to started_
+    bool busy_ = false;   ///< a call is running
+    uint64_t call_ = 0;   ///< the running call's number, counted from 1
+    size_t wanted_ = 0, remaining_ = 0;
+    void (*body_)(void*, size_t) = nullptr;
+    void* context_ = nullptr;
+};
+
+}  // namespace
+
+void run_on_threads(size_t threads, void (*body)(void*, size_t), void* context) {
+    if (threads <= 1) {
+        if (threads == 1) body(context, 0);
+        return;
+    }
+    // Never destroyed, its threads never joined: they wait for calls until the process ends,
+    // and no exit path has to reach them.
+    static kept_threads& kept = *new kept_threads;
+    if (kept.try_run(threads - 1, body, context)) return;
+    // A number whose thread cannot be started runs on the caller after its own: its body then
+    // finds the work taken, or does it, as any late thread would.
+    std::vector<std::thread> started;
+    std::vector<size_t> not_started;
+    started.reserve(threads);
+    not_started.reserve(threads);
+    for (size_t t = 1; t < threads; ++t) {
+        try {
+            started.emplace_back(body, context, t);
+        } catch (...) {
+            not_started.push_back(t);
+        }
+    }
+    body(context, 0);
+    for (const size_t t : not_started) body(context, t);
+    for (std::thread& t : started) t.join();
+}
+
+}  // namespace detail
 
 }  // namespace nnergy

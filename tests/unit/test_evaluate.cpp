@@ -5,9 +5,12 @@
 // it has seen (ABI 1.5 identities). None of that may change a total but the advice's.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/host.hpp>
 #include <nnergy/framework/host_objects.hpp>
@@ -254,4 +257,88 @@ TEST_CASE("a pooled name is stored once for the process, whichever thread asks",
     CHECK(hint.view().data() == other.view().data());
     CHECK(pooled_name::at<pooled_test_tag>("dma", 3).view().data() == other.view().data());
     CHECK(pooled_name::at<pooled_test_tag>("dma", 1000).view().data() == other.view().data());
+}
+
+namespace {
+
+/// The parallel_for calls this thread took part in, the last one's number first seen.
+thread_local size_t calls_served = 0;
+thread_local int last_call = -1;
+
+/// Runs parallel_for(threads, count) once as call number `call`: checks that each index runs
+/// once and that each thread number is one thread's during the call; returns, for each number,
+/// how many calls its thread had served by then (0: it ran no job).
+std::vector<size_t> checked_call(size_t threads, size_t count, int call) {
+    std::vector<std::atomic<int>> runs(count);
+    std::vector<std::thread::id> owner(threads);
+    std::vector<size_t> served(threads, 0);
+    std::mutex m;
+    bool shared_number = false;
+    parallel_for(threads, count, [&](size_t t, size_t i) {
+        if (last_call != call) {
+            last_call = call;
+            ++calls_served;
+        }
+        {
+            std::lock_guard<std::mutex> lock(m);
+            if (served[t] == 0) owner[t] = std::this_thread::get_id();
+            shared_number = shared_number || owner[t] != std::this_thread::get_id();
+            served[t] = calls_served;
+        }
+        ++runs[i];
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    });
+    CHECK_FALSE(shared_number);
+    size_t once = 0;
+    for (const auto& r : runs) once += r.load() == 1;
+    CHECK(once == count);
+    return served;
+}
+
+}  // namespace
+
+TEST_CASE("parallel_for keeps its threads from one call to the next", "[evaluate][threads]") {
+    // A thread that served earlier calls has counted them: a thread started for the call has
+    // served that call only.
+    std::vector<size_t> served;
+    for (int call = 0; call < 10; ++call) served = checked_call(4, 400, 1000 + call);
+    size_t kept = 0;
+    for (size_t t = 1; t < served.size(); ++t) kept += served[t] > 1;
+    CHECK(kept >= 2);  // each of the three ran jobs in most calls
+    // Fewer threads than before, then more: the same threads, and new ones for the rest.
+    checked_call(2, 100, 2000);
+    served = checked_call(6, 600, 2001);
+    CHECK(served[0] > 0);
+}
+
+TEST_CASE("parallel_for rethrows a job's exception and serves the next call",
+          "[evaluate][threads]") {
+    std::atomic<int> ran{0};
+    CHECK_THROWS_WITH(parallel_for(3, 200,
+                                   [&](size_t, size_t i) {
+                                       ++ran;
+                                       if (i == 37) throw std::runtime_error("job 37 failed");
+                                   }),
+                      "job 37 failed");
+    CHECK(ran.load() >= 38);
+    checked_call(3, 300, 3000);
+}
+
+TEST_CASE("parallel_for inside a job, or from two threads at once, runs every index",
+          "[evaluate][threads]") {
+    // A call from a job of a running call cannot have the kept threads: it starts its own.
+    std::atomic<int> inner{0};
+    parallel_for(2, 4,
+                 [&](size_t, size_t) { parallel_for(3, 50, [&](size_t, size_t) { ++inner; }); });
+    CHECK(inner.load() == 200);
+    // Two callers at once: one has the kept threads, the other starts its own.
+    std::atomic<int> total{0};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 2; ++c)
+        callers.emplace_back([&] {
+            for (int call = 0; call < 20; ++call)
+                parallel_for(3, 100, [&](size_t, size_t) { ++total; });
+        });
+    for (std::thread& c : callers) c.join();
+    CHECK(total.load() == 2 * 20 * 100);
 }

@@ -127,10 +127,21 @@ void require_finite_totals(const nnergy_results& results, const partition& part,
                            const std::filesystem::path& hardware_file,
                            const std::filesystem::path& runtime_file);
 
+namespace detail {
+/// Calls body(context, t) for each t in [0, threads): t = 0 on the calling thread, the others on
+/// threads kept from one call to the next. A calibration or a benchmark makes thousands of calls:
+/// a new thread each time costs its start and the warming of its caches (the name pool's
+/// included). A call made while another runs (from one of its bodies, or from another thread)
+/// starts threads of its own, as does one the kept threads cannot serve. Returns once every body
+/// has returned. `body` must not throw.
+void run_on_threads(size_t threads, void (*body)(void* context, size_t t), void* context);
+}  // namespace detail
+
 /// Runs job(t, i) for every i in [0, count) on `threads` threads, t being the thread's number
-/// (0: the calling thread), each thread taking the next index (jobs differ in cost).
-/// Dispatching stops once `stop` reads true; jobs already started finish. The first exception a
-/// job throws is rethrown after every thread has joined.
+/// (0: the calling thread), each thread taking the next index (jobs differ in cost). Threads
+/// other than the caller are kept between calls (detail::run_on_threads). Dispatching stops
+/// once `stop` reads true; jobs already started finish. The first exception a job throws is
+/// rethrown after every thread has finished.
 template <class Job>
 void parallel_for(size_t threads, size_t count, Job job, const std::atomic<bool>* stop = nullptr) {
     std::atomic<size_t> next{0};
@@ -149,10 +160,8 @@ void parallel_for(size_t threads, size_t count, Job job, const std::atomic<bool>
             }
         }
     };
-    std::vector<std::thread> started;
-    for (size_t t = 1; t < threads; ++t) started.emplace_back(run, t);
-    if (threads > 0) run(0);
-    for (std::thread& t : started) t.join();
+    detail::run_on_threads(
+        threads, [](void* context, size_t t) { (*static_cast<decltype(run)*>(context))(t); }, &run);
     if (failure) std::rethrow_exception(failure);
 }
 

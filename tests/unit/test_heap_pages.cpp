@@ -47,18 +47,34 @@ std::string mapping_field(uintptr_t address, const std::string& key) {
     return "";
 }
 
+/// Calls back_heap_with_huge_pages(); false (with a warning: nothing to check) where it does not
+/// apply or the kernel offers no huge pages on request.
+bool huge_pages_on_request() {
+    const std::string mode = huge_page_mode();
+    if (!nnergy::back_heap_with_huge_pages() || (mode != "madvise" && mode != "always")) {
+        WARN("no brk heap, or no transparent huge pages on request here (mode '"
+             << mode << "'): nothing to check");
+        return false;
+    }
+    return true;
+}
+
+/// Checks a mapping's THPeligible field, where the kernel's smaps has one.
+void check_eligible(const std::string& eligible) {
+    if (eligible.empty()) {
+        WARN("this kernel's smaps has no THPeligible field: nothing to check");
+        return;
+    }
+    CHECK(eligible == "1");
+}
+
 }  // namespace
 
 // Where the kernel offers huge pages on request, a block the command line allocates after the
 // call lies in the heap and may be backed by them: one page fault per 2 MiB, not per 4 KiB.
 TEST_CASE("the heap is eligible for transparent huge pages after the call", "[heap_pages]") {
 #if defined(__linux__) && defined(__GLIBC__)
-    const std::string mode = huge_page_mode();
-    if (!nnergy::back_heap_with_huge_pages() || (mode != "madvise" && mode != "always")) {
-        WARN("no brk heap, or no transparent huge pages on request here (mode '"
-             << mode << "'): nothing to check");
-        return;
-    }
+    if (!huge_pages_on_request()) return;
     // Larger than glibc's default threshold for a mapping of its own, and than any block freed
     // before: it comes from the heap's top.
     void* block = std::malloc(24 << 20);
@@ -68,11 +84,7 @@ TEST_CASE("the heap is eligible for transparent huge pages after the call", "[he
     // Its middle: its first page may share one with what came before it.
     const std::string eligible = mapping_field(at + (12 << 20), "THPeligible");
     std::free(block);
-    if (eligible.empty()) {
-        WARN("this kernel's smaps has no THPeligible field: nothing to check");
-        return;
-    }
-    CHECK(eligible == "1");
+    check_eligible(eligible);
 #else
     WARN("glibc on Linux only");
 #endif
@@ -83,12 +95,7 @@ TEST_CASE("the heap is eligible for transparent huge pages after the call", "[he
 // of a heap that holds many).
 TEST_CASE("the heap's growth is covered by huge pages after the stage's call", "[heap_pages]") {
 #if defined(__linux__) && defined(__GLIBC__)
-    const std::string mode = huge_page_mode();
-    if (!nnergy::back_heap_with_huge_pages() || (mode != "madvise" && mode != "always")) {
-        WARN("no brk heap, or no transparent huge pages on request here (mode '"
-             << mode << "'): nothing to check");
-        return;
-    }
+    if (!huge_pages_on_request()) return;
     // Blocks kept in the heap (below the allocator's 32 MiB threshold for a mapping), never
     // touched, until the heap has grown past its end at the call: address space, not memory.
     const uintptr_t covered_end = reinterpret_cast<uintptr_t>(sbrk(0));
@@ -104,11 +111,7 @@ TEST_CASE("the heap's growth is covered by huge pages after the stage's call", "
     CHECK(nnergy::cover_heap_growth_with_huge_pages());
     const std::string eligible = mapping_field(last + (8 << 20), "THPeligible");
     for (void* b : blocks) std::free(b);
-    if (eligible.empty()) {
-        WARN("this kernel's smaps has no THPeligible field: nothing to check");
-        return;
-    }
-    CHECK(eligible == "1");
+    check_eligible(eligible);
 #else
     WARN("glibc on Linux only");
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cmath>
@@ -253,6 +254,25 @@ private:
     void* context_ = nullptr;
 };
 
+// This process's kept threads. Never destroyed, its threads never joined: they wait for calls
+// until the process ends, and no exit path has to reach them. fork() copies the calling thread
+// only: a child has none of the threads its copy counts, and perhaps a copy of the lock one of
+// them held. It forgets that copy and starts threads of its own when it first needs some.
+std::atomic<kept_threads*> kept_by_this_process{nullptr};
+
+kept_threads& kept_threads_of_this_process() {
+    static const int forget_in_child = ::pthread_atfork(
+        nullptr, nullptr, [] { kept_by_this_process.store(nullptr, std::memory_order_relaxed); });
+    (void)forget_in_child;
+    kept_threads* kept = kept_by_this_process.load(std::memory_order_acquire);
+    if (kept) return *kept;
+    auto* made = new kept_threads;
+    if (kept_by_this_process.compare_exchange_strong(kept, made, std::memory_order_acq_rel))
+        return *made;
+    delete made;  // another thread's came first
+    return *kept;
+}
+
 }  // namespace
 
 void run_on_threads(size_t threads, void (*body)(void*, size_t), void* context) {
@@ -260,10 +280,7 @@ void run_on_threads(size_t threads, void (*body)(void*, size_t), void* context) 
         if (threads == 1) body(context, 0);
         return;
     }
-    // Never destroyed, its threads never joined: they wait for calls until the process ends,
-    // and no exit path has to reach them.
-    static kept_threads& kept = *new kept_threads;
-    if (kept.try_run(threads - 1, body, context)) return;
+    if (kept_threads_of_this_process().try_run(threads - 1, body, context)) return;
     // A number whose thread cannot be started runs on the caller after its own: its body then
     // finds the work taken, or does it, as any late thread would.
     std::vector<std::thread> started;

@@ -4,9 +4,12 @@
 // from one evaluation to the next, and the memory estimator reuses what it derived from a graph
 // it has seen (ABI 1.5 identities). None of that may change a total but the advice's.
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -341,4 +344,26 @@ TEST_CASE("parallel_for inside a job, or from two threads at once, runs every in
         });
     for (std::thread& c : callers) c.join();
     CHECK(total.load() == 2 * 20 * 100);
+}
+
+TEST_CASE("a process forked after parallel_for ran starts threads of its own",
+          "[evaluate][threads]") {
+    checked_call(3, 300, 4000);  // the kept threads are running, and waiting
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // The child has none of its parent's threads: a call that waited for them would never
+        // return, and the alarm would end the child.
+        ::alarm(30);
+        std::atomic<int> done{0};
+        parallel_for(3, 300, [&](size_t, size_t) { ++done; });
+        parallel_for(3, 300, [&](size_t, size_t) { ++done; });
+        ::_exit(done.load() == 600 ? 0 : 1);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    checked_call(3, 300, 4001);  // the parent's threads still serve it
 }

@@ -132,8 +132,9 @@ namespace detail {
 /// threads kept from one call to the next. A calibration or a benchmark makes thousands of calls:
 /// a new thread each time costs its start and the warming of its caches (the name pool's
 /// included). A call made while another runs (from one of its bodies, or from another thread)
-/// starts threads of its own, as does one the kept threads cannot serve. Returns once every body
-/// has returned. `body` must not throw.
+/// starts threads of its own, as does one the kept threads cannot serve; a forked child keeps
+/// threads of its own, not its parent's. Returns once every body has returned. `body` must not
+/// throw.
 void run_on_threads(size_t threads, void (*body)(void* context, size_t t), void* context);
 }  // namespace detail
 

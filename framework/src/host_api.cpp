@@ -1225,7 +1225,21 @@ void run_estimator(const component_instance& estimator, const component_instance
     auto vtbl = static_cast<const nnergy_estimator_vtbl*>(e.vtbl);
     nnergy_graph gv{g.source, &g};
     nnergy_partition pv{&p};
-    std::vector<const nnergy_mapping*> ptrs;
+    // The pointers' array is this thread's from one call to the next (a sweep makes a call per
+    // estimator and evaluation); a call made while another runs on the thread has its own.
+    thread_local std::vector<const nnergy_mapping*> reused;
+    thread_local bool reused_taken = false;
+    std::vector<const nnergy_mapping*> own;
+    const bool reuse = !reused_taken;
+    std::vector<const nnergy_mapping*>& ptrs = reuse ? reused : own;
+    reused_taken = true;
+    struct give_back {
+        bool reuse;
+        ~give_back() {
+            if (reuse) reused_taken = false;
+        }
+    } release{reuse};
+    ptrs.clear();
     ptrs.reserve(mappings.size());
     for (const auto& m : mappings) ptrs.push_back(&m);
     const std::vector<nnergy_named_value>& hw = architecture.hardware_views();

@@ -55,7 +55,7 @@ public:
         // kernels do: compute, memory, control, vendor categories, static.
         const lines_lease lease(state);
         breakdown_lines& lines = *lease.lines;
-        auto add_total = [&](const std::string& key, double j) {
+        auto add_total = [&](std::string_view key, double j) {
             size_t index = breakdown_lines::none;
             lines.add(index, key, j);
         };
@@ -197,7 +197,8 @@ public:
         static_j += idle_j;
         underutilized += idle_j;
 
-        for (const auto& [k, v] : lines.totals) out.total(k, v);
+        for (size_t i = 0; i < lines.totals_used; ++i)
+            out.total(lines.totals[i].first, lines.totals[i].second);
         out.total("energy_j", energy);
         out.total("dynamic_energy_j", dynamic);
         out.total("static_energy_j", static_j);
@@ -501,7 +502,11 @@ private:
             std::vector<kernel_summary> summaries;
             edp_ranking ranking;
         } buffers;
-        std::vector<std::pair<std::string, double>> totals;  ///< in the order first added
+        /// The run's totals, in the order first added: the first `totals_used`. Those after
+        /// them are earlier runs' entries, kept so that a sweep copies its keys into strings
+        /// that already have room for them instead of allocating some for every evaluation.
+        std::vector<std::pair<std::string, double>> totals;
+        size_t totals_used = 0;
 
         uint32_t add_line(const energy_table& t, std::string_view category_name,
                           std::string_view event) {
@@ -534,7 +539,7 @@ private:
                 for (seen_name& n : seen) n = seen_name{};
                 run = 1;
             }
-            totals.clear();
+            totals_used = 0;
             for (category& c : categories) {
                 c.total = none;
                 c.in_kernel = false;
@@ -594,12 +599,15 @@ private:
         }
 
         /// Adds `j` to the total `key`, whose place `index` is found on first use.
-        void add(size_t& index, const std::string& key, double j) {
+        void add(size_t& index, std::string_view key, double j) {
             if (index == none) {
                 index = 0;
-                while (index < totals.size() && totals[index].first != key) ++index;
-                if (index == totals.size()) {
-                    totals.emplace_back(key, j);
+                while (index < totals_used && totals[index].first != key) ++index;
+                if (index == totals_used) {
+                    if (totals_used == totals.size()) totals.emplace_back();
+                    totals[index].first.assign(key);
+                    totals[index].second = j;
+                    ++totals_used;
                     return;
                 }
             }

@@ -24,12 +24,15 @@ namespace nnergy::memory {
 
 namespace detail {
 
-/// Product of dims [from, end) of a shape; nothing when one is not positive.
-inline std::optional<double> product(const std::vector<int64_t>& shape, size_t from = 0) {
+/// Product of dims [from, rank) of tensor `t`, read one by one (no shape vector per tensor);
+/// nothing when one is not positive.
+inline std::optional<double> dims_product(const sdk::graph_view& g, uint32_t t, size_t from = 0) {
     double p = 1;
-    for (size_t i = from; i < shape.size(); ++i) {
-        if (shape[i] <= 0) return std::nullopt;
-        p *= static_cast<double>(shape[i]);
+    const size_t rank = g.rank(t);
+    for (size_t i = from; i < rank; ++i) {
+        const int64_t d = g.dim(t, i);
+        if (d <= 0) return std::nullopt;
+        p *= static_cast<double>(d);
     }
     return p;
 }
@@ -56,10 +59,15 @@ public:
         const size_t kernels = p_.kernel_count();
         node_kernel_.assign(g_.node_count(), no_kernel);
         in_.kernels.resize(kernels);
+        // Host calls rather than partition_view::nodes() and graph_view::shape() here and
+        // below: no vector per kernel or tensor each time a pass is read.
         for (uint32_t k = 0; k < kernels; ++k) {
             in_.kernels[k].name = p_.name(k);
-            for (uint32_t n : p_.nodes(k))
+            const size_t nodes = sdk::host().kernel_node_count(p_.handle(), k);
+            for (size_t i = 0; i < nodes; ++i) {
+                const uint32_t n = sdk::host().kernel_node(p_.handle(), k, i);
                 if (n < node_kernel_.size()) node_kernel_[n] = k;
+            }
         }
         in_.batch = bound_batch();
         const size_t tensors = g_.tensor_count();
@@ -105,8 +113,10 @@ public:
         for (uint32_t k = 0; k < kernels; ++k) {
             const bool attention = p_.pattern(k) == "attention";
             workspace most;
-            for (uint32_t n : p_.nodes(k)) {
-                const workspace w = node_workspace(n, k, attention);
+            const size_t nodes = sdk::host().kernel_node_count(p_.handle(), k);
+            for (size_t i = 0; i < nodes; ++i) {
+                const workspace w =
+                    node_workspace(sdk::host().kernel_node(p_.handle(), k, i), k, attention);
                 if (w.bytes > most.bytes) most = w;
             }
             // Nodes of a kernel run one after another and reuse one scratch buffer.
@@ -129,25 +139,25 @@ private:
     double bound_batch() const {
         for (uint32_t t = 0; t < g_.tensor_count(); ++t) {
             if (g_.is_initializer(t) || g_.producer(t) != NNERGY_NO_NODE) continue;
-            if (g_.consumers(t).empty() && !g_.is_graph_output(t)) continue;
-            const std::vector<int64_t> shape = g_.shape(t);
-            if (!shape.empty() && shape[0] > 0) return static_cast<double>(shape[0]);
+            if (sdk::host().tensor_consumer_count(g_.handle(), t) == 0 && !g_.is_graph_output(t))
+                continue;
+            if (g_.rank(t) > 0 && g_.dim(t, 0) > 0) return static_cast<double>(g_.dim(t, 0));
         }
         return 0;
     }
 
     bool leads_with_batch(uint32_t t) const {
         if (in_.batch <= 0) return false;
-        const std::vector<int64_t> shape = g_.shape(t);
-        return !shape.empty() && static_cast<double>(shape[0]) == in_.batch;
+        return g_.rank(t) > 0 && static_cast<double>(g_.dim(t, 0)) == in_.batch;
     }
 
     /// True when tensor `t` is written and read only inside kernel `k`: never materialized.
     bool internal_to(uint32_t t, uint32_t k) const {
         if (t == NNERGY_NO_TENSOR || g_.is_initializer(t) || g_.is_graph_output(t)) return false;
         if (kernel_of(g_.producer(t)) != k) return false;
-        for (uint32_t c : g_.consumers(t))
-            if (kernel_of(c) != k) return false;
+        const size_t consumers = sdk::host().tensor_consumer_count(g_.handle(), t);
+        for (size_t i = 0; i < consumers; ++i)
+            if (kernel_of(sdk::host().tensor_consumer(g_.handle(), t, i)) != k) return false;
         return true;
     }
 
@@ -186,13 +196,14 @@ private:
             if (g_.input_count(n) <= w_at || g_.output_count(n) < 1) return w;
             const uint32_t x = g_.input(n, x_at), wt = g_.input(n, w_at), y = g_.output(n, 0);
             if (x == NNERGY_NO_TENSOR || wt == NNERGY_NO_TENSOR || y == NNERGY_NO_TENSOR) return w;
-            const std::vector<int64_t> ws = g_.shape(wt), ys = g_.shape(y);
-            if (ws.size() < 3 || ys.size() != ws.size()) return w;
-            const std::optional<double> window = product(ws, 2);
-            const std::optional<double> positions = product(ys, 2);
-            if (!window || !positions || *window <= 1 || ws[1] <= 0 || ys[0] <= 0) return w;
-            const double batch = static_cast<double>(ys[0]);
-            w.bytes = batch * *positions * static_cast<double>(ws[1]) * *window *
+            const size_t rank = g_.rank(wt);
+            if (rank < 3 || g_.rank(y) != rank) return w;
+            const std::optional<double> window = dims_product(g_, wt, 2);
+            const std::optional<double> positions = dims_product(g_, y, 2);
+            const int64_t channels = g_.dim(wt, 1), batch_dim = g_.dim(y, 0);
+            if (!window || !positions || *window <= 1 || channels <= 0 || batch_dim <= 0) return w;
+            const double batch = static_cast<double>(batch_dim);
+            w.bytes = batch * *positions * static_cast<double>(channels) * *window *
                       element_bytes(g_, x, precision_);
             w.batch_leading = in_.batch > 0 && batch == in_.batch;
             return w;
@@ -203,7 +214,7 @@ private:
             const uint32_t s = g_.input(n, 0);
             if (!internal_to(s, k)) return w;
             if (!attention_kernel && !fed_by_matmul(s, k)) return w;
-            const std::optional<double> elements = product(g_.shape(s));
+            const std::optional<double> elements = dims_product(g_, s);
             if (!elements) return w;
             w.bytes = *elements * element_bytes(g_, s, precision_);
             w.batch_leading = leads_with_batch(s);

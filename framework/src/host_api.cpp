@@ -1225,20 +1225,11 @@ void run_estimator(const component_instance& estimator, const component_instance
     auto vtbl = static_cast<const nnergy_estimator_vtbl*>(e.vtbl);
     nnergy_graph gv{g.source, &g};
     nnergy_partition pv{&p};
-    // The pointers' array is this thread's from one call to the next (a sweep makes a call per
-    // estimator and evaluation); a call made while another runs on the thread has its own.
-    thread_local std::vector<const nnergy_mapping*> reused;
-    thread_local bool reused_taken = false;
-    std::vector<const nnergy_mapping*> own;
-    const bool reuse = !reused_taken;
-    std::vector<const nnergy_mapping*>& ptrs = reuse ? reused : own;
-    reused_taken = true;
-    struct give_back {
-        bool reuse;
-        ~give_back() {
-            if (reuse) reused_taken = false;
-        }
-    } release{reuse};
+    // The pointers' array is taken from this thread's spare and put back after the call: a
+    // sweep makes a call per estimator and evaluation, and then allocates none. (A call that
+    // throws drops it: the next one allocates again.)
+    thread_local std::vector<const nnergy_mapping*> spare;
+    std::vector<const nnergy_mapping*> ptrs = std::move(spare);
     ptrs.clear();
     ptrs.reserve(mappings.size());
     for (const auto& m : mappings) ptrs.push_back(&m);
@@ -1263,6 +1254,7 @@ void run_estimator(const component_instance& estimator, const component_instance
             call_plugin(e, "estimate", [&] { return vtbl->estimate(estimator.self(), &in, &out); });
         if (s) fail(e, "estimate", s);
     });
+    spare = std::move(ptrs);
 }
 
 namespace {

@@ -258,7 +258,8 @@ TEST_CASE("json document: long streamed lists are counted whatever falls on a bl
         for (size_t i = 0; i < elements; ++i) {
             if (i) list += random() % 3 ? ", " : ",\n";
             if (!list.empty() && list.back() == '\n') ++newlines;
-            const size_t pick = random() % (plain_pieces.size() + (escapes ? 4 : 0));
+            const size_t pick =
+                random() % (plain_pieces.size() + (escapes ? escaped_pieces.size() : 0));
             list += pick < plain_pieces.size() ? plain_pieces[pick]
                                                : escaped_pieces[pick - plain_pieces.size()];
         }

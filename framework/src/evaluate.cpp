@@ -78,10 +78,24 @@ evaluation_worker::evaluation_worker(const evaluation_plan& plan)
         estimators_.push_back(estimator_of(plan, e));
 }
 
+void evaluation_worker::refresh_estimators() {
+    if (!estimators_stale_) return;
+    for (size_t e = 0; e < plan_.estimators.size(); ++e)
+        if (!estimators_[e]->keys_hardware_caches_by_identity())
+            estimators_[e] = estimator_of(plan_, e);
+    estimators_stale_ = false;
+}
+
+const component_instance& evaluation_worker::estimator(size_t e) {
+    refresh_estimators();
+    return *estimators_.at(e);
+}
+
 void evaluation_worker::forget_hardware() {
     architectures_.clear();
     // Made again when next used: a calibration's candidate often evaluates on few of the
-    // workers (runtimes) it forgets the hardware of.
+    // workers (runtimes) it forgets the hardware of. An estimator that keys its hardware caches
+    // by identity (ABI 1.9) stays: the next architectures name their values anew.
     estimators_stale_ = true;
 }
 
@@ -115,11 +129,7 @@ const nnergy_results& evaluation_worker::evaluate(const component_instance& arch
     constexpr uint64_t flags = NNERGY_MAP_TOTALS_ONLY | NNERGY_MAP_NO_ADVICE;
     map_kernels(architecture, g, p, precision, mappings_, flags);
     results_.clear(p.kernels.size());
-    if (estimators_stale_) {
-        for (size_t e = 0; e < plan_.estimators.size(); ++e)
-            estimators_[e] = estimator_of(plan_, e);
-        estimators_stale_ = false;
-    }
+    refresh_estimators();
     for (const auto& e : estimators_)
         run_estimator(*e, architecture, g, p, mappings_, precision, results_, flags);
     return results_;

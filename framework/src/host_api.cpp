@@ -1071,6 +1071,9 @@ struct component_instance::state {
     std::vector<nnergy_named_value> config_views;
     std::vector<nnergy_named_value> hardware_views;
     std::vector<nnergy_named_value> runtime_views;
+    /// Names hardware_views for estimators' caches: the views live, unchanged, as long as the
+    /// instance, and no other instance gets the number (docs/abi.md §9).
+    uint64_t hardware_identity = 0;
 };
 
 component_instance::component_instance(const component_entry& entry, config_values config,
@@ -1103,6 +1106,7 @@ component_instance::component_instance(shared_hardware, const component_entry& e
     state_->hardware = hardware ? std::move(hardware) : std::make_shared<const config_values>();
     state_->config_views = named_value_views(state_->config);
     state_->hardware_views = named_value_views(*state_->hardware);
+    state_->hardware_identity = new_identity();
     state_->runtime = std::move(runtime);
     state_->runtime_views = named_value_views(state_->runtime);
     nnergy_create_args args{};
@@ -1136,6 +1140,12 @@ nnergy_host_context* component_instance::context() const noexcept { return &stat
 const config_values& component_instance::hardware() const noexcept { return *state_->hardware; }
 const std::vector<nnergy_named_value>& component_instance::hardware_views() const noexcept {
     return state_->hardware_views;
+}
+uint64_t component_instance::hardware_identity() const noexcept {
+    return state_->hardware_identity;
+}
+bool component_instance::keys_hardware_caches_by_identity() const noexcept {
+    return entry_.library && entry_.library->abi_minor >= 9;
 }
 
 graph load_model(component_instance& frontend, const std::filesystem::path& path) {
@@ -1247,6 +1257,7 @@ void run_estimator(const component_instance& estimator, const component_instance
     in.hardware = hw.data();
     in.hardware_count = hw.size();
     in.options = &options;
+    in.hardware_identity = architecture.hardware_identity();
     out.kernel_numbers.resize(p.kernels.size());
     out.kernel_texts.resize(p.kernels.size());
     told_at(estimator.where(), [&] {

@@ -37,7 +37,7 @@
     X(nnergy_frontend_vtbl, 32) \
     X(nnergy_partitioner_vtbl, 16) \
     X(nnergy_architecture_vtbl, 16) \
-    X(nnergy_estimate_input, 64) \
+    X(nnergy_estimate_input, 72) \
     X(nnergy_estimator_vtbl, 16) \
     X(nnergy_reporter_vtbl, 16) \
     X(nnergy_component, 72) \
@@ -204,6 +204,7 @@
     X(nnergy_estimate_input, hardware, 40, const nnergy_named_value*) \
     X(nnergy_estimate_input, hardware_count, 48, size_t) \
     X(nnergy_estimate_input, options, 56, const nnergy_map_options*) \
+    X(nnergy_estimate_input, hardware_identity, 64, uint64_t) \
     X(nnergy_estimator_vtbl, struct_size, 0, size_t) \
     X(nnergy_estimator_vtbl, estimate, 8, nnergy_status* (*)(void*, const nnergy_estimate_input*, nnergy_results*)) \
     X(nnergy_reporter_vtbl, struct_size, 0, size_t) \

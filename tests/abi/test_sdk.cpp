@@ -109,6 +109,17 @@ TEST_CASE("an empty config_view has no elements", "[abi][sdk]") {
     CHECK(null_array.find("x") == nullptr);
 }
 
+TEST_CASE("estimate_input reads the hardware identity only where the host's struct holds it",
+          "[abi][sdk]") {
+    nnergy_estimate_input in{};
+    in.struct_size = sizeof in;
+    in.hardware_identity = 42;
+    CHECK(sdk::estimate_input(in).hardware_identity() == 42);
+    // A 1.8 host's struct ends with `options`: what lies beyond it is not the host's to read.
+    in.struct_size = NNERGY_STRUCT_SIZE(nnergy_estimate_input, options);
+    CHECK(sdk::estimate_input(in).hardware_identity() == 0);
+}
+
 TEST_CASE("negotiate fills only what the host allocated", "[abi][sdk]") {
     static const nnergy_component none[1] = {};
     // A host whose plugin info ends at component_count: the description member must stay as the

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nnergy/framework/evaluate.hpp>
 #include <nnergy/framework/host.hpp>
@@ -25,6 +26,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "fake_plugin_paths.h"
 
 using namespace nnergy;
 
@@ -66,30 +69,44 @@ size_t kernel_keys_written(const nnergy_results& r) {
     return n;
 }
 
+/// ResNet-50 of the bundled zoo, and a plan of the default partitioner and the three in-tree
+/// estimators.
+struct zoo_resnet50 {
+    registry reg{std::filesystem::path{}};
+    graph g;
+    evaluation_plan plan;
+    zoo_resnet50() {
+        // With an estimator built for ABI 1.8 (tests/plugins/fake), which no plan below runs
+        // unless it asks for it.
+        reg.scan({NNERGY_TEST_PLUGIN_DIR, NNERGY_FAKE_PLUGIN_DIR "/minor_8"}, scan_mode::load_all);
+        component_instance frontend(
+            component(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph"), {});
+        g = load_model(frontend, std::filesystem::path(NNERGY_TEST_SOURCE_DIR) /
+                                     "configs/models/zoo/resnet50.json");
+        config_value rules;
+        rules.name = "rules";
+        rules.kind = NNERGY_VALUE_STRING;
+        rules.string_value =
+            (std::filesystem::path(NNERGY_TEST_SOURCE_DIR) / "configs/fusion/default.toml")
+                .string();
+        plan.partitioner = &component(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
+        plan.partitioner_config = {rules};
+        for (const char* name :
+             {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"})
+            plan.estimators.push_back({&component(reg, NNERGY_KIND_ESTIMATOR, name), {}, {}});
+    }
+};
+
 }  // namespace
 
 TEST_CASE(
     "a totals-only evaluation without advice, reused storage and cached memory give a full run's "
     "totals but the advice",
     "[evaluate]") {
-    registry reg(std::filesystem::path{});
-    reg.scan({NNERGY_TEST_PLUGIN_DIR}, scan_mode::load_all);
-    component_instance frontend(component(reg, NNERGY_KIND_FRONTEND, "nnergy.frontend.json_graph"),
-                                {});
-    const graph g = load_model(frontend, std::filesystem::path(NNERGY_TEST_SOURCE_DIR) /
-                                             "configs/models/zoo/resnet50.json");
-
-    config_value rules;
-    rules.name = "rules";
-    rules.kind = NNERGY_VALUE_STRING;
-    rules.string_value =
-        (std::filesystem::path(NNERGY_TEST_SOURCE_DIR) / "configs/fusion/default.toml").string();
-    evaluation_plan plan;
-    plan.partitioner = &component(reg, NNERGY_KIND_PARTITIONER, "nnergy.partitioner.fusion");
-    plan.partitioner_config = {rules};
-    for (const char* name :
-         {"nnergy.estimator.roofline", "nnergy.estimator.energy", "nnergy.estimator.memory"})
-        plan.estimators.push_back({&component(reg, NNERGY_KIND_ESTIMATOR, name), {}, {}});
+    const zoo_resnet50 setup;
+    const registry& reg = setup.reg;
+    const graph& g = setup.g;
+    const evaluation_plan& plan = setup.plan;
     evaluation_worker worker(plan);
 
     // One device of each class; batches and precisions interleaved so that the worker's
@@ -173,6 +190,92 @@ TEST_CASE(
         }
     CHECK(compared >= 16);           // each device offers at least one of the two precisions
     CHECK(advice_keys >= compared);  // the full runs advise: there was advice to leave out
+}
+
+TEST_CASE("an estimator kept from one candidate to the next sees the values written over the last",
+          "[evaluate]") {
+    // A calibration writes each candidate's hardware values over the last candidate's, at the
+    // same addresses and with the same count, and keeps the estimators (ABI 1.9): what they
+    // derived from the hardware must be keyed by its identity, not by where it lies.
+    const zoo_resnet50 setup;
+    evaluation_plan plan = setup.plan;
+    plan.runtime = read_runtime_file(std::filesystem::path(NNERGY_TEST_SOURCE_DIR) /
+                                     "configs/runtimes/pytorch-eager.toml");
+    evaluation_worker worker(plan);
+    const bound_graph bound = bind(setup.g, {{"batch", 8}});
+    const partition part = run_partitioner(worker.partitioner(), bound);
+    const auto values = std::make_shared<config_values>(
+        read_hardware_file(resolve_hardware("h100-sxm5", NNERGY_TEST_SOURCE_DIR, {"test", 0})));
+    const component_entry& arch_entry =
+        component(setup.reg, NNERGY_KIND_ARCHITECTURE, "nnergy.architecture.gpu");
+    const auto totals_now = [&]() {
+        const component_instance& arch = worker.architecture(0, arch_entry, {}, values);
+        return totals_of_results(worker.evaluate(arch, bound, part, NNERGY_DTYPE_FLOAT16));
+    };
+
+    const totals first = totals_now();
+    const void* first_estimators[3];
+    for (size_t e = 0; e < 3; ++e) first_estimators[e] = worker.estimator(e).self();
+    const component_instance& first_arch = worker.architecture(0, arch_entry, {}, values);
+    const char* const first_name = first_arch.hardware_views().front().name.data;
+    const uint64_t first_identity = first_arch.hardware_identity();
+
+    // The next candidate: DRAM traffic, idle power and eager dispatch cost more (an energy
+    // coefficient, a static power, a runtime's cost on the machine), and the memory is smaller.
+    worker.forget_hardware();
+    REQUIRE(values.use_count() == 1);  // no architecture holds the last candidate's values
+    size_t changed = 0;
+    for (config_value& v : *values)
+        if (v.name == "energy.memory.dram" || v.name == "energy.static.idle_power" ||
+            v.name == "runtime.pytorch-eager.dispatch.per_call") {
+            v.float_value *= 1.5;
+            ++changed;
+        } else if (v.name == "memory.dram.capacity") {
+            v.float_value = 1e6;  // 1 MB: ResNet-50 no longer fits
+            ++changed;
+        }
+    REQUIRE(changed == 4);
+    const totals second = totals_now();
+    const component_instance& second_arch = worker.architecture(0, arch_entry, {}, values);
+    for (size_t e = 0; e < 3; ++e) CHECK(worker.estimator(e).self() == first_estimators[e]);
+    CHECK(second_arch.hardware_views().front().name.data == first_name);  // the same addresses
+    CHECK(second_arch.hardware_identity() != first_identity);
+
+    // What fresh instances give on the new values.
+    component_instance fresh_arch(arch_entry, {}, *values, {}, plan.runtime);
+    const std::vector<nnergy_mapping> mappings =
+        map_kernels(fresh_arch, bound, part, NNERGY_DTYPE_FLOAT16);
+    nnergy_results fresh;
+    for (const auto& planned : plan.estimators) {
+        component_instance estimator(*planned.entry, {}, {}, {}, plan.runtime);
+        run_estimator(estimator, fresh_arch, bound, part, mappings, NNERGY_DTYPE_FLOAT16, fresh,
+                      NNERGY_MAP_TOTALS_ONLY | NNERGY_MAP_NO_ADVICE);
+    }
+    const totals want = totals_of_results(fresh);
+    CHECK(second.numbers == want.numbers);
+    CHECK(second.texts == want.texts);
+    CHECK(second.numbers.at("energy_j") > first.numbers.at("energy_j"));
+    CHECK(second.numbers.at("host_time_s") > first.numbers.at("host_time_s"));
+    CHECK(second.texts.at("fits") == "does not fit");
+    CHECK(first.texts.at("fits") != "does not fit");
+
+    // An estimator built for ABI 1.8 may key such caches on addresses: it is made anew for each
+    // candidate, and kept between the evaluations of one.
+    evaluation_plan with_older = plan;
+    with_older.estimators.push_back(
+        {&component(setup.reg, NNERGY_KIND_ESTIMATOR, "fake.estimator.minor_8"), {}, {}});
+    evaluation_worker older_worker(with_older);
+    const auto estimates_by_instance = [&] {
+        const component_instance& arch = older_worker.architecture(0, arch_entry, {}, values);
+        return totals_of_results(older_worker.evaluate(arch, bound, part, NNERGY_DTYPE_FLOAT16))
+            .numbers.at("fake_estimates_by_this_instance");
+    };
+    CHECK(estimates_by_instance() == 1);
+    CHECK(estimates_by_instance() == 2);
+    const void* kept = older_worker.estimator(1).self();
+    older_worker.forget_hardware();
+    CHECK(estimates_by_instance() == 1);
+    CHECK(older_worker.estimator(1).self() == kept);
 }
 
 TEST_CASE("a graph or partition built by hand has no identity; a copy keeps it", "[evaluate]") {

@@ -33,8 +33,8 @@ public:
     }
 
     void estimate(const sdk::estimate_input& input, sdk::results_writer& out) const override {
-        const sdk::config_view hw = input.hardware();
-        table_state& state = table_for(hw);
+        const std::shared_ptr<table_state> state_held = table_for(input);
+        table_state& state = *state_held;
         const energy_table& table = state.table;
         if (!table.present) {
             if (!warned_.exchange(true))
@@ -268,20 +268,18 @@ private:
     }
 
     /// The hardware file's energy table, read once per hardware description: the host hands
-    /// the same values to every estimate of an architecture, and reading them is not free.
-    table_state& table_for(const sdk::config_view& hw) const {
-        // The values' strings live in the host's copy of the file for the whole run: their
-        // addresses identify the description.
-        const nnergy_named_value* first = hw.size() ? &hw[0] : nullptr;
-        const void* name = first ? static_cast<const void*>(first->name.data) : nullptr;
-        const void* file = first ? static_cast<const void*>(first->file.data) : nullptr;
-        std::lock_guard<std::mutex> lock(tables_mutex_);
-        for (const cached_table& c : tables_)
-            if (c.name == name && c.file == file && c.count == hw.size()) return *c.state;
-        auto state = std::make_unique<table_state>();
-        state->table = energy_table::from_config(hw, hardware_context(hw));
-        tables_.push_back({name, file, hw.size(), std::move(state)});
-        return *tables_.back().state;
+    /// the same values to every estimate of an architecture, and reading them is not free. Kept
+    /// under the description's identity (ABI 1.9), which values written over an earlier
+    /// description's (a calibration's next candidate) do not share; without one, read afresh.
+    std::shared_ptr<table_state> table_for(const sdk::estimate_input& input) const {
+        const sdk::config_view hw = input.hardware();
+        const auto read = [&] {
+            auto state = std::make_shared<table_state>();
+            state->table = energy_table::from_config(hw, hardware_context(hw));
+            return state;
+        };
+        const uint64_t id = input.hardware_identity();
+        return tables_.get(id, id != 0, read);
     }
 
     static std::string hardware_context(const sdk::config_view& hw) {
@@ -685,14 +683,9 @@ private:
     }
 
     mutable std::atomic<bool> warned_{false};
-    mutable std::mutex tables_mutex_;
-    struct cached_table {
-        const void* name;
-        const void* file;
-        size_t count;
-        std::unique_ptr<table_state> state;
-    };
-    mutable std::vector<cached_table> tables_;
+    /// By hardware identity; room for every device of a large sweep, whose evaluations take the
+    /// devices in turn.
+    mutable modeling::recent_values<uint64_t, std::shared_ptr<table_state>> tables_{256};
     mutable modeling::recent_values<std::pair<uint64_t, uint64_t>,
                                     std::shared_ptr<const partition_facts>>
         facts_;

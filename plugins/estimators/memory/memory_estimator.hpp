@@ -285,7 +285,7 @@ public:
             out.total_text("peak_kernel_name", pass->peak_kernel_name);
         }
         out.total_text("live_at_peak", pass->live_at_peak);
-        const fit_verdict v = fit(r.peak_memory_bytes, detail::capacity_levels(input.hardware()));
+        const fit_verdict v = fit(r.peak_memory_bytes, *capacity_levels_for(input));
         if (!v.fits.empty()) {
             out.total_text("fits", v.fits);
             for (const auto& [level, fits] : v.fits_in)
@@ -324,9 +324,23 @@ private:
                            [&] { return simulate_pass(input); });
     }
 
+    /// The hardware's whole-device capacities, read once per hardware description (the reading
+    /// scans the whole entry): kept under its identity (ABI 1.9), read afresh without one.
+    std::shared_ptr<const std::vector<capacity_level>> capacity_levels_for(
+        const sdk::estimate_input& input) const {
+        const uint64_t id = input.hardware_identity();
+        return capacities_.get(id, id != 0, [&] {
+            return std::make_shared<const std::vector<capacity_level>>(
+                detail::capacity_levels(input.hardware()));
+        });
+    }
+
     mutable modeling::recent_values<std::tuple<uint64_t, uint64_t, nnergy_dtype>,
                                     std::shared_ptr<const pass_memory>>
         passes_;
+    /// Room for every device of a large sweep, whose evaluations take the devices in turn.
+    mutable modeling::recent_values<uint64_t, std::shared_ptr<const std::vector<capacity_level>>>
+        capacities_{256};
 };
 
 }  // namespace nnergy::memory

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <memory>
 #include <nnergy/modeling/op_class.hpp>
+#include <nnergy/modeling/recent_values.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
@@ -86,7 +88,8 @@ public:
             std::vector<issued_kernel> issued(input.kernel_count());
             const bool host_issues =
                 runtime_.mode == runtime_mode::eager || runtime_.mode == runtime_mode::inline_host;
-            const runtime_profile on_machine = runtime_.on_machine(input.hardware());
+            const std::shared_ptr<const runtime_profile> machine_held = on_machine_for(input);
+            const runtime_profile& on_machine = *machine_held;
             for (uint32_t k = 0; k < input.kernel_count(); ++k) {
                 issued[k].device_s = kernel_latency[k];
                 if (!host_issues) continue;
@@ -131,7 +134,19 @@ private:
                op == "Transpose" || op == "Identity" || op == "Slice" || op == "Split";
     }
 
+    /// The runtime's costs on the hardware's machine, read once per hardware description (a
+    /// calibration estimates thousands of one-op graphs on each candidate, and the reading
+    /// scans the whole entry); kept under its identity (ABI 1.9), read afresh without one.
+    std::shared_ptr<const runtime_profile> on_machine_for(const sdk::estimate_input& input) const {
+        const uint64_t id = input.hardware_identity();
+        return on_machine_.get(id, id != 0, [&] {
+            return std::make_shared<const runtime_profile>(runtime_.on_machine(input.hardware()));
+        });
+    }
+
     runtime_profile runtime_;
+    mutable modeling::recent_values<uint64_t, std::shared_ptr<const runtime_profile>> on_machine_{
+        256};
 };
 
 }  // namespace nnergy::roofline

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define NNERGY_ABI_MAJOR 1
-#define NNERGY_ABI_MINOR 8
+#define NNERGY_ABI_MINOR 9
 
 /** Size of a struct up to and including its member `last`: what an older reader knows of it. */
 #define NNERGY_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
@@ -612,6 +612,13 @@ typedef struct nnergy_estimate_input {
     const nnergy_named_value* hardware;
     size_t hardware_count;
     const nnergy_map_options* options;
+    /** Since 1.9: a number naming the hardware description (`hardware`, `hardware_count`) for
+     *  the rest of the process. The host never changes the values it names and never gives
+     *  another description the same number, even one whose values lie at the same addresses (a
+     *  calibration writes each candidate over the last), so an estimator may key what it
+     *  derives from the hardware alone (its energy table, a runtime's costs on that machine) on
+     *  it. 0: none; derive afresh (docs/abi.md §9). */
+    uint64_t hardware_identity;
 } nnergy_estimate_input;
 
 /** Turns mappings into metrics. THREADING: estimate may be called from several threads at once

@@ -799,6 +799,14 @@ public:
     size_t kernel_count() const { return in_->mapping_count; }
     mapping_view mapping(uint32_t k) const { return mapping_view(in_->mappings[k]); }
     config_view hardware() const { return {in_->hardware, in_->hardware_count}; }
+    /// The hardware description's identity for caches (docs/abi.md §9, since 1.9): what an
+    /// estimator derives from hardware() alone may be kept under it. 0 for none or an older
+    /// host: derive afresh.
+    uint64_t hardware_identity() const {
+        return NNERGY_HAS_MEMBER(in_, nnergy_estimate_input, hardware_identity)
+                   ? in_->hardware_identity
+                   : 0;
+    }
     nnergy_dtype precision() const {
         return in_->options ? in_->options->precision : NNERGY_DTYPE_UNDEFINED;
     }

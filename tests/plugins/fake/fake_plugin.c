@@ -165,6 +165,42 @@ static const nnergy_frontend_vtbl frontend_vtbl = {NNERGY_STRUCT_SIZE(nnergy_fro
 static const nnergy_architecture_vtbl broken_vtbl = {sizeof(nnergy_architecture_vtbl), NULL};
 #endif
 
+#if defined(FAKE_VARIANT_ESTIMATOR_MINOR_8)
+/* ---- variant: an estimator built for ABI 1.8, before the hardware identity --------------- */
+
+/* It counts its own estimates in a total, so that a test can tell whether the host made the
+ * instance anew (a 1.8 estimator's caches may be keyed on where the hardware's values lie, so a
+ * calibration must not keep it from one candidate's values to the next). The count is not
+ * guarded: the test estimates from one thread. */
+typedef struct fake_estimator {
+    const nnergy_host_api* api;
+    double estimates;
+} fake_estimator;
+
+static nnergy_status* estimator_create(const nnergy_create_args* args, void** out_self) {
+    fake_estimator* self = (fake_estimator*)calloc(1, sizeof *self);
+    if (!self)
+        return args->api->status_create(NNERGY_CODE_INTERNAL, sv("fake estimator: no memory"));
+    self->api = args->api;
+    *out_self = self;
+    return NULL;
+}
+
+static void estimator_destroy(void* self) { free(self); }
+
+static nnergy_status* estimator_estimate(void* self_in, const nnergy_estimate_input* input,
+                                         nnergy_results* out) {
+    fake_estimator* self = (fake_estimator*)self_in;
+    (void)input;
+    self->estimates += 1.0;
+    self->api->results_set_total(out, sv("fake_estimates_by_this_instance"), self->estimates);
+    return NULL;
+}
+
+static const nnergy_estimator_vtbl estimator_vtbl = {sizeof(nnergy_estimator_vtbl),
+                                                     estimator_estimate};
+#endif
+
 /* ---- the component list ------------------------------------------------------------------- */
 
 #if defined(FAKE_VARIANT_OLDER_STRUCT)
@@ -225,6 +261,15 @@ static const nnergy_component components[] = {
 };
 #define FAKE_COMPONENTS components
 
+#elif defined(FAKE_VARIANT_ESTIMATOR_MINOR_8)
+/* The estimator, and the architecture every variant has. */
+static const nnergy_component components[] = {
+    {sizeof(nnergy_component), NNERGY_KIND_ESTIMATOR, SV_LIT(FAKE_COMPONENT), estimator_create,
+     estimator_destroy, &estimator_vtbl, SV_LIT("counts its own estimates")},
+    {sizeof(nnergy_component), NNERGY_KIND_ARCHITECTURE, SV_LIT("fake.architecture.minor_8"),
+     arch_create, arch_destroy, &arch_vtbl, SV_LIT(FAKE_DESCRIPTION)}};
+#define FAKE_COMPONENTS components
+
 #else
 static const nnergy_component components[] = {{sizeof(nnergy_component), NNERGY_KIND_ARCHITECTURE,
                                                SV_LIT(FAKE_COMPONENT), arch_create, arch_destroy,
@@ -243,6 +288,8 @@ static const nnergy_component components[] = {{sizeof(nnergy_component), NNERGY_
 #endif
 #if defined(FAKE_VARIANT_MINOR_NEWER)
 #define FAKE_ABI_MINOR (NNERGY_ABI_MINOR + 1u)
+#elif defined(FAKE_VARIANT_ESTIMATOR_MINOR_8)
+#define FAKE_ABI_MINOR 8u
 #else
 #define FAKE_ABI_MINOR NNERGY_ABI_MINOR
 #endif

@@ -64,6 +64,9 @@ public:
     explicit evaluation_worker(const evaluation_plan& plan);
 
     component_instance& partitioner() noexcept { return partitioner_; }
+    /// The instance of the plan's estimator `e` that the next evaluation runs (made anew first
+    /// when forget_hardware() dropped it).
+    const component_instance& estimator(size_t e);
 
     /// The architecture instance of device `device` (an index the caller chooses), created on
     /// first use from `entry`, its configuration and the device's hardware values; `where` is
@@ -80,7 +83,9 @@ public:
 
     /// Drops the architecture instances, and creates the estimators anew before the next
     /// evaluation: for hardware values that change between evaluations (a calibration's
-    /// candidates), since plugins may keep what they derived from the values they saw.
+    /// candidates), since plugins may keep what they derived from the values they saw. An
+    /// estimator built for ABI 1.9 or later is kept: it keys such caches by the hardware's
+    /// identity, which the new architectures' values do not share.
     void forget_hardware();
 
     /// Maps every kernel on `architecture` at `precision`, then runs the plan's estimators,
@@ -91,6 +96,9 @@ public:
                                    const partition& p, nnergy_dtype precision);
 
 private:
+    /// Makes anew, after forget_hardware(), the estimators that may key caches on addresses.
+    void refresh_estimators();
+
     const evaluation_plan& plan_;
     component_instance partitioner_;
     std::vector<std::unique_ptr<component_instance>> estimators_;

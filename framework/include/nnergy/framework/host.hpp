@@ -103,6 +103,13 @@ public:
     const config_values& hardware() const noexcept;
     /// The hardware values as the ABI hands them to plugins (views into hardware()).
     const std::vector<nnergy_named_value>& hardware_views() const noexcept;
+    /// The number estimators key what they derive from hardware_views() on (since ABI 1.9):
+    /// new for every instance, so values written over an earlier candidate's get a new one.
+    uint64_t hardware_identity() const noexcept;
+    /// True when the plugin was built for ABI 1.9 or later: its caches of what it derives from
+    /// the hardware are keyed by hardware_identity(), not by where the values lie, so it may
+    /// outlive the hardware descriptions it estimated on.
+    bool keys_hardware_caches_by_identity() const noexcept;
     const source_location& where() const noexcept { return where_; }
 
 private:

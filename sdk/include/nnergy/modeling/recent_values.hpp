@@ -13,10 +13,11 @@
 namespace nnergy::modeling {
 
 /// Keys are built from the host's identities (sdk::graph_view::identity(),
-/// sdk::partition_view::identity(), ABI 1.5), which are never reused within a run, plus
-/// whatever else the value depends on (a precision). An identity of 0 means the host named
-/// nothing: such a value is derived every time. Thread-safe; a value is derived outside the
-/// lock, and copied out under it (make `Value` a std::shared_ptr<const T> when it is large).
+/// sdk::partition_view::identity(), ABI 1.5; sdk::estimate_input::hardware_identity(), 1.9),
+/// which are never reused within a run, plus whatever else the value depends on (a precision).
+/// An identity of 0 means the host named nothing: such a value is derived every time.
+/// Thread-safe; a value is derived outside the lock, and copied out under it (make `Value` a
+/// std::shared_ptr<const T> when it is large).
 template <class Key, class Value>
 class recent_values {
 public:

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <nnergy/framework/calibrate.hpp>
 #include <nnergy/framework/error.hpp>
 #include <nnergy/framework/evaluate.hpp>
@@ -280,9 +281,30 @@ struct runtime_state {
     config_values values;
     std::unique_ptr<evaluation_plan> plan;
     std::unique_ptr<evaluation_worker> worker;
-    /// The workers of predict()'s further threads (a plugin instance is never shared between
-    /// threads), made on first use.
+    /// The workers of predict()'s further threads (an estimator or partitioner instance is
+    /// never shared between threads), made on first use.
     std::vector<std::unique_ptr<evaluation_worker>> more_workers;
+    /// Per hardware variant, the architecture one prediction's threads share (map_kernel may run
+    /// on several threads at once on one instance, docs/abi.md §8): a candidate then creates
+    /// one architecture per variant instead of one per thread. Made on first use.
+    struct shared_architecture {
+        std::mutex making;
+        std::unique_ptr<component_instance> instance;
+    };
+    std::vector<std::unique_ptr<shared_architecture>> architectures;
+
+    /// Variant `v`'s architecture, made from `hardware` by the first thread that asks.
+    const component_instance& architecture(size_t v, const component_entry& entry,
+                                           const config_values& config,
+                                           const std::shared_ptr<const config_values>& hardware,
+                                           const source_location& where) {
+        shared_architecture& a = *architectures.at(v);
+        std::lock_guard<std::mutex> lock(a.making);
+        if (!a.instance)
+            a.instance = component_instance::sharing_hardware(entry, config, hardware,
+                                                              plan->base_dir, plan->runtime, where);
+        return *a.instance;
+    }
 };
 
 struct model_state {
@@ -732,9 +754,15 @@ std::vector<validated_config> validation_session::predict(const config_values& h
     // subsets many times, where starting threads would cost more than it saves.
     const size_t threads =
         std::clamp<size_t>(n / 4, 1, std::max(1u, std::thread::hardware_concurrency()));
-    // The hardware values may differ from the last call's: architectures and estimators anew.
+    // The hardware values may differ from the last call's: architectures anew (and estimators
+    // of plugins that may key their caches on the values' addresses, evaluation_worker).
     for (auto& [name, rt] : s_->runtimes) {
         if (!rt.worker) continue;
+        rt.architectures.resize(s_->variants.size());
+        for (auto& a : rt.architectures) {
+            if (!a) a = std::make_unique<runtime_state::shared_architecture>();
+            a->instance.reset();
+        }
         rt.worker->forget_hardware();
         while (rt.more_workers.size() + 1 < threads)
             rt.more_workers.push_back(std::make_unique<evaluation_worker>(*rt.plan));
@@ -815,8 +843,8 @@ std::vector<validated_config> validation_session::predict(const config_values& h
         evaluation_totals t;
         try {
             const component_instance& arch =
-                w->architecture(c.variant, *s_->arch_entry, s_->arch_config,
-                                s_->variant_values[c.variant], s_->arch_where);
+                c.runtime->architecture(c.variant, *s_->arch_entry, s_->arch_config,
+                                        s_->variant_values[c.variant], s_->arch_where);
             t = totals_of(w->evaluate(arch, *c.bound, *c.part, c.dtype), *c.bound);
         } catch (const std::exception& e) {
             throw error(fmt::format("{}: {}", describe(c.measured), e.what()), exit_code::failure);

@@ -89,3 +89,30 @@ TEST_CASE("kit: recent_values derives a value once per named key and keeps the l
     CHECK(values.get(1, true, make(1)) == 10);
     CHECK(made == 6);
 }
+
+TEST_CASE("kit: recent_values keeps values within a weight budget, oldest out first") {
+    modeling::recent_values<int, int> values(100, 10);  // room for many, weighing 10 in all
+    int made = 0;
+    auto make = [&](int x) { return [&made, x] { return ++made, x; }; };
+    auto weigh = [](int v) { return static_cast<size_t>(v); };  // a value weighs itself
+    CHECK(values.get(4, true, make(4), weigh) == 4);
+    CHECK(values.get(5, true, make(5), weigh) == 5);
+    CHECK(values.get(4, true, make(4), weigh) == 4);
+    CHECK(made == 2);                                 // 4 + 5 = 9: both kept
+    CHECK(values.get(3, true, make(3), weigh) == 3);  // 12 > 10: 4, the oldest, goes
+    CHECK(made == 3);
+    CHECK(values.get(5, true, make(5), weigh) == 5);
+    CHECK(values.get(3, true, make(3), weigh) == 3);
+    CHECK(made == 3);
+    CHECK(values.get(4, true, make(4), weigh) == 4);  // made again; 5 goes (3 + 4 = 7)
+    CHECK(made == 4);
+    CHECK(values.get(3, true, make(3), weigh) == 3);
+    CHECK(made == 4);
+    // Heavier than the whole budget: returned, not kept, and nothing else evicted for it.
+    CHECK(values.get(11, true, make(11), weigh) == 11);
+    CHECK(values.get(11, true, make(11), weigh) == 11);
+    CHECK(made == 6);
+    CHECK(values.get(3, true, make(3), weigh) == 3);
+    CHECK(values.get(4, true, make(4), weigh) == 4);
+    CHECK(made == 6);
+}

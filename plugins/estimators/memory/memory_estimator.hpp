@@ -320,8 +320,12 @@ private:
     /// The pass's memory, simulated once per graph, partition and precision the host names.
     std::shared_ptr<const pass_memory> pass_for(const sdk::estimate_input& input) const {
         const uint64_t graph = input.graph().identity(), partition = input.partition().identity();
-        return passes_.get({graph, partition, input.precision()}, graph != 0 && partition != 0,
-                           [&] { return simulate_pass(input); });
+        return passes_.get(
+            {graph, partition, input.precision()}, graph != 0 && partition != 0,
+            [&] { return simulate_pass(input); },
+            [](const std::shared_ptr<const pass_memory>& p) {
+                return 1 + p->result.kernels.size() + p->result.live_at_peak.size();
+            });
     }
 
     /// The hardware's whole-device capacities, read once per hardware description (the reading
@@ -335,9 +339,12 @@ private:
         });
     }
 
+    /// Room for a pass per configuration of a calibration (hundreds of small graphs, estimated
+    /// again for every candidate), within about 4 million kernels' records (some 130 MB) for a
+    /// sweep over large models.
     mutable modeling::recent_values<std::tuple<uint64_t, uint64_t, nnergy_dtype>,
                                     std::shared_ptr<const pass_memory>>
-        passes_;
+        passes_{4096, size_t{1} << 22};
     /// Room for every device of a large sweep, whose evaluations take the devices in turn.
     mutable modeling::recent_values<uint64_t, std::shared_ptr<const std::vector<capacity_level>>>
         capacities_{256};

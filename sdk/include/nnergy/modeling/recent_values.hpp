@@ -21,32 +21,58 @@ namespace nnergy::modeling {
 template <class Key, class Value>
 class recent_values {
 public:
-    explicit recent_values(size_t capacity = 16) : capacity_(capacity == 0 ? 1 : capacity) {}
+    /// Keeps at most `capacity` values and, with a `weight_budget`, values whose weights
+    /// (get()'s `weigh`) add up to at most that: a cache that must hold one value per model of
+    /// a calibration (hundreds of one-op graphs) stays small for a sweep over large models.
+    explicit recent_values(size_t capacity = 16, size_t weight_budget = 0)
+        : capacity_(capacity == 0 ? 1 : capacity), weight_budget_(weight_budget) {}
 
     /// The value for `key`, from `make()` the first time (or every time when not `named`).
     template <class Make>
     Value get(const Key& key, bool named, Make&& make) const {
+        return get(key, named, std::forward<Make>(make), [](const Value&) { return size_t{1}; });
+    }
+
+    /// The same, weighing each new value with `weigh(value)`. A value heavier than the whole
+    /// budget is returned without being kept.
+    template <class Make, class Weigh>
+    Value get(const Key& key, bool named, Make&& make, Weigh&& weigh) const {
         if (!named) return make();
         {
             std::lock_guard<std::mutex> lock(mutex_);
             // Newest first: consecutive calls usually ask for the same key.
             for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
-                if (it->first == key) return it->second;
+                if (it->key == key) return it->value;
         }
         Value value = make();
+        const size_t weight = weigh(value);
         std::lock_guard<std::mutex> lock(mutex_);
-        for (const auto& [k, v] : entries_)
-            if (k == key) return v;  // another thread derived it meanwhile
-        // The oldest goes first: a sweep moves on from a partition and does not come back.
-        if (entries_.size() == capacity_) entries_.erase(entries_.begin());
-        entries_.emplace_back(key, value);
+        for (const entry& e : entries_)
+            if (e.key == key) return e.value;  // another thread derived it meanwhile
+        if (weight_budget_ != 0 && weight > weight_budget_) return value;
+        // The oldest go first: a sweep moves on from a partition and does not come back.
+        size_t evicted = 0;
+        while (evicted < entries_.size() &&
+               (entries_.size() - evicted == capacity_ ||
+                (weight_budget_ != 0 && weight_ + weight > weight_budget_)))
+            weight_ -= entries_[evicted++].weight;
+        entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(evicted));
+        entries_.push_back({key, value, weight});
+        weight_ += weight;
         return value;
     }
 
 private:
+    struct entry {
+        Key key;
+        Value value;
+        size_t weight;
+    };
     size_t capacity_;
+    size_t weight_budget_;
     mutable std::mutex mutex_;
-    mutable std::vector<std::pair<Key, Value>> entries_;
+    mutable std::vector<entry> entries_;
+    mutable size_t weight_ = 0;  ///< of the kept entries
 };
 
 }  // namespace nnergy::modeling

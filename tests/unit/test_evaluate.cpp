@@ -2,7 +2,9 @@
 // The sweep's fast path against the full one: a worker asks its plugins for the totals only
 // and no advice (NNERGY_MAP_TOTALS_ONLY, NNERGY_MAP_NO_ADVICE), reuses its mappings and results
 // from one evaluation to the next, and the memory estimator reuses what it derived from a graph
-// it has seen (ABI 1.5 identities). None of that may change a total but the advice's.
+// it has seen (ABI 1.5 identities). None of that may change a total but the advice's. A
+// calibration keeps the estimators from one candidate's hardware values to the next (ABI 1.9
+// identities): they must see each candidate's values.
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file recent_values.hpp
-/// \brief Values a plugin derives from a graph or a partition, kept for the few most recent
-/// ones: a sweep evaluates each bound graph and partition on a run of devices and precisions,
-/// and what depends on them alone need not be derived again.
+/// \brief Values a plugin derives from a graph, a partition or a hardware description, kept for
+/// the most recent ones: a sweep evaluates each bound graph and partition on a run of devices and
+/// precisions, a calibration many graphs on each candidate's hardware, and what depends on one of
+/// them alone need not be derived again.
 #pragma once
 
 #include <cstddef>

@@ -4,12 +4,14 @@
 /// to a class from its anchor op and fusion pattern, and keeps per-class constants as data.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <nnergy/sdk.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nnergy::modeling {
@@ -193,14 +195,31 @@ public:
                 under_tables.push_back(v);
                 under_tables.back().struct_size = sizeof(nnergy_named_value);  // this copy's
             }
+        // Sorted by name, each class's keys and each of its precisions' keys are one run of
+        // them: found by a binary search, read in place. (Keys are unique: order does not
+        // change what a lookup finds.)
+        const auto by_name = [](const nnergy_named_value& a, const nnergy_named_value& b) {
+            return sdk::from_sv(a.name) < sdk::from_sv(b.name);
+        };
+        std::sort(under_tables.begin(), under_tables.end(), by_name);
+        const auto run_of = [&](const nnergy_named_value* first, const nnergy_named_value* last,
+                                std::string_view prefix) {
+            first = std::lower_bound(first, last, prefix,
+                                     [](const nnergy_named_value& v, std::string_view key) {
+                                         return sdk::from_sv(v.name) < key;
+                                     });
+            const nnergy_named_value* end = first;
+            while (end != last && starts_with(sdk::from_sv(end->name), prefix)) ++end;
+            return std::pair{first, end};
+        };
+        const nnergy_named_value* const all_first = under_tables.data();
+        const nnergy_named_value* const all_last = all_first + under_tables.size();
         class_table t;
-        std::vector<nnergy_named_value> own_values;
+        std::string prefix;
         for (op_class c : all_classes) {
             const std::string base = tables + std::string(class_name(c)) + ".";
-            own_values.clear();
-            for (const nnergy_named_value& v : under_tables)
-                if (starts_with(sdk::from_sv(v.name), base)) own_values.push_back(v);
-            const sdk::config_view own(own_values.data(), own_values.size());
+            const auto [own_first, own_last] = run_of(all_first, all_last, base);
+            const sdk::config_view own(own_first, static_cast<size_t>(own_last - own_first));
             Params& generic = t.classes_[static_cast<size_t>(c)];
             const std::optional<op_class> general = general_class(c);
             const Params& fallback = general ? t.classes_[static_cast<size_t>(*general)] : defaults;
@@ -213,14 +232,12 @@ public:
                 }
             }
             for (const std::string& p : precisions) {
-                const std::string prefix = base + p + ".";
-                bool any = false;
-                for (const nnergy_named_value& v : own)
-                    if (starts_with(sdk::from_sv(v.name), prefix)) {
-                        any = true;
-                        break;
-                    }
-                if (any) t.overrides_.push_back({c, p, read_params(own, prefix, generic)});
+                prefix.assign(base);
+                prefix += p;
+                prefix += '.';
+                const auto [first, last] = run_of(own_first, own_last, prefix);
+                if (first != last)
+                    t.overrides_.push_back({c, p, read_params(own, prefix, generic)});
             }
         }
         return t;

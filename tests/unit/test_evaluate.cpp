@@ -216,8 +216,9 @@ TEST_CASE("an estimator kept from one candidate to the next sees the values writ
     };
 
     const totals first = totals_now();
-    const void* first_estimators[3];
-    for (size_t e = 0; e < 3; ++e) first_estimators[e] = worker.estimator(e).self();
+    std::vector<const void*> first_estimators;
+    for (size_t e = 0; e < plan.estimators.size(); ++e)
+        first_estimators.push_back(worker.estimator(e).self());
     const component_instance& first_arch = worker.architecture(0, arch_entry, {}, values);
     const char* const first_name = first_arch.hardware_views().front().name.data;
     const uint64_t first_identity = first_arch.hardware_identity();
@@ -239,7 +240,8 @@ TEST_CASE("an estimator kept from one candidate to the next sees the values writ
     REQUIRE(changed == 4);
     const totals second = totals_now();
     const component_instance& second_arch = worker.architecture(0, arch_entry, {}, values);
-    for (size_t e = 0; e < 3; ++e) CHECK(worker.estimator(e).self() == first_estimators[e]);
+    for (size_t e = 0; e < plan.estimators.size(); ++e)
+        CHECK(worker.estimator(e).self() == first_estimators[e]);
     CHECK(second_arch.hardware_views().front().name.data == first_name);  // the same addresses
     CHECK(second_arch.hardware_identity() != first_identity);
 

@@ -230,7 +230,8 @@ private:
 };
 
 /// Memory levels of the hardware description with a whole-device capacity
-/// ("memory.<level>.capacity"; per-unit capacities such as an SM's L1 are not candidates).
+/// ("memory.<level>.capacity"; per-unit capacities such as an SM's L1 are not candidates),
+/// smallest first (levels of equal capacity in the file's order), as fit() takes them.
 inline std::vector<capacity_level> capacity_levels(const sdk::config_view& hw) {
     std::vector<capacity_level> levels;
     constexpr std::string_view prefix = "memory.", suffix = ".capacity";
@@ -245,6 +246,9 @@ inline std::vector<capacity_level> capacity_levels(const sdk::config_view& hw) {
             key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
         levels.push_back({std::string(level), v.float_value});
     }
+    std::stable_sort(
+        levels.begin(), levels.end(),
+        [](const capacity_level& a, const capacity_level& b) { return a.bytes < b.bytes; });
     return levels;
 }
 

@@ -206,12 +206,11 @@ inline std::string level_display_name(std::string_view level) {
     return level == "dram" ? std::string("device memory") : std::string(level);
 }
 
-inline fit_verdict fit(double peak_bytes, std::vector<capacity_level> levels) {
+/// `levels` smallest first (detail::capacity_levels() gives them so): a sweep asks for a verdict
+/// per evaluation, and the levels are read and ordered once per hardware description.
+inline fit_verdict fit(double peak_bytes, const std::vector<capacity_level>& levels) {
     fit_verdict v;
     if (levels.empty()) return v;
-    std::stable_sort(
-        levels.begin(), levels.end(),
-        [](const capacity_level& a, const capacity_level& b) { return a.bytes < b.bytes; });
     bool device_memory_known = false;
     for (const capacity_level& l : levels) {
         const bool fits = peak_bytes <= l.bytes;

@@ -196,12 +196,12 @@ public:
                 under_tables.back().struct_size = sizeof(nnergy_named_value);  // this copy's
             }
         // Sorted by name, each class's keys and each of its precisions' keys are one run of
-        // them: found by a binary search, read in place. (Keys are unique: order does not
-        // change what a lookup finds.)
+        // them: found by a binary search, read in place. A stable sort keeps a key written
+        // twice in its order, so a lookup finds what it found in the file's order.
         const auto by_name = [](const nnergy_named_value& a, const nnergy_named_value& b) {
             return sdk::from_sv(a.name) < sdk::from_sv(b.name);
         };
-        std::sort(under_tables.begin(), under_tables.end(), by_name);
+        std::stable_sort(under_tables.begin(), under_tables.end(), by_name);
         const auto run_of = [&](const nnergy_named_value* first, const nnergy_named_value* last,
                                 std::string_view prefix) {
             first = std::lower_bound(first, last, prefix,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #if defined(__linux__) && defined(__GLIBC__)
+#include <malloc.h>
 #include <unistd.h>
 #endif
 
@@ -112,6 +113,32 @@ TEST_CASE("the heap's growth is covered by huge pages after the stage's call", "
     const std::string eligible = mapping_field(last + (8 << 20), "THPeligible");
     for (void* b : blocks) std::free(b);
     check_eligible(eligible);
+#else
+    WARN("glibc on Linux only");
+#endif
+}
+
+// The first call parks the heap's top so that the ordinary pages it leaves end at a 2 MiB
+// boundary: the huge pages then start there, wherever randomization put the heap.
+TEST_CASE("the first call leaves its ordinary pages just below a 2 MiB boundary", "[heap_pages]") {
+#if defined(__linux__) && defined(__GLIBC__)
+    if (!nnergy::back_heap_with_huge_pages()) {
+        WARN("no brk heap here: nothing to check");
+        return;
+    }
+    void* const parked = nnergy::detail::heap_parked_block;
+    if (parked == nullptr) {
+        WARN("the heap's top was at the place already: nothing parked");
+        return;
+    }
+    // glibc: the block after one in use starts one word beyond the end of its usable size
+    // (the word holds the next block's size).
+    const uintptr_t next =
+        reinterpret_cast<uintptr_t>(parked) + malloc_usable_size(parked) + sizeof(size_t);
+    CHECK((next + nnergy::detail::heap_ordinary_bytes) % (uintptr_t{2} << 20) == 0);
+    // Parked, not given back: a later call parks nothing more.
+    CHECK(nnergy::back_heap_with_huge_pages());
+    CHECK(nnergy::detail::heap_parked_block == parked);
 #else
     WARN("glibc on Linux only");
 #endif

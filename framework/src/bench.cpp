@@ -716,27 +716,30 @@ int run_bench_compare(const std::string& old_binary, const std::vector<std::stri
         const std::string& a = i < mine.size() ? mine[i] : std::string();
         const std::string& b = i < theirs.size() ? theirs[i] : std::string();
         const std::vector<token> ta = tokens_of(a), tb = tokens_of(b);
-        // A row of figures has a number naming it and at least one figure after it.
+        // A row of figures is named by its first number (the graph size, the thread count) or,
+        // where it starts with words (a command of --startup), by them; at least one figure
+        // follows the name.
+        const bool named_by_number = !ta.empty() && ta[0].number;
         size_t numbers = 0;
         bool same_shape = ta.size() == tb.size();
         for (size_t k = 0; same_shape && k < ta.size(); ++k) {
             numbers += ta[k].number ? 1 : 0;
             same_shape = ta[k].number == tb[k].number && (ta[k].number || ta[k].text == tb[k].text);
         }
-        if (numbers < 2 || !same_shape) {
-            // Headings and notes; a row the two builds print differently, both as they are.
+        if (a == b || numbers < (named_by_number ? 2u : 1u) || !same_shape) {
+            // Headings and notes (the same in both, printed once); a row the two builds print
+            // differently, both as they are.
             std::printf("%s\n", a.c_str());
             if (b != a) std::printf("%s   (old)\n", b.c_str());
             continue;
         }
         ++rows;
         std::string ratio;
-        bool first_number = true;
+        bool first_number = named_by_number;
         for (size_t k = 0; k < ta.size(); ++k) {
             if (!ta[k].number) continue;
             const double x = std::strtod(ta[k].text.c_str(), nullptr);
             const double y = std::strtod(tb[k].text.c_str(), nullptr);
-            // The first number of a row names it (the graph size, the thread count).
             std::string cell = first_number ? ta[k].text
                                : y != 0     ? fmt::format("{:.2f}", x / y)
                                             : "-";

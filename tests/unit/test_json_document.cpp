@@ -386,6 +386,49 @@ TEST_CASE("json document: accepts and reads what simdjson does, refuses what it 
     CHECK(agreed_reject > 500);
 }
 
+TEST_CASE("json document: UTF-8 is judged as simdjson judges it, at every place in a block",
+          "[json_graph][json_document]") {
+    // Texts of ASCII with a few bytes from the edges of UTF-8's ranges put anywhere: the
+    // sixteen- (or eight-) byte ASCII blocks must hand every other byte to the sequence check,
+    // and the sequence check must refuse what RFC 3629 refuses (overlong forms, surrogates,
+    // code points above U+10FFFF, stray or missing continuation bytes, a sequence cut by the end).
+    const std::vector<std::string> pieces = {"\xc3\xa9",
+                                             "\xe2\x82\xac",
+                                             "\xf0\x9f\x98\x80",
+                                             "\xf4\x8f\xbf\xbf",
+                                             "\xed\x9f\xbf",
+                                             "\xee\x80\x80",
+                                             "\xc0\x80",
+                                             "\xc1\xbf",
+                                             "\xe0\x80\x80",
+                                             "\xe0\x9f\xbf",
+                                             "\xed\xa0\x80",
+                                             "\xf0\x80\x80\x80",
+                                             "\xf4\x90\x80\x80",
+                                             "\xf5\x80\x80\x80",
+                                             "\x80",
+                                             "\xbf",
+                                             "\xc3",
+                                             "\xe2\x82",
+                                             "\xff",
+                                             "\x7f"};
+    std::mt19937 random(20261207);
+    std::size_t valid = 0, invalid = 0;
+    for (int round = 0; round < 20000; ++round) {
+        std::string text(random() % 70, 'a');
+        for (unsigned k = random() % 3; k > 0 && !text.empty(); --k)
+            text.insert(random() % (text.size() + 1), pieces[random() % pieces.size()]);
+        if (random() % 4 == 0)
+            text.insert(random() % (text.size() + 1), 1, static_cast<char>(random() % 256));
+        const bool theirs = simdjson::validate_utf8(text.data(), text.size());
+        INFO("round " << round << ", " << text.size() << " bytes");
+        CHECK(jg::detail::valid_utf8(text.data(), text.size()) == theirs);
+        (theirs ? valid : invalid) += 1;
+    }
+    CHECK(valid > 3000);
+    CHECK(invalid > 3000);
+}
+
 TEST_CASE("json document: strings are scanned eight bytes at a time without missing a byte",
           "[json_graph][json_document]") {
     // This file is built twice (tests/unit/CMakeLists.txt): with the machine's SSE2 loops and

@@ -14,7 +14,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -26,6 +25,7 @@
 #include <cstring>
 #include <deque>
 #include <initializer_list>
+#include <nnergy/modeling/text.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -152,11 +152,12 @@ inline const char* find_string_stop(const char* p, const char* e) noexcept {
     return e;
 }
 
-/// Whether [p, p + n) is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
-/// above U+10FFFF). ASCII, nearly all of a graph's text, is passed over a block at a time; each
-/// other sequence is checked on its own.
-inline bool valid_utf8(const char* text, std::size_t n) noexcept {
-    const auto* p = reinterpret_cast<const unsigned char*>(text);
+/// Where the first byte of `text` lies that does not belong to well-formed UTF-8 (RFC 3629, as
+/// modeling::utf8_sequence_length() checks a sequence); text.size() if there is none. ASCII,
+/// nearly all of a graph's text, is passed over a block at a time.
+inline std::size_t first_ill_formed_utf8(std::string_view text) noexcept {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
     std::size_t i = 0;
     while (i < n) {
 #if defined(__SSE2__)
@@ -170,29 +171,12 @@ inline bool valid_utf8(const char* text, std::size_t n) noexcept {
         }
 #endif
         while (i < n && p[i] < 0x80) ++i;
-        if (i == n) return true;
-        const unsigned char b0 = p[i];
-        std::size_t length = 0;
-        unsigned char low = 0x80, high = 0xbf;  // the second byte's range
-        if (b0 >= 0xc2 && b0 <= 0xdf) {
-            length = 2;
-        } else if (b0 >= 0xe0 && b0 <= 0xef) {
-            length = 3;
-            if (b0 == 0xe0) low = 0xa0;   // overlong below U+0800
-            if (b0 == 0xed) high = 0x9f;  // surrogates
-        } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-            length = 4;
-            if (b0 == 0xf0) low = 0x90;   // overlong below U+10000
-            if (b0 == 0xf4) high = 0x8f;  // above U+10FFFF
-        } else {
-            return false;
-        }
-        if (n - i < length || p[i + 1] < low || p[i + 1] > high) return false;
-        for (std::size_t k = 2; k < length; ++k)
-            if ((p[i + k] & 0xc0) != 0x80) return false;
+        if (i == n) break;
+        const std::size_t length = modeling::utf8_sequence_length(text, i);
+        if (length == 0) return i;
         i += length;
     }
-    return true;
+    return n;
 }
 
 /// What a byte means to stepping over a list, looked up rather than compared in turn (lists are
@@ -313,7 +297,9 @@ public:
         base_ = text_.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
         if (text_.size() > UINT32_MAX - 64)
             throw json_syntax_error(0, "the document is larger than 4 GiB");
-        if (!detail::valid_utf8(text_.data() + base_, text_.size() - base_)) utf8_error();
+        if (const std::size_t bad = base_ + detail::first_ill_formed_utf8(text_.substr(base_));
+            bad != text_.size())
+            utf8_error(bad);
         try {
             parse();
         } catch (const read_without_streaming&) {
@@ -564,37 +550,10 @@ private:
         throw json_syntax_error(at, what);
     }
 
-    /// Reports the first byte that is not well-formed UTF-8 (the fast check only says that one
-    /// exists).
-    [[noreturn]] void utf8_error() const {
-        const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
-        const std::size_t n = text_.size();
-        std::size_t i = base_;
-        while (i < n) {
-            const unsigned char c = s[i];
-            std::size_t len = c < 0x80         ? 1
-                              : (c >> 5) == 6  ? 2
-                              : (c >> 4) == 14 ? 3
-                              : (c >> 3) == 30 ? 4
-                                               : 0;
-            if (len == 0 || i + len > n) break;
-            uint32_t cp = len == 1   ? c
-                          : len == 2 ? (c & 0x1fu)
-                          : len == 3 ? (c & 0x0fu)
-                                     : (c & 0x07u);
-            bool bad = false;
-            for (std::size_t k = 1; k < len && !bad; ++k) {
-                bad = (s[i + k] & 0xc0) != 0x80;
-                cp = (cp << 6) | (s[i + k] & 0x3fu);
-            }
-            static const uint32_t min_for_len[] = {0, 0, 0x80, 0x800, 0x10000};
-            if (bad || cp < min_for_len[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                break;
-            i += len;
-        }
+    /// Reports the byte at `at`, the first that is not well-formed UTF-8.
+    [[noreturn]] void utf8_error(std::size_t at) const {
         throw json_syntax_error(
-            i, "ill-formed UTF-8 (" +
-                   (i < n ? printable_byte(s[i]) : std::string("truncated sequence")) + ")");
+            at, "ill-formed UTF-8 (" + printable_byte(static_cast<unsigned char>(text_[at])) + ")");
     }
 
     [[noreturn]] void too_deep(std::size_t at) const {

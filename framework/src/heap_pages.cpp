@@ -61,8 +61,14 @@ uintptr_t park_heap_below_huge_page(uintptr_t top) noexcept {
     // above this one.
     constexpr uintptr_t word = sizeof(size_t);
     const uintptr_t gap = boundary - detail::heap_ordinary_bytes - top;
-    // Served from elsewhere (a free block of that size), it moves nothing: harmless.
-    if (gap >= 4 * word) detail::heap_parked_block = std::malloc(gap - word);
+    if (gap < 4 * word) return boundary;
+    void* const block = std::malloc(gap - word);
+    // Only a block from the heap's top moves it; one served from a free block elsewhere (a
+    // heap that has freed blocks of that size) would hold memory for nothing: given back.
+    if (reinterpret_cast<uintptr_t>(block) == top)
+        detail::heap_parked_block = block;
+    else
+        std::free(block);
     return boundary;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -84,17 +85,16 @@ const std::string& executable_stamp() {
     return stamp;
 }
 
-uint64_t fnv1a(std::string_view a, std::string_view b) noexcept {
+uint64_t fnv1a(std::initializer_list<std::string_view> parts) noexcept {
     uint64_t h = 14695981039346656037ull;
-    auto mix = [&](std::string_view s) {
-        for (unsigned char c : s) {
+    for (std::string_view part : parts) {
+        for (unsigned char c : part) {
             h ^= c;
             h *= 1099511628211ull;
         }
-    };
-    mix(a);
-    mix(std::string_view("\0", 1));
-    mix(b);
+        h ^= 0;  // a NUL between the parts: ("ab", "c") and ("a", "bc") differ
+        h *= 1099511628211ull;
+    }
     return h;
 }
 
@@ -141,7 +141,9 @@ struct reader {
 std::filesystem::path entry_path(std::string_view schema, const std::filesystem::path& file) {
     const std::filesystem::path dir = directory();
     if (dir.empty() || executable_stamp().empty()) return {};
-    return dir / fmt::format("{:016x}", fnv1a(schema, file.native()));
+    // The build is part of the name: two builds on one machine (an installed one and a
+    // development tree) keep their own entries instead of rewriting each other's on every run.
+    return dir / fmt::format("{:016x}", fnv1a({executable_stamp(), schema, file.native()}));
 }
 
 bool read_whole(const std::filesystem::path& path, std::string& out) {

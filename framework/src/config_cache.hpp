@@ -14,7 +14,8 @@ namespace nnergy::config_cache {
 /// The values a file of `bytes` at `file` gave when parsed as `schema` ("" for plain TOML), if a
 /// cache entry holds them. An entry is used only when the file's bytes, the schema and the path
 /// are those it was made from, and the code reading it is the build that made it (its GNU
-/// build ID; a rebuild can change what parsing produces).
+/// build ID; a rebuild can change what parsing produces). Entries are named by the build, the
+/// schema and the path, so two builds sharing the directory keep their own.
 std::optional<config_values> load(std::string_view schema, const std::filesystem::path& file,
                                   std::string_view bytes);
 

@@ -733,10 +733,16 @@ void api_mapping_event(const nnergy_mapping* m, size_t i, nnergy_string_view* ca
 bool api_results_get_kernel_number(const nnergy_results* r, uint32_t k, nnergy_string_view key,
                                    double* out) noexcept {
     if (!r || k >= r->kernel_numbers.size()) return false;
-    const std::optional<uint32_t> id = r->kernel_keys.find(sv(key));
-    if (!id) return false;
+    const std::string_view name = sv(key);
+    uint32_t id = r->last_read_key.load(std::memory_order_relaxed);
+    if (id == nnergy_results::no_key || r->kernel_keys.name(id) != name) {
+        const std::optional<uint32_t> found = r->kernel_keys.find(name);
+        if (!found) return false;
+        id = *found;
+        r->last_read_key.store(id, std::memory_order_relaxed);
+    }
     for (const auto& [kid, v] : r->kernel_numbers[k])
-        if (kid == *id) {
+        if (kid == id) {
             if (out) *out = v;
             return true;
         }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <nnergy/modeling/text.hpp>
 #include <nnergy/sdk.hpp>
 #include <optional>
@@ -309,7 +310,8 @@ inline void estimate_kernel(const energy_table& t, const kernel_input& k, kernel
 /// each share of the sum.
 struct edp_ranking {
     std::vector<uint32_t> order;
-    std::vector<double> cumulative_share;  ///< by position in `order`
+    std::vector<double> cumulative_share;             ///< by position in `order`
+    std::vector<std::pair<double, uint32_t>> by_key;  ///< the sort's room, kept for the next
     size_t kernels_for(double share) const noexcept {
         for (size_t i = 0; i < cumulative_share.size(); ++i)
             if (cumulative_share[i] >= share - 1e-12) return i + 1;
@@ -319,10 +321,15 @@ struct edp_ranking {
 
 /// Ranks into `r`, reusing its storage (a sweep ranks every evaluation).
 inline void rank_by_edp(const std::vector<double>& edp, edp_ranking& r) {
+    // The largest first, equal ones in kernel order: the order a stable sort gives, without
+    // the buffer std::stable_sort allocates on every call (a sweep ranks every evaluation).
+    // Sorted as (-edp, kernel) pairs; a NaN (never in a finished estimate) ranks last.
+    r.by_key.resize(edp.size());
+    for (uint32_t i = 0; i < edp.size(); ++i)
+        r.by_key[i] = {std::isnan(edp[i]) ? std::numeric_limits<double>::infinity() : -edp[i], i};
+    std::sort(r.by_key.begin(), r.by_key.end());
     r.order.resize(edp.size());
-    for (uint32_t i = 0; i < edp.size(); ++i) r.order[i] = i;
-    std::stable_sort(r.order.begin(), r.order.end(),
-                     [&](uint32_t a, uint32_t b) { return edp[a] > edp[b]; });
+    for (size_t i = 0; i < edp.size(); ++i) r.order[i] = r.by_key[i].second;
     double sum = 0;
     for (double x : edp) sum += x;
     double run = 0;

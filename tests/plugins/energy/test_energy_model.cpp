@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The energy model of one kernel, with expected values worked out by hand in the comments.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "advice.hpp"
 #include "energy_model.hpp"
@@ -177,6 +178,24 @@ TEST_CASE("energy: kernels ranked by energy-delay product", "[energy]") {
     CHECK(r.kernels_for(0.8) == 2);
     CHECK(r.kernels_for(0.9) == 2);
     CHECK(r.kernels_for(0.99) == 3);
+}
+
+TEST_CASE("energy: kernels of equal energy-delay product keep their order", "[energy]") {
+    // Many equal values, as a repeated block gives: the report's ranks must not depend on the
+    // sort's algorithm. A NaN ranks last.
+    std::vector<double> edp;
+    for (int i = 0; i < 40; ++i) edp.push_back(i % 3 == 0 ? 2.0 : 1.0);
+    edp[7] = std::nan("");
+    edp.push_back(5.0);
+    edp_ranking r;
+    rank_by_edp(edp, r);
+    std::vector<uint32_t> expected{40};
+    for (uint32_t i = 0; i < 40; ++i)
+        if (i % 3 == 0) expected.push_back(i);
+    for (uint32_t i = 0; i < 40; ++i)
+        if (i % 3 != 0 && i != 7) expected.push_back(i);
+    expected.push_back(7);
+    CHECK(r.order == expected);
 }
 
 TEST_CASE("energy: a throttled run grows by what the device cannot absorb", "[energy]") {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -253,6 +254,10 @@ struct nnergy_results {
     /// Per key id, a bit per kernel: the kernels that have set it.
     std::vector<std::vector<uint64_t>> key_kernels;
     std::vector<std::vector<std::pair<uint32_t, double>>> kernel_numbers;
+    /// The key id a kernel number was last read by: an estimator reads one key of every kernel
+    /// in turn (the latency), which then costs a comparison instead of a hash. Atomic only so
+    /// that readers on several threads stay well defined; the id is checked before use.
+    mutable std::atomic<uint32_t> last_read_key{no_key};
     std::vector<nnergy::detail::keyed_list<std::string, nnergy::detail::pooled_name>> kernel_texts;
     /// Keyed by pooled names, so that a run whose estimators set their totals in another order
     /// than the last run's (another architecture, other energy lines) finds each key by address.

@@ -812,7 +812,10 @@ std::string key_part(std::string_view k) { return bare_key(k) ? std::string(k) :
 /// A dotted key written as a TOML table path, each part quoted where it must be.
 std::string table_path(const std::vector<std::string>& parts) {
     std::string out;
-    for (const std::string& p : parts) out += (out.empty() ? "" : ".") + key_part(p);
+    for (const std::string& p : parts) {
+        if (!out.empty()) out += '.';
+        out += key_part(p);
+    }
     return out;
 }
 
@@ -959,7 +962,9 @@ std::string calibration_overlay(const calibration_result& r, const std::string& 
         }
     }
     for (const auto& [path, lines] : tables) {
-        s += "\n[" + table_path(path) + "]\n";
+        s += "\n[";
+        s += table_path(path);
+        s += "]\n";
         for (const std::string& line : lines) s += line;
     }
 

@@ -20,7 +20,12 @@ std::string where(const graph& g) {
     return g.name.empty() ? std::string("<model>") : g.name;
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quoted(std::string_view s) {
+    std::string out = "'";
+    out += s;
+    out += '\'';
+    return out;
+}
 
 /// Rebuilds the name index of `g.tensors`, rejecting duplicate names.
 void index_tensors(const graph& g, tensor_name_index& index) {
@@ -33,7 +38,12 @@ void index_tensors(const graph& g, tensor_name_index& index) {
 /// "node 'conv1' (Conv)"
 std::string node_label(const node& n, uint32_t index) {
     std::string s = "node ";
-    s += n.name.empty() ? "#" + std::to_string(index) : quoted(n.name);
+    if (n.name.empty()) {
+        s += '#';
+        s += std::to_string(index);
+    } else {
+        s += quoted(n.name);
+    }
     s += " (";
     if (!n.domain.empty() && n.domain != "ai.onnx") s += n.domain + ".";
     s += n.op_type + ")";
@@ -181,7 +191,10 @@ std::string graph::describe_node(uint32_t index) const {
     std::string s = where(*this);
     if (index >= nodes.size()) return s + ": node #" + std::to_string(index);
     const node& n = nodes[index];
-    if (n.source_line > 0) s += ":" + std::to_string(n.source_line);
+    if (n.source_line > 0) {
+        s += ':';
+        s += std::to_string(n.source_line);
+    }
     return s + ": " + node_label(n, index);
 }
 

@@ -18,7 +18,17 @@ std::string where(const graph& g) {
 
 std::string node_label(const graph& g, uint32_t n) {
     const node& x = g.nodes[n];
-    return "node '" + (x.name.empty() ? "#" + std::to_string(n) : x.name) + "' (" + x.op_type + ")";
+    std::string s = "node '";
+    if (x.name.empty()) {
+        s += '#';
+        s += std::to_string(n);
+    } else {
+        s += x.name;
+    }
+    s += "' (";
+    s += x.op_type;
+    s += ')';
+    return s;
 }
 
 bool is_conv(const node& n) {

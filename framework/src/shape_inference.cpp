@@ -359,8 +359,10 @@ std::string declared_string(const std::vector<dim>& dims, symbol_table& symbols)
         const dim& d = dims[i];
         if (d.is_symbolic()) {
             s += d.symbol;
-            if (const symbol_slot& slot = symbols.get(d.symbol); slot.known)
-                s += "=" + std::to_string(slot.value);
+            if (const symbol_slot& slot = symbols.get(d.symbol); slot.known) {
+                s += '=';
+                s += std::to_string(slot.value);
+            }
         } else if (d.value >= 0) {
             s += std::to_string(d.value);
         } else {

@@ -425,7 +425,10 @@ std::vector<std::string> sweep_columns(const sweep_axes& axes) {
 std::string sweep_header(sweep_format format, const sweep_axes& axes) {
     if (format == sweep_format::jsonl) return {};
     std::string s;
-    for (const std::string& c : sweep_columns(axes)) s += (s.empty() ? "" : ",") + csv_field(c);
+    for (const std::string& c : sweep_columns(axes)) {
+        if (!s.empty()) s += ',';
+        s += csv_field(c);
+    }
     return s + "\n";
 }
 

@@ -231,7 +231,10 @@ public:
     static std::string where(const nnergy_named_value& v) {
         std::string s(from_sv(v.file));
         if (s.empty()) s = "<configuration>";
-        if (v.line) s += ":" + std::to_string(v.line);
+        if (v.line) {
+            s += ':';
+            s += std::to_string(v.line);
+        }
         return s;
     }
 

@@ -92,8 +92,7 @@ uint64_t fnv1a(std::initializer_list<std::string_view> parts) noexcept {
             h ^= c;
             h *= 1099511628211ull;
         }
-        h ^= 0;  // a NUL between the parts: ("ab", "c") and ("a", "bc") differ
-        h *= 1099511628211ull;
+        h *= 1099511628211ull;  // a NUL after each part: ("ab", "c") and ("a", "bc") differ
     }
     return h;
 }

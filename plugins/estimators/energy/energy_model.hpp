@@ -321,9 +321,9 @@ struct edp_ranking {
 
 /// Ranks into `r`, reusing its storage (a sweep ranks every evaluation).
 inline void rank_by_edp(const std::vector<double>& edp, edp_ranking& r) {
-    // The largest first, equal ones in kernel order: the order a stable sort gives, without
-    // the buffer std::stable_sort allocates on every call (a sweep ranks every evaluation).
-    // Sorted as (-edp, kernel) pairs; a NaN (never in a finished estimate) ranks last.
+    // The largest first, equal ones in kernel order: what a stable sort gives, without the
+    // buffer std::stable_sort allocates on every call. Sorted as (-edp, kernel) pairs; a NaN
+    // (never in a finished estimate) ranks last.
     r.by_key.resize(edp.size());
     for (uint32_t i = 0; i < edp.size(); ++i)
         r.by_key[i] = {std::isnan(edp[i]) ? std::numeric_limits<double>::infinity() : -edp[i], i};
